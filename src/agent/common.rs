@@ -1,0 +1,182 @@
+//! Pieces every method shares: the tool listing shown in prompts, one model turn with a repair retry,
+//! and turning steps into the episode record and its ToolBench answer file.
+
+use serde_json::{Value, json};
+
+use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
+use crate::toolbench::answer::{ChainStep, Generation};
+use crate::toolbench::{FINISH, Function, Task, function_schemas};
+use crate::tools::{Observation, ReplySource};
+
+use super::episode::{Episode, FinishKind, Step};
+use super::parse::{self, Action};
+use super::state::clip;
+use super::SolveContext;
+
+/// One line per function: name, description and parameters, compact enough for a small model's context.
+pub fn tool_listing(functions: &[Function]) -> String {
+    let mut out = String::new();
+    for f in functions {
+        let desc = f.doc.description().trim();
+        let desc = if desc.is_empty() { f.doc.api_name.as_str() } else { desc };
+        out.push_str(&format!("- {}: {}", f.name, clip(&desc.replace('\n', " "), 160)));
+        let props = &f.schema["parameters"]["properties"];
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| {
+                let spec = &props[p.as_str()];
+                let ty = spec["type"].as_str().unwrap_or("string");
+                let req = if f.required.contains(p) { "required" } else { "optional" };
+                match spec.get("example_value") {
+                    Some(ex) => format!("{p} ({ty}, {req}, e.g. {})", clip(&ex.to_string(), 40)),
+                    None => format!("{p} ({ty}, {req})"),
+                }
+            })
+            .collect();
+        if params.is_empty() {
+            out.push_str(". No arguments.\n");
+        } else {
+            out.push_str(&format!(". Arguments: {}\n", params.join("; ")));
+        }
+    }
+    out.push_str("- Finish: end the task. Arguments: return_type (\"give_answer\" or \"give_up_and_restart\"); final_answer (string, the full answer for the user)\n");
+    out
+}
+
+/// The function schemas offered to the model (Finish last).
+pub fn schemas(ctx: &SolveContext) -> Vec<Value> {
+    function_schemas(ctx.tools.functions())
+}
+
+/// Why a turn produced no action.
+pub enum TurnError {
+    /// The model's replies could not be parsed, even after a repair request.
+    Malformed(String),
+    /// The model could not be reached at all.
+    Llm(LlmError),
+}
+
+/// Asks the model for one action; a reply that cannot be parsed is shown back to the model once with
+/// the parse error. Returns the action and the prompt tokens of the first call.
+pub async fn turn(ctx: &SolveContext, purpose: &str, messages: Vec<Message>) -> Result<(Action, u64), TurnError> {
+    let request = CompletionRequest::new(purpose, messages.clone())
+        .with_tools(schemas(ctx), ToolChoice::Required)
+        .with_max_tokens(ctx.options.max_tokens);
+    let first = ctx.complete(&request).await.map_err(TurnError::Llm)?;
+    let prompt_tokens = first.usage.prompt_tokens;
+    let error = match parse::action(&first) {
+        Ok(a) => return Ok((a, prompt_tokens)),
+        Err(e) => e,
+    };
+    ctx.observer.note(&format!("malformed reply ({error}); asking again"));
+    let names: Vec<&str> = ctx.tools.functions().iter().map(|f| f.name.as_str()).chain([FINISH]).collect();
+    let repair = ctx
+        .prompts
+        .render("repair", &[("error", &error), ("names", &names.join(", "))])
+        .map_err(|e| TurnError::Malformed(e.to_string()))?;
+    let mut retry = request.clone();
+    retry.messages.push(Message::assistant(clip(&reply_text(&first), 600)));
+    retry.messages.push(Message::user(repair));
+    let second = ctx.complete(&retry).await.map_err(TurnError::Llm)?;
+    parse::action(&second)
+        .map(|a| (a, prompt_tokens))
+        .map_err(|e| TurnError::Malformed(format!("{error}; after a retry: {e}")))
+}
+
+fn reply_text(c: &Completion) -> String {
+    match c.tool_calls.first() {
+        Some(t) => format!("{} {} {}", c.content, t.name, t.arguments),
+        None => c.content.clone(),
+    }
+}
+
+/// An observation the harness makes up without calling anything (a malformed reply, a repeated call).
+pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Observation {
+    Observation {
+        function: function.to_string(),
+        arguments: arguments.to_string(),
+        text: json!({"error": error, "response": ""}).to_string(),
+        code: 0,
+        error: error.to_string(),
+        response: Value::String(String::new()),
+        source: ReplySource::Caller,
+        failed: true,
+        finish: None,
+        elapsed_ms: 0,
+    }
+}
+
+/// Steps in the shape answer files need.
+pub fn chain_steps(steps: &[Step]) -> Vec<ChainStep> {
+    steps
+        .iter()
+        .map(|s| ChainStep {
+            thought: s.thought.clone(),
+            name: s.action.clone(),
+            arguments: s.arguments.clone(),
+            observation: s.observation.text.clone(),
+            code: s.observation.code,
+        })
+        .collect()
+}
+
+/// The final answer text and ToolBench's raw `final_answer` of an episode's last step.
+pub fn final_answer(steps: &[Step]) -> (String, String) {
+    match steps.last() {
+        Some(s) => match &s.observation.finish {
+            Some(crate::tools::Finish::Answer(a)) => (a.clone(), s.arguments.clone()),
+            Some(crate::tools::Finish::GiveUp) => (String::new(), s.arguments.clone()),
+            None => (String::new(), String::new()),
+        },
+        None => (String::new(), String::new()),
+    }
+}
+
+/// What a method hands over to build its episode.
+pub struct Outcome {
+    pub finish: FinishKind,
+    pub steps: Vec<Step>,
+    pub details: Value,
+    pub error: Option<String>,
+    pub answer_file: Value,
+}
+
+/// Assembles the episode with the shared counters.
+pub fn episode(method: &str, task: &Task, ctx: &SolveContext, outcome: Outcome) -> Episode {
+    let (answer, _) = final_answer(&outcome.steps);
+    let counters = ctx.counters(outcome.steps.len());
+    Episode {
+        method: method.to_string(),
+        model: ctx.llm.model_id(),
+        subset: task.subset.clone(),
+        query_id: task.query_id,
+        query: task.query.clone(),
+        finish: outcome.finish,
+        answer,
+        steps: outcome.steps,
+        counters,
+        details: outcome.details,
+        error: outcome.error,
+        answer_file: outcome.answer_file,
+    }
+}
+
+/// The `answer_generation` fields shared by every answer file.
+pub fn generation<'a>(
+    task: &'a Task,
+    ctx: &SolveContext,
+    functions: &'a [Value],
+    final_raw: &'a str,
+    system: &'a str,
+) -> Generation<'a> {
+    let c = ctx.counters(0);
+    Generation {
+        query: &task.query,
+        functions,
+        final_answer: final_raw,
+        query_count: c.llm_calls,
+        total_tokens: c.prompt_tokens + c.completion_tokens,
+        system,
+    }
+}

@@ -1,0 +1,140 @@
+//! What a solver works with: the model, the tool caller, prompts and limits, plus per-episode
+//! accounting so every method reports the same counters.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
+use crate::prompts::Prompts;
+use crate::tools::{Observation, ToolCaller};
+
+use super::episode::{Counters, Step};
+
+/// Limits and switches shared by all methods.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Steps (actions) per episode; Sum2Act's default is 30.
+    pub max_steps: u32,
+    /// LLM-call budget (DFSDT's `max_query_count`, 200 by default).
+    pub max_llm_calls: u32,
+    /// Token budget of the Sum2Act state shown to the router.
+    pub state_token_budget: usize,
+    /// Split the task into subtasks before the Sum2Act loop.
+    pub decompose: bool,
+    /// ReAct/DFSDT chain limit in tree levels (ToolBench's `single_chain_max_step`, 12).
+    pub max_depth: u32,
+    /// Independent tries of ReAct (CoT@n).
+    pub tries: u32,
+    /// DFSDT tree width.
+    pub width: u32,
+    /// Tokens the model may write per call.
+    pub max_tokens: u32,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            max_steps: 30,
+            max_llm_calls: 200,
+            state_token_budget: 600,
+            decompose: false,
+            max_depth: 12,
+            tries: 1,
+            width: 2,
+            max_tokens: 384,
+        }
+    }
+}
+
+/// Receives live progress of an episode (the `run` and `chat` commands print it).
+pub trait Observer: Send + Sync {
+    /// A step finished (an action and its observation, with the state after it for Sum2Act).
+    fn step(&self, _step: &Step) {}
+    /// Free-form progress (decomposition, retries of malformed output, backtracking).
+    fn note(&self, _text: &str) {}
+}
+
+/// An observer that shows nothing (batch runs).
+pub struct QuietObserver;
+
+impl Observer for QuietObserver {}
+
+/// The context of one episode.
+pub struct SolveContext {
+    pub llm: Arc<dyn LlmClient>,
+    pub tools: ToolCaller,
+    pub prompts: Arc<Prompts>,
+    pub options: AgentOptions,
+    pub observer: Arc<dyn Observer>,
+    counters: Mutex<Counters>,
+    started: Instant,
+}
+
+impl SolveContext {
+    pub fn new(
+        llm: Arc<dyn LlmClient>,
+        tools: ToolCaller,
+        prompts: Arc<Prompts>,
+        options: AgentOptions,
+        observer: Arc<dyn Observer>,
+    ) -> Self {
+        SolveContext {
+            llm,
+            tools,
+            prompts,
+            options,
+            observer,
+            counters: Mutex::new(Counters::default()),
+            started: Instant::now(),
+        }
+    }
+
+    /// Calls the model and counts the call, its tokens and cost.
+    pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let result = self.llm.complete(request).await;
+        self.update(|c| {
+            c.llm_calls += 1;
+            if let Ok(done) = &result {
+                c.prompt_tokens += done.usage.prompt_tokens;
+                c.completion_tokens += done.usage.completion_tokens;
+                c.cost_usd += done.cost_usd;
+            }
+        });
+        result
+    }
+
+    /// Runs a tool action and counts it.
+    pub async fn act(&self, name: &str, arguments: &str) -> Observation {
+        let obs = self.tools.call(name, arguments).await;
+        if obs.finish.is_none() {
+            self.update(|c| {
+                c.tool_calls += 1;
+                if obs.failed {
+                    c.failed_tool_calls += 1;
+                }
+                if obs.code == 1 {
+                    c.hallucinated_calls += 1;
+                }
+            });
+        }
+        obs
+    }
+
+    pub fn llm_calls(&self) -> u64 {
+        self.counters.lock().map(|c| c.llm_calls).unwrap_or(0)
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Counters)) {
+        if let Ok(mut c) = self.counters.lock() {
+            f(&mut c);
+        }
+    }
+
+    /// The counters so far, with wall time filled in.
+    pub fn counters(&self, steps: usize) -> Counters {
+        let mut c = self.counters.lock().map(|c| c.clone()).unwrap_or_default();
+        c.steps = steps as u64;
+        c.wall_ms = self.started.elapsed().as_millis() as u64;
+        c
+    }
+}

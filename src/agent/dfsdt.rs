@@ -1,0 +1,284 @@
+//! DFSDT (ToolLLM's `DFS_woFilter_w2`): a depth-first search over decision trees. Each node may be
+//! expanded `width` times; on a re-expansion the model is shown its earlier attempts and asked to do
+//! something different. A dead end returns to the parent, a give-up backs off one extra level, and a
+//! final answer or the LLM-call budget ends the search.
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use crate::llm::{Message, ToolCall};
+use crate::toolbench::Task;
+use crate::toolbench::answer::{Node, NodeType, dfs_answer_file};
+use crate::tools::Finish;
+
+use super::common::{self, Outcome, TurnError};
+use super::episode::{Episode, FinishKind, Step};
+use super::react::step;
+use super::{AgentError, AgentOptions, SolveContext, Solver};
+
+/// Back-off value that unwinds the whole search (an answer was found or the budget is spent).
+const STOP: i64 = 100_000;
+
+pub struct Dfsdt {
+    width: u32,
+}
+
+impl Dfsdt {
+    pub fn new(options: &AgentOptions) -> Self {
+        Dfsdt {
+            width: options.width.max(1),
+        }
+    }
+}
+
+/// One node of the search tree (an arena entry).
+struct TreeNode {
+    node: Node,
+    children: Vec<usize>,
+    parent: Option<usize>,
+    /// The conversation up to and including this node.
+    messages: Vec<Message>,
+    /// The action step this node's chain ends with.
+    step: Option<Step>,
+    terminal: bool,
+    give_up: bool,
+}
+
+struct Search<'a> {
+    ctx: &'a SolveContext,
+    nodes: Vec<TreeNode>,
+    answer: Option<usize>,
+    give_up: Option<usize>,
+    explored: Vec<Step>,
+    expansions: u32,
+    out_of_budget: bool,
+    llm_error: Option<String>,
+}
+
+#[async_trait]
+impl Solver for Dfsdt {
+    fn method(&self) -> &str {
+        "dfsdt"
+    }
+
+    async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
+        let tools = common::tool_listing(ctx.tools.functions());
+        let system = ctx.prompts.render("react_system", &[("tools", &tools)])?;
+        let root = TreeNode {
+            node: Node::new(NodeType::ActionInput, "", 0),
+            children: Vec::new(),
+            parent: None,
+            messages: vec![Message::system(system.clone()), Message::user(task.query.clone())],
+            step: None,
+            terminal: false,
+            give_up: false,
+        };
+        let mut search = Search {
+            ctx,
+            nodes: vec![root],
+            answer: None,
+            give_up: None,
+            explored: Vec::new(),
+            expansions: 0,
+            out_of_budget: false,
+            llm_error: None,
+        };
+        self.dfs(&mut search, 0).await?;
+
+        let (finish, path_end, finish_type) = match (search.answer, search.give_up) {
+            (Some(a), _) => (FinishKind::GiveAnswer, Some(a), "give_answer"),
+            (None, Some(g)) => (FinishKind::GiveUp, Some(g), "give_up"),
+            (None, None) if search.llm_error.is_some() => (FinishKind::Error, None, "give_answer"),
+            (None, None) => (FinishKind::Limit, None, "give_answer"),
+        };
+        let path = path_end.map(|end| path_steps(&search.nodes, end)).unwrap_or_default();
+        let (_, final_raw) = common::final_answer(&path);
+        let functions = common::schemas(ctx);
+        let generation = common::generation(task, ctx, &functions, &final_raw, &system);
+        let root = build_tree(&search.nodes, 0);
+        let forward_args = json!({
+            "single_chain_max_step": ctx.options.max_depth, "tree_beam_size": self.width,
+            "max_query_count": ctx.options.max_llm_calls, "answer": 1, "with_filter": false
+        });
+        let winning = (finish == FinishKind::GiveAnswer).then(|| common::chain_steps(&path));
+        let answer_file = dfs_answer_file(&generation, &root, winning.as_deref(), finish_type, forward_args);
+        let details = json!({
+            "tree_size": root.size(), "tree_max_length": root.max_length(), "expansions": search.expansions,
+            "explored_steps": search.explored.len(), "out_of_budget": search.out_of_budget,
+        });
+        let steps = if path.is_empty() { search.explored.clone() } else { path };
+        let error = search.llm_error.clone();
+        Ok(common::episode("dfsdt", task, ctx, Outcome { finish, steps, details, error, answer_file }))
+    }
+}
+
+impl Dfsdt {
+    /// Returns ToolBench's back-off value: 1 = try the next sibling, >1 = unwind that many levels.
+    fn dfs<'s, 'a: 's>(&'s self, s: &'s mut Search<'a>, n: usize) -> BoxFuture<'s, Result<i64, AgentError>> {
+        Box::pin(async move {
+            s.expansions += 1;
+            s.nodes[n].node.expand_num = s.expansions;
+            if s.nodes[n].terminal {
+                s.answer = Some(n);
+                return Ok(2);
+            }
+            if s.nodes[n].give_up {
+                s.give_up.get_or_insert(n);
+                return Ok(2);
+            }
+            if s.nodes[n].node.depth >= s.ctx.options.max_depth || s.nodes[n].node.pruned {
+                s.nodes[n].node.pruned = true;
+                return Ok(1);
+            }
+            for _ in 0..self.width {
+                let mut messages = s.nodes[n].messages.clone();
+                if !s.nodes[n].children.is_empty() {
+                    messages.push(Message::user(diversity_prompt(s, n)?));
+                    s.ctx.observer.note(&format!("re-expanding a node at depth {}", s.nodes[n].node.depth));
+                }
+                let turn = common::turn(s.ctx, "dfsdt", messages).await;
+                if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
+                    s.out_of_budget = true;
+                    return Ok(STOP);
+                }
+                let child = match turn {
+                    Ok((action, prompt_tokens)) => expand(s, n, action, prompt_tokens).await,
+                    Err(TurnError::Malformed(e)) => {
+                        let depth = s.nodes[n].node.depth + 1;
+                        let mut thought = Node::new(NodeType::Thought, format!("(unreadable reply: {e})"), depth);
+                        thought.pruned = true;
+                        add(s, n, thought, None)
+                    }
+                    Err(TurnError::Llm(e)) => {
+                        s.llm_error = Some(e.to_string());
+                        return Ok(STOP);
+                    }
+                };
+                let r = self.dfs(s, child).await?;
+                if s.answer.is_some() {
+                    return Ok(10_000);
+                }
+                if r > 1 {
+                    return Ok(r - 1);
+                }
+            }
+            Ok(1)
+        })
+    }
+}
+
+/// Runs the action and hangs its chain (Thought?, Action, Action Input) under `parent`; returns the last node.
+async fn expand(s: &mut Search<'_>, parent: usize, action: super::parse::Action, prompt_tokens: u64) -> usize {
+    let obs = s.ctx.act(&action.name, &action.arguments).await;
+    let index = s.explored.len() as u32 + 1;
+    let call = ToolCall {
+        id: format!("call_{index}"),
+        name: action.name.clone(),
+        arguments: action.arguments.clone(),
+    };
+    let mut at = parent;
+    let mut depth = s.nodes[parent].node.depth;
+    if !action.thought.trim().is_empty() {
+        depth += 1;
+        at = add(s, at, Node::new(NodeType::Thought, action.thought.clone(), depth), None);
+    }
+    depth += 1;
+    at = add(s, at, Node::new(NodeType::Action, action.name.clone(), depth), None);
+    depth += 1;
+    let mut input = Node::new(NodeType::ActionInput, action.arguments.clone(), depth);
+    input.observation = Some(obs.text.clone());
+    input.observation_code = Some(obs.code);
+    let finish = obs.finish.clone();
+    let st = step(index, action.thought.clone(), action.name, action.arguments, obs, prompt_tokens);
+    s.ctx.observer.step(&st);
+    s.explored.push(st.clone());
+    let last = add(s, at, input, Some(st));
+    let mut assistant = Message::assistant(action.thought);
+    assistant.tool_calls = vec![call.clone()];
+    let mut messages = s.nodes[parent].messages.clone();
+    messages.push(assistant);
+    messages.push(Message::tool(&call, s.nodes[last].node.observation.clone().unwrap_or_default()));
+    s.nodes[last].messages = messages;
+    match finish {
+        Some(Finish::Answer(_)) => {
+            s.nodes[last].terminal = true;
+            let mut up = Some(last);
+            while let Some(i) = up {
+                s.nodes[i].node.finished = true;
+                up = s.nodes[i].parent;
+            }
+        }
+        Some(Finish::GiveUp) => {
+            s.nodes[last].give_up = true;
+            s.nodes[last].node.pruned = true;
+        }
+        None => {}
+    }
+    last
+}
+
+fn add(s: &mut Search<'_>, parent: usize, node: Node, step: Option<Step>) -> usize {
+    let messages = s.nodes[parent].messages.clone();
+    s.nodes.push(TreeNode {
+        node,
+        children: Vec::new(),
+        parent: Some(parent),
+        messages,
+        step,
+        terminal: false,
+        give_up: false,
+    });
+    let i = s.nodes.len() - 1;
+    s.nodes[parent].children.push(i);
+    i
+}
+
+/// The earlier children of `n` as the model is shown them when `n` is expanded again.
+fn diversity_prompt(s: &Search<'_>, n: usize) -> Result<String, AgentError> {
+    let mut previous = Vec::new();
+    for &c in &s.nodes[n].children {
+        // Follow first children to the child chain's action.
+        let mut at = c;
+        while s.nodes[at].step.is_none() {
+            match s.nodes[at].children.first() {
+                Some(&next) => at = next,
+                None => break,
+            }
+        }
+        match &s.nodes[at].step {
+            Some(st) => previous.push(json!({
+                "name": st.action, "arguments": st.arguments, "function_output": st.observation.text,
+            })),
+            None => previous.push(json!({"name": "(none)", "arguments": "", "function_output": s.nodes[at].node.description})),
+        }
+    }
+    let previous = serde_json::to_string_pretty(&Value::Array(previous)).unwrap_or_default();
+    let former = s.nodes[n]
+        .node
+        .observation
+        .as_deref()
+        .filter(|o| !o.is_empty())
+        .map(|o| format!("Your last observation before these attempts was: {o}"))
+        .unwrap_or_default();
+    Ok(s.ctx.prompts.render("dfs_diversity", &[("previous", &previous), ("former_observation", &former)])?)
+}
+
+fn path_steps(nodes: &[TreeNode], end: usize) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut at = Some(end);
+    while let Some(i) = at {
+        if let Some(st) = &nodes[i].step {
+            steps.push(st.clone());
+        }
+        at = nodes[i].parent;
+    }
+    steps.reverse();
+    steps
+}
+
+fn build_tree(nodes: &[TreeNode], i: usize) -> Node {
+    let mut node = nodes[i].node.clone();
+    node.children = nodes[i].children.iter().map(|&c| build_tree(nodes, c)).collect();
+    node
+}

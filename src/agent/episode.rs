@@ -1,0 +1,124 @@
+//! The record of one episode: steps, counters, how it ended, and the ToolBench answer file built from
+//! it. One file per query holds both (the answer file plus our `sum2act` key), so a finished query is
+//! exactly one atomic write.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::tools::Observation;
+
+/// How an episode ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishKind {
+    /// `Finish` with `give_answer`.
+    GiveAnswer,
+    /// `Finish` with `give_up_and_restart`.
+    GiveUp,
+    /// The step limit or the LLM-call budget ran out.
+    Limit,
+    /// The model could not be used (endpoint down, context overflow).
+    Error,
+}
+
+impl FinishKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FinishKind::GiveAnswer => "give_answer",
+            FinishKind::GiveUp => "give_up",
+            FinishKind::Limit => "limit",
+            FinishKind::Error => "error",
+        }
+    }
+}
+
+/// The counters every method reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    pub llm_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub tool_calls: u64,
+    pub failed_tool_calls: u64,
+    /// Calls to a function name that does not exist.
+    pub hallucinated_calls: u64,
+    pub steps: u64,
+    pub wall_ms: u64,
+    pub cost_usd: f64,
+}
+
+/// One action and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub index: u32,
+    /// The model's reasoning before the action.
+    pub thought: String,
+    /// The function called (`Finish` included).
+    pub action: String,
+    pub arguments: String,
+    pub observation: Observation,
+    /// Sum2Act: the state after this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+    /// Prompt tokens of the call that chose this action.
+    pub prompt_tokens: u64,
+    /// What the harness noticed (a repeated failed call, a malformed reply that was retried, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The result of solving one task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Episode {
+    pub method: String,
+    pub model: String,
+    pub subset: String,
+    pub query_id: u64,
+    pub query: String,
+    pub finish: FinishKind,
+    /// The final answer text (empty unless `give_answer`).
+    pub answer: String,
+    pub steps: Vec<Step>,
+    pub counters: Counters,
+    /// Method-specific detail (Sum2Act's final state and subtasks, DFSDT's tree statistics, …).
+    #[serde(default)]
+    pub details: Value,
+    /// Why the episode stopped early, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The ToolBench answer file (SPEC §5.1), without our key.
+    #[serde(skip)]
+    pub answer_file: Value,
+}
+
+/// The key under which our record sits inside an answer file.
+pub const OUR_KEY: &str = "sum2act";
+
+impl Episode {
+    /// The file name of this episode's answer file (`{query_id}_{method}.json`).
+    pub fn file_name(&self) -> String {
+        format!("{}_{}.json", self.query_id, self.method)
+    }
+
+    /// The answer file with our record added under `sum2act`.
+    pub fn to_json(&self) -> Value {
+        let mut file = self.answer_file.clone();
+        if !file.is_object() {
+            file = json!({});
+        }
+        let ours = serde_json::to_value(self).unwrap_or(Value::Null);
+        file[OUR_KEY] = ours;
+        file
+    }
+
+    /// Reads an episode back from an answer file written by `to_json`.
+    pub fn from_json(file: &Value) -> Option<Episode> {
+        let mut ep: Episode = serde_json::from_value(file.get(OUR_KEY)?.clone()).ok()?;
+        let mut rest = file.clone();
+        if let Some(map) = rest.as_object_mut() {
+            map.remove(OUR_KEY);
+        }
+        ep.answer_file = rest;
+        Some(ep)
+    }
+}

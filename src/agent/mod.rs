@@ -1,0 +1,60 @@
+//! Agent methods behind one `Solver` trait: Sum2Act (router + state manager), ReAct/CoT and DFSDT.
+//! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
+//! `Episode`, so an A/B comparison differs only in the method.
+
+mod common;
+mod context;
+pub mod dfsdt;
+mod episode;
+pub mod parse;
+pub mod react;
+pub mod state;
+pub mod sum2act;
+pub mod toolset;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use context::{AgentOptions, Observer, QuietObserver, SolveContext};
+pub use episode::{Counters, Episode, FinishKind, Step};
+
+use crate::toolbench::Task;
+
+/// Errors that end an episode early. Model and tool failures inside an episode are not errors: they
+/// become failed steps; only an unusable setup (a prompt that cannot render, a model that is down
+/// for good) surfaces here.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Prompt(#[from] crate::prompts::PromptError),
+    #[error(transparent)]
+    Llm(#[from] crate::llm::LlmError),
+    #[error("unknown method `{0}` (expected sum2act, react or dfsdt)")]
+    UnknownMethod(String),
+}
+
+/// An agent method.
+#[async_trait]
+pub trait Solver: Send + Sync {
+    /// The method name as written in answer-file names (`{query_id}_{method}.json`).
+    fn method(&self) -> &str;
+
+    /// Solves one task. Returns an episode even when the task was not solved.
+    async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError>;
+}
+
+/// The methods a user can pick with `--method`.
+pub const METHODS: [&str; 3] = ["sum2act", "react", "dfsdt"];
+
+/// Builds the solver for `--method NAME`.
+pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, AgentError> {
+    match method.to_ascii_lowercase().as_str() {
+        "sum2act" => Ok(Arc::new(sum2act::Sum2Act::new(options))),
+        "react" | "cot" => Ok(Arc::new(react::React::new(options))),
+        "dfsdt" | "dfs" => Ok(Arc::new(dfsdt::Dfsdt::new(options))),
+        other => Err(AgentError::UnknownMethod(other.to_string())),
+    }
+}
+#[cfg(test)]
+mod tests;

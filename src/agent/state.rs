@@ -1,0 +1,264 @@
+//! The Sum2Act state: what the router sees instead of the raw history. *Facts* are the current results,
+//! *failures* the failure history. The state manager model proposes updates; this code merges them,
+//! detects repeated failed calls on its own, and keeps the rendered state within a token budget.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A fact the agent has established.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    /// The step that produced it.
+    pub step: u32,
+    pub text: String,
+}
+
+/// A call that did not help, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub step: u32,
+    pub action: String,
+    /// Canonical arguments (compact JSON, sorted keys).
+    pub arguments: String,
+    pub reason: String,
+    /// How many times this exact call was made.
+    pub attempts: u32,
+}
+
+/// The state manager's structured answer (its JSON schema is `update_schema`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StateUpdate {
+    pub success: bool,
+    pub new_facts: Vec<String>,
+    pub failure_reason: String,
+    /// 1-based numbers of earlier facts shown to be wrong.
+    pub wrong_facts: Vec<u32>,
+}
+
+/// Longest fact kept verbatim; longer ones are cut (the model sometimes pastes whole responses).
+const MAX_FACT_CHARS: usize = 300;
+const MAX_FACTS_PER_STEP: usize = 5;
+
+/// JSON schema of the state manager's reply; `maxLength`/`maxItems` keep a small model from looping.
+pub fn update_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "new_facts": {"type": "array", "items": {"type": "string", "maxLength": MAX_FACT_CHARS}, "maxItems": MAX_FACTS_PER_STEP},
+            "failure_reason": {"type": "string", "maxLength": 160},
+            "wrong_facts": {"type": "array", "items": {"type": "integer"}, "maxItems": 5}
+        },
+        "required": ["success", "new_facts", "failure_reason", "wrong_facts"]
+    })
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub facts: Vec<Fact>,
+    pub failures: Vec<Failure>,
+    /// Facts folded away to fit the budget, summarised as one line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub compressed: String,
+}
+
+impl State {
+    /// The earlier failure of exactly this call, if any.
+    pub fn failed_before(&self, action: &str, arguments: &str) -> Option<&Failure> {
+        self.failures
+            .iter()
+            .find(|f| f.action == action && f.arguments == arguments)
+    }
+
+    /// Records a failed call (or one more attempt of a known one).
+    pub fn record_failure(&mut self, step: u32, action: &str, arguments: &str, reason: &str) {
+        let reason = clip(reason.trim(), 200);
+        if let Some(f) = self
+            .failures
+            .iter_mut()
+            .find(|f| f.action == action && f.arguments == arguments)
+        {
+            f.attempts += 1;
+            f.step = step;
+            if !reason.is_empty() {
+                f.reason = reason;
+            }
+            return;
+        }
+        self.failures.push(Failure {
+            step,
+            action: action.to_string(),
+            arguments: arguments.to_string(),
+            reason: if reason.is_empty() { "no usable result".to_string() } else { reason },
+            attempts: 1,
+        });
+    }
+
+    /// Merges the state manager's update for the call at `step`.
+    pub fn apply(&mut self, step: u32, action: &str, arguments: &str, update: &StateUpdate) {
+        // Reflection: drop facts the new result contradicts (numbers are 1-based as shown).
+        let mut wrong: Vec<usize> = update
+            .wrong_facts
+            .iter()
+            .filter_map(|&n| (n as usize).checked_sub(1))
+            .filter(|&i| i < self.facts.len())
+            .collect();
+        wrong.sort_unstable();
+        wrong.dedup();
+        for i in wrong.into_iter().rev() {
+            self.facts.remove(i);
+        }
+        let mut added = 0;
+        for text in update.new_facts.iter().take(MAX_FACTS_PER_STEP) {
+            let text = clip(text.trim(), MAX_FACT_CHARS);
+            if text.is_empty() || self.facts.iter().any(|f| f.text == text) {
+                continue;
+            }
+            self.facts.push(Fact { step, text });
+            added += 1;
+        }
+        if !update.success || added == 0 {
+            let reason = if update.failure_reason.trim().is_empty() {
+                if update.success { "returned nothing relevant to the request" } else { "the call failed" }
+            } else {
+                update.failure_reason.as_str()
+            };
+            self.record_failure(step, action, arguments, reason);
+        }
+    }
+
+    /// Keeps the rendered state under `budget` tokens: long facts are cut first, then the oldest facts
+    /// are folded into a one-line summary, then the oldest failures are dropped.
+    pub fn fit(&mut self, budget: usize, count: impl Fn(&str) -> usize) {
+        if count(&self.render_facts()) + count(&self.render_failures()) <= budget {
+            return;
+        }
+        for f in &mut self.facts {
+            f.text = clip(&f.text, 120);
+        }
+        while count(&self.render_facts()) + count(&self.render_failures()) > budget && self.facts.len() > 1 {
+            let old = self.facts.remove(0);
+            let joined = if self.compressed.is_empty() {
+                old.text
+            } else {
+                format!("{}; {}", self.compressed, old.text)
+            };
+            self.compressed = clip(&joined, 240);
+        }
+        while count(&self.render_facts()) + count(&self.render_failures()) > budget && self.failures.len() > 1 {
+            self.failures.remove(0);
+        }
+    }
+
+    /// Facts as the prompts show them, numbered from 1.
+    pub fn render_facts(&self) -> String {
+        let mut out = String::new();
+        if !self.compressed.is_empty() {
+            out.push_str(&format!("(earlier) {}\n", self.compressed));
+        }
+        for (i, f) in self.facts.iter().enumerate() {
+            out.push_str(&format!("{}. {}\n", i + 1, f.text));
+        }
+        if out.is_empty() {
+            out.push_str("(none yet)\n");
+        }
+        out.trim_end().to_string()
+    }
+
+    /// Failures as the router sees them.
+    pub fn render_failures(&self) -> String {
+        if self.failures.is_empty() {
+            return "(none)".to_string();
+        }
+        self.failures
+            .iter()
+            .map(|f| {
+                let times = if f.attempts > 1 { format!(" (tried {} times)", f.attempts) } else { String::new() };
+                format!("- {} {}: {}{}", f.action, clip(&f.arguments, 160), f.reason, times)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// The first `n` characters of `s`, with an ellipsis when cut.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(n.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(success: bool, facts: &[&str], reason: &str, wrong: &[u32]) -> StateUpdate {
+        StateUpdate {
+            success,
+            new_facts: facts.iter().map(|s| s.to_string()).collect(),
+            failure_reason: reason.into(),
+            wrong_facts: wrong.to_vec(),
+        }
+    }
+
+    #[test]
+    fn success_adds_facts_failure_adds_history() {
+        let mut s = State::default();
+        s.apply(1, "w", "{}", &update(true, &["Paris is 21C"], "", &[]));
+        assert_eq!(s.facts.len(), 1);
+        assert!(s.failures.is_empty());
+        s.apply(2, "w", "{\"city\":\"X\"}", &update(false, &[], "unknown city", &[]));
+        assert_eq!(s.failures.len(), 1);
+        assert_eq!(s.failures[0].reason, "unknown city");
+        assert!(s.failed_before("w", "{\"city\":\"X\"}").is_some());
+    }
+
+    #[test]
+    fn success_without_new_facts_counts_as_irrelevant() {
+        let mut s = State::default();
+        s.apply(1, "w", "{}", &update(true, &[], "", &[]));
+        assert_eq!(s.failures[0].reason, "returned nothing relevant to the request");
+    }
+
+    #[test]
+    fn reflection_removes_wrong_facts() {
+        let mut s = State::default();
+        s.apply(1, "a", "{}", &update(true, &["x = 1", "y = 2"], "", &[]));
+        s.apply(2, "b", "{}", &update(true, &["x = 3"], "", &[1, 99, 0]));
+        let texts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(texts, vec!["y = 2", "x = 3"]);
+    }
+
+    #[test]
+    fn repeated_failures_are_counted() {
+        let mut s = State::default();
+        s.record_failure(1, "w", "{}", "error");
+        s.record_failure(2, "w", "{}", "");
+        assert_eq!(s.failures.len(), 1);
+        assert_eq!(s.failures[0].attempts, 2);
+        assert!(s.render_failures().contains("tried 2 times"));
+    }
+
+    #[test]
+    fn budget_folds_oldest_facts() {
+        let mut s = State::default();
+        for i in 0..40 {
+            s.facts.push(Fact {
+                step: i,
+                text: format!("fact number {i} with some padding words to make it longer"),
+            });
+        }
+        let words = |t: &str| t.split_whitespace().count();
+        s.fit(150, words);
+        assert!(words(&s.render_facts()) + words(&s.render_failures()) <= 150);
+        assert!(s.facts.last().is_some_and(|f| f.text.contains("39")));
+        assert!(!s.compressed.is_empty());
+    }
+}

@@ -1,0 +1,235 @@
+//! The Sum2Act loop ("From Summary to Action"): a *router* proposes one action from the task and a
+//! compact *state*; the tool caller runs it; a *state manager* folds the observation into the state
+//! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
+//! stays bounded however many steps the episode takes.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::llm::{CompletionRequest, Message, count_tokens};
+use crate::toolbench::Task;
+use crate::toolbench::answer::cot_answer_file;
+use crate::tools::{Finish, Observation};
+
+use super::common::{self, Outcome, TurnError, harness_observation};
+use super::episode::{Episode, FinishKind, Step};
+use super::parse::{Action, first_json_object};
+use super::state::{State, StateUpdate, clip, update_schema};
+use super::{AgentError, AgentOptions, SolveContext, Solver};
+
+pub struct Sum2Act;
+
+impl Sum2Act {
+    pub fn new(_options: &AgentOptions) -> Self {
+        Sum2Act
+    }
+}
+
+#[async_trait]
+impl Solver for Sum2Act {
+    fn method(&self) -> &str {
+        "sum2act"
+    }
+
+    async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
+        Ok(self.solve_from(task, ctx, State::default()).await?.0)
+    }
+}
+
+impl Sum2Act {
+    /// Runs the loop from a given state (an interactive session carries it across requests) and returns
+    /// the episode and the state it ended with.
+    pub async fn solve_from(&self, task: &Task, ctx: &SolveContext, mut state: State) -> Result<(Episode, State), AgentError> {
+        let tools = common::tool_listing(ctx.tools.functions());
+        let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
+        let subtasks = if ctx.options.decompose { decompose(task, ctx, &tools).await? } else { Vec::new() };
+        let mut steps: Vec<Step> = Vec::new();
+        let mut finish = FinishKind::Limit;
+        let mut error = None;
+
+        for n in 1..=ctx.options.max_steps {
+            // 1. Action proposal from the task and the state only.
+            let user = router_prompt(ctx, task, &subtasks, &state, n - 1)?;
+            let messages = vec![Message::system(system.clone()), Message::user(user)];
+            let (action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages).await {
+                Ok((a, t)) => (a, t, Vec::new()),
+                Err(TurnError::Malformed(e)) => {
+                    state.record_failure(n, "(unreadable reply)", "", &format!("the reply was not a valid action: {e}"));
+                    let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+                    let bad = Action { thought: String::new(), name: String::new(), arguments: String::new() };
+                    push(ctx, &mut steps, n, &bad, obs, &state, 0, vec!["malformed router reply".into()]);
+                    continue;
+                }
+                Err(TurnError::Llm(e)) => {
+                    finish = FinishKind::Error;
+                    error = Some(e.to_string());
+                    break;
+                }
+            };
+
+            // 2. A call that already failed with the same arguments is not run again: the code notices,
+            //    not the model.
+            if let Some(earlier) = state.failed_before(&action.name, &action.arguments) {
+                let why = format!("this exact call already failed at step {}: {}", earlier.step, earlier.reason);
+                state.record_failure(n, &action.name, &action.arguments, "");
+                notes.push("repeated a failed call; not executed".into());
+                let obs = harness_observation(&action.name, &action.arguments, &why);
+                push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+                continue;
+            }
+
+            // 3. Execute.
+            let obs = ctx.act(&action.name, &action.arguments).await;
+            match &obs.finish {
+                Some(Finish::Answer(_)) => finish = FinishKind::GiveAnswer,
+                Some(Finish::GiveUp) => finish = FinishKind::GiveUp,
+                None => {
+                    // 4. Summarise into the state.
+                    if obs.failed {
+                        state.record_failure(n, &action.name, &action.arguments, &failure_reason(&obs));
+                    } else {
+                        let update = summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        state.apply(n, &action.name, &action.arguments, &update);
+                    }
+                    state.fit(ctx.options.state_token_budget, count_tokens);
+                }
+            }
+            let done = obs.finish.is_some();
+            push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+            if done {
+                break;
+            }
+        }
+
+        let (_, final_raw) = common::final_answer(&steps);
+        let functions = common::schemas(ctx);
+        let generation = common::generation(task, ctx, &functions, &final_raw, &system);
+        let winner = (finish == FinishKind::GiveAnswer).then_some(0);
+        let answer_file = cot_answer_file(&generation, &[common::chain_steps(&steps)], winner, ctx.options.max_steps);
+        let router_tokens: Vec<u64> = steps.iter().map(|s| s.prompt_tokens).collect();
+        let details = json!({"state": state.to_value(), "subtasks": subtasks, "router_prompt_tokens": router_tokens});
+        let episode = common::episode("sum2act", task, ctx, Outcome { finish, steps, details, error, answer_file });
+        Ok((episode, state))
+    }
+}
+
+fn router_prompt(ctx: &SolveContext, task: &Task, subtasks: &[String], state: &State, step: u32) -> Result<String, AgentError> {
+    let subtasks = if subtasks.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = subtasks.iter().enumerate().map(|(i, s)| format!("{}. {s}", i + 1)).collect();
+        format!("Plan:\n{}\n", list.join("\n"))
+    };
+    Ok(ctx.prompts.render(
+        "router_user",
+        &[
+            ("query", &task.query),
+            ("subtasks", &subtasks),
+            ("step", &step.to_string()),
+            ("facts", &state.render_facts()),
+            ("failures", &state.render_failures()),
+        ],
+    )?)
+}
+
+/// Asks the state manager what the observation means. A reply that is not valid JSON falls back to
+/// keeping the raw result (clipped) as a fact, so information is never lost to a formatting slip.
+async fn summarise(
+    ctx: &SolveContext,
+    task: &Task,
+    state: &State,
+    action: &Action,
+    obs: &Observation,
+    notes: &mut Vec<String>,
+) -> Result<StateUpdate, AgentError> {
+    let prompt = ctx.prompts.render(
+        "state_manager",
+        &[
+            ("query", &task.query),
+            ("facts", &state.render_facts()),
+            ("action", &action.name),
+            ("arguments", &action.arguments),
+            ("observation", &obs.text),
+        ],
+    )?;
+    let request = CompletionRequest::new("state", vec![Message::user(prompt)])
+        .with_json_schema("state_update", update_schema())
+        .with_max_tokens(ctx.options.max_tokens);
+    let parsed = match ctx.complete(&request).await {
+        Ok(c) => first_json_object(&c.content).and_then(|v| serde_json::from_value::<StateUpdate>(v).ok()),
+        Err(e) => {
+            notes.push(format!("state manager unavailable: {e}"));
+            None
+        }
+    };
+    Ok(parsed.unwrap_or_else(|| {
+        notes.push("state manager reply unreadable; kept the raw result".into());
+        StateUpdate {
+            success: true,
+            new_facts: vec![format!("{} returned: {}", action.name, clip(&response_text(&obs.response), 280))],
+            ..StateUpdate::default()
+        }
+    }))
+}
+
+/// Splits the task into subtasks shown to the router as a plan.
+async fn decompose(task: &Task, ctx: &SolveContext, tools: &str) -> Result<Vec<String>, AgentError> {
+    let prompt = ctx.prompts.render("decompose", &[("tools", tools), ("query", &task.query)])?;
+    let schema = json!({
+        "type": "object",
+        "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 5}},
+        "required": ["subtasks"]
+    });
+    let request = CompletionRequest::new("decompose", vec![Message::user(prompt)])
+        .with_json_schema("plan", schema)
+        .with_max_tokens(ctx.options.max_tokens);
+    let subtasks: Vec<String> = match ctx.complete(&request).await {
+        Ok(c) => first_json_object(&c.content)
+            .and_then(|v| serde_json::from_value::<Vec<String>>(v["subtasks"].clone()).ok())
+            .unwrap_or_default(),
+        Err(e) => {
+            ctx.observer.note(&format!("decomposition failed ({e}); going on without a plan"));
+            Vec::new()
+        }
+    };
+    if !subtasks.is_empty() {
+        ctx.observer.note(&format!("plan: {}", subtasks.join(" | ")));
+    }
+    Ok(subtasks)
+}
+
+fn failure_reason(obs: &Observation) -> String {
+    if obs.error.is_empty() { clip(&obs.text, 200) } else { clip(&obs.error, 200) }
+}
+
+fn response_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push(
+    ctx: &SolveContext,
+    steps: &mut Vec<Step>,
+    index: u32,
+    action: &Action,
+    observation: Observation,
+    state: &State,
+    prompt_tokens: u64,
+    notes: Vec<String>,
+) {
+    let step = Step {
+        index,
+        thought: action.thought.clone(),
+        action: action.name.clone(),
+        arguments: action.arguments.clone(),
+        observation,
+        state: Some(state.to_value()),
+        prompt_tokens,
+        notes,
+    };
+    ctx.observer.step(&step);
+    steps.push(step);
+}

@@ -1,0 +1,353 @@
+//! The methods driven by a scripted model over a fake tool source: state updates, failure history,
+//! limits, malformed replies, give-up, and DFSDT's search order and budget.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::state::State;
+use super::sum2act::Sum2Act;
+use super::*;
+use crate::llm::scripted::{ScriptedLlm, reply};
+use crate::llm::{Completion, CompletionRequest, LlmError, ToolCall};
+use crate::prompts::Prompts;
+use crate::toolbench::{ApiDoc, Function, Param, Task};
+use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+
+/// Answers `get_weather` with a temperature, fails `broken_api`, and counts every call.
+#[derive(Default)]
+struct FakeSource {
+    calls: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ToolSource for FakeSource {
+    async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        if let Ok(mut c) = self.calls.lock() {
+            c.push(format!("{} {}", request.api_name, request.tool_input));
+        }
+        Ok(match request.api_name.as_str() {
+            "broken_api" => ToolReply {
+                error: "API not working error...".into(),
+                response: Value::String(String::new()),
+                source: None,
+            },
+            _ => ToolReply {
+                error: String::new(),
+                response: json!({"city": "Paris", "temperature_c": 21}),
+                source: None,
+            },
+        })
+    }
+
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+}
+
+fn function(api: &str) -> Function {
+    let doc = ApiDoc {
+        category_name: "Weather".into(),
+        tool_name: "Weather".into(),
+        api_name: api.into(),
+        api_description: Some(format!("{api} description")),
+        required_parameters: Some(vec![Param {
+            name: "city".into(),
+            kind: "STRING".into(),
+            description: "City name".into(),
+            default: json!("London"),
+        }]),
+        optional_parameters: Some(vec![]),
+        method: Some("GET".into()),
+        template_response: None,
+    };
+    Function::from_doc(&doc, "weather")
+}
+
+fn task() -> Task {
+    Task {
+        subset: "G1_instruction".into(),
+        query_id: 7,
+        query: "What is the temperature in Paris?".into(),
+        functions: vec![function("get_weather"), function("broken_api")],
+        relevant: vec![],
+    }
+}
+
+fn call(name: &str, args: Value) -> Completion {
+    Completion {
+        content: "thinking".into(),
+        tool_calls: vec![ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        }],
+        model: "scripted".into(),
+        ..Completion::default()
+    }
+}
+
+fn finish(answer: &str) -> Completion {
+    call("Finish", json!({"return_type": "give_answer", "final_answer": answer}))
+}
+
+fn give_up() -> Completion {
+    call("Finish", json!({"return_type": "give_up_and_restart"}))
+}
+
+fn weather() -> Completion {
+    call("get_weather_for_weather", json!({"city": "Paris"}))
+}
+
+fn broken() -> Completion {
+    call("broken_api_for_weather", json!({"city": "Paris"}))
+}
+
+fn state_reply(facts: &[&str]) -> Completion {
+    reply(&json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []}).to_string())
+}
+
+struct Harness {
+    llm: Arc<ScriptedLlm>,
+    source: Arc<FakeSource>,
+    ctx: SolveContext,
+}
+
+/// A context whose model answers router/react turns from `router` in order and state-manager calls
+/// with one fixed fact.
+fn harness(router: Vec<Completion>, options: AgentOptions) -> Harness {
+    let turns = AtomicUsize::new(0);
+    let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        if req.purpose == "state" {
+            return Ok(state_reply(&["Paris is 21 C"]));
+        }
+        let i = turns.fetch_add(1, Ordering::SeqCst);
+        router
+            .get(i)
+            .cloned()
+            .ok_or_else(|| LlmError::InvalidResponse(format!("no scripted turn #{i}")))
+    }));
+    let source = Arc::new(FakeSource::default());
+    let env = ToolEnv::new(source.clone(), ToolConfig::default());
+    let ctx = SolveContext::new(
+        llm.clone(),
+        env.caller(task().functions),
+        Arc::new(Prompts::embedded()),
+        options,
+        Arc::new(QuietObserver),
+    );
+    Harness { llm, source, ctx }
+}
+
+fn tool_calls(h: &Harness) -> usize {
+    h.source.calls.lock().map(|c| c.len()).unwrap_or(0)
+}
+
+fn run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| rt.block_on(f))
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
+fn router_prompts(h: &Harness) -> Vec<String> {
+    h.llm
+        .requests()
+        .iter()
+        .filter(|r| r.purpose == "router")
+        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n"))
+        .collect()
+}
+
+#[test]
+fn sum2act_success_updates_state_and_finishes() {
+    let h = harness(vec![weather(), finish("It is 21 C in Paris.")], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer, "It is 21 C in Paris.");
+    assert_eq!(ep.steps.len(), 2);
+    let facts = &ep.steps[0].state.as_ref().map(|s| s["facts"].clone()).unwrap_or_default();
+    assert_eq!(facts[0]["text"], "Paris is 21 C");
+    // The router's second prompt carries the fact, not the raw observation.
+    let prompts = router_prompts(&h);
+    assert!(prompts[1].contains("Paris is 21 C"));
+    assert!(!prompts[1].contains("temperature_c"));
+    assert_eq!(ep.counters.llm_calls, 3);
+    assert_eq!(ep.counters.tool_calls, 1);
+    assert_eq!(ep.answer_file["answer_generation"]["valid_data"], true);
+}
+
+#[test]
+fn sum2act_failure_is_recorded_and_not_repeated() {
+    let h = harness(vec![broken(), broken(), weather(), finish("21 C")], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    // The repeated failed call was not sent to the tool source again.
+    assert_eq!(tool_calls(&h), 2);
+    assert!(ep.steps[1].notes.iter().any(|n| n.contains("repeated a failed call")));
+    let prompts = router_prompts(&h);
+    assert!(prompts[1].contains("broken_api_for_weather"), "{}", prompts[1]);
+    assert!(prompts[1].contains("API not working"));
+    let failures = &ep.steps[1].state.as_ref().map(|s| s["failures"].clone()).unwrap_or_default();
+    assert_eq!(failures[0]["attempts"], 2);
+    assert_eq!(ep.counters.failed_tool_calls, 1);
+}
+
+#[test]
+fn sum2act_stops_at_step_limit_with_bounded_prompts() {
+    let options = AgentOptions { max_steps: 6, ..AgentOptions::default() };
+    let turns: Vec<Completion> = (0..6).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let h = harness(turns, options);
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::Limit);
+    assert_eq!(ep.steps.len(), 6);
+    assert_eq!(ep.answer_file["answer_generation"]["valid_data"], false);
+}
+
+#[test]
+fn sum2act_recovers_from_malformed_reply() {
+    let h = harness(vec![reply("I am not sure"), weather(), finish("21 C")], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.steps.len(), 2);
+    // The repair request showed the parse error to the model.
+    let repair = &h.llm.requests()[1];
+    assert!(repair.messages.last().is_some_and(|m| m.content.contains("could not be used")));
+}
+
+#[test]
+fn sum2act_counts_doubly_malformed_reply_as_failed_step() {
+    let h = harness(vec![reply("??"), reply("still no"), weather(), finish("21 C")], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.steps.len(), 3);
+    assert!(ep.steps[0].notes.iter().any(|n| n.contains("malformed")));
+    assert!(router_prompts(&h)[2].contains("not a valid action"));
+}
+
+#[test]
+fn sum2act_give_up() {
+    let h = harness(vec![give_up()], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveUp);
+    assert!(ep.answer.is_empty());
+}
+
+#[test]
+fn sum2act_state_carries_over() {
+    let h = harness(vec![finish("still 21 C")], AgentOptions::default());
+    let mut state = State::default();
+    state.record_failure(1, "broken_api_for_weather", "{}", "down");
+    let (ep, after) = run(Sum2Act::new(&h.ctx.options).solve_from(&task(), &h.ctx, state))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(after.failures.len(), 1);
+    assert!(router_prompts(&h)[0].contains("down"));
+}
+
+#[test]
+fn react_sees_history_and_respects_depth() {
+    let options = AgentOptions { max_depth: 6, ..AgentOptions::default() };
+    let h = harness(vec![weather(), broken(), weather()], options);
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    // Each step with a thought is 3 levels: two steps reach depth 6.
+    assert_eq!(ep.finish, FinishKind::Limit);
+    assert_eq!(ep.steps.len(), 2);
+    let second = &h.llm.requests()[1];
+    assert!(second.messages.iter().any(|m| m.content.contains("temperature_c")));
+    assert_eq!(ep.answer_file["trys"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn react_tries_again_after_give_up() {
+    let options = AgentOptions { tries: 2, ..AgentOptions::default() };
+    let h = harness(vec![give_up(), weather(), finish("21 C")], options);
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer_file["try_count"], 2);
+    assert_eq!(ep.answer_file["trys"][1]["win"], true);
+}
+
+/// Levels per DFSDT step with our scripted replies (thought + action + input).
+const LEVELS: u32 = 3;
+
+fn is_diverse(r: &CompletionRequest) -> bool {
+    r.messages.last().is_some_and(|m| m.content.contains("not the first attempt"))
+}
+
+#[test]
+fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
+    let options = AgentOptions { max_depth: 2 * LEVELS, width: 2, ..AgentOptions::default() };
+    let turns: Vec<Completion> = (0..6).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let h = harness(turns, options);
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::Limit);
+    let reqs = h.llm.requests();
+    assert_eq!(reqs.len(), 6);
+    // root, child, child again, root again, new child, new child again.
+    let depth_of = |r: &CompletionRequest| r.messages.iter().filter(|m| m.role == crate::llm::Role::Tool).count();
+    let order: Vec<(usize, bool)> = reqs.iter().map(|r| (depth_of(r), is_diverse(r))).collect();
+    assert_eq!(order, vec![(0, false), (1, false), (1, true), (0, true), (1, false), (1, true)]);
+    // The re-expansion lists the earlier attempt's call and output.
+    let text = reqs[2].messages.last().map(|m| m.content.clone()).unwrap_or_default();
+    assert!(text.contains("C1") && text.contains("temperature_c"), "{text}");
+    assert_eq!(ep.answer_file["tree"]["size"], 1 + 6 * 3);
+}
+
+#[test]
+fn dfsdt_give_up_backs_off_an_extra_level() {
+    let options = AgentOptions { max_depth: 4 * LEVELS, width: 2, ..AgentOptions::default() };
+    let h = harness(vec![weather(), give_up(), finish("21 C")], options);
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let reqs = h.llm.requests();
+    assert_eq!(reqs.len(), 3);
+    // After the give-up below the first child, the search resumes at the root, not at that child.
+    assert_eq!(reqs[2].messages.len(), 3);
+    assert!(is_diverse(&reqs[2]));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer_file["answer_generation"]["finish_type"], "give_answer");
+}
+
+#[test]
+fn dfsdt_stops_at_budget() {
+    let options = AgentOptions { max_depth: 100, max_llm_calls: 3, width: 2, ..AgentOptions::default() };
+    let turns: Vec<Completion> = (0..10).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let h = harness(turns, options);
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(h.llm.requests().len(), 3);
+    assert_eq!(ep.details["out_of_budget"], true);
+    assert_eq!(ep.finish, FinishKind::Limit);
+    // The reply of the call that hit the budget is discarded: only two actions ran.
+    assert_eq!(tool_calls(&h), 2);
+}
+
+#[test]
+fn dfsdt_only_give_up_reports_give_up() {
+    let options = AgentOptions { max_depth: LEVELS, width: 1, ..AgentOptions::default() };
+    let h = harness(vec![give_up()], options);
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveUp);
+    assert_eq!(ep.answer_file["answer_generation"]["finish_type"], "give_up");
+    assert_eq!(ep.answer_file["answer_generation"]["valid_data"], true);
+}
+
+#[test]
+fn every_method_writes_a_convertible_answer_file() {
+    for method in METHODS {
+        let h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
+        let solver = solver(method, &h.ctx.options).unwrap_or_else(|e| panic!("{e}"));
+        let ep = run(solver.solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
+        let file = ep.to_json();
+        assert_eq!(file["answer_generation"]["query"], task().query);
+        assert!(file["answer_generation"]["final_answer"].as_str().is_some_and(|s| s.contains("give_answer")));
+        let conv = crate::toolbench::answer::convert(&file, method);
+        let last = crate::toolbench::answer::converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
+        assert_eq!(last["name"], "Finish", "{method}");
+        let back = Episode::from_json(&file).unwrap_or_else(|| panic!("{method}: episode does not read back"));
+        assert_eq!(back.counters, ep.counters);
+    }
+}

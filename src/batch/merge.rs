@@ -1,0 +1,123 @@
+//! `sum2act merge OUT RUN_DIR...`: joins the run directories of shards (or of interrupted runs on
+//! several machines) into one, refusing to mix methods, so evaluation and reports see one run.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::manifest::now;
+use super::summary::scan_run_dir;
+use super::{BatchError, Manifest};
+use crate::toolbench::io::write_atomic;
+
+/// What a merge did.
+#[derive(Debug, Clone)]
+pub struct MergeOutcome {
+    /// Answer files copied into the output.
+    pub copied: usize,
+    /// Files already present with identical content.
+    pub identical: usize,
+    /// Files present in several inputs with different content (the first one was kept).
+    pub conflicts: Vec<PathBuf>,
+    /// Files that do not parse as answer files (not copied).
+    pub unreadable: Vec<PathBuf>,
+    pub manifest: Manifest,
+}
+
+/// Merges `inputs` into `out` (created if needed; an existing run there must have the same method).
+/// A different model is refused too unless `force`.
+pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome, BatchError> {
+    if inputs.is_empty() {
+        return Err(BatchError::BadInput(
+            "merge: give at least one RUN_DIR to merge".into(),
+        ));
+    }
+    let out_canon = out.canonicalize().ok();
+    let mut manifests = Vec::new();
+    for dir in inputs {
+        if out_canon.is_some() && dir.canonicalize().ok() == out_canon {
+            return Err(BatchError::BadInput(format!(
+                "{}: the output directory cannot also be an input",
+                dir.display()
+            )));
+        }
+        let manifest = Manifest::read(dir)?.ok_or_else(|| {
+            BatchError::BadInput(format!(
+                "{}: not a run directory (no run.json); give directories written by `sum2act batch`",
+                dir.display()
+            ))
+        })?;
+        manifests.push((dir.clone(), manifest));
+    }
+    let existing = Manifest::read(out)?;
+    let (first_dir, first) = &manifests[0];
+    let reference = existing.as_ref().unwrap_or(first);
+    let reference_dir = if existing.is_some() {
+        out
+    } else {
+        first_dir.as_path()
+    };
+    for (dir, m) in &manifests {
+        if m.method != reference.method {
+            return Err(BatchError::BadInput(format!(
+                "cannot merge runs of different methods: {} has `{}`, {} has `{}`",
+                reference_dir.display(),
+                reference.method,
+                dir.display(),
+                m.method
+            )));
+        }
+        if m.model != reference.model && !force {
+            return Err(BatchError::BadInput(format!(
+                "runs use different models: {} has `{}`, {} has `{}` (--force merges them anyway)",
+                reference_dir.display(),
+                reference.model,
+                dir.display(),
+                m.model
+            )));
+        }
+    }
+
+    let mut manifest = reference.clone();
+    manifest.shard = None;
+    manifest.updated = now();
+    let mut subsets: BTreeSet<String> = manifest.subsets.iter().cloned().collect();
+    let mut outcome = MergeOutcome {
+        copied: 0,
+        identical: 0,
+        conflicts: Vec::new(),
+        unreadable: Vec::new(),
+        manifest: Manifest::new("", ""),
+    };
+    for (dir, m) in &manifests {
+        subsets.extend(m.subsets.iter().cloned());
+        let source = match &m.shard {
+            Some(shard) => format!("{} (shard {shard})", dir.display()),
+            None => dir.display().to_string(),
+        };
+        if !manifest.merged_from.contains(&source) {
+            manifest.merged_from.push(source);
+        }
+        let (files, bad) = scan_run_dir(dir)?;
+        outcome.unreadable.extend(bad);
+        for (path, _, view) in files {
+            let Some(name) = path.file_name() else {
+                continue;
+            };
+            let dest = out.join(&view.subset).join(name);
+            let bytes = std::fs::read(&path).map_err(|e| BatchError::io(&path, e))?;
+            if dest.is_file() {
+                match std::fs::read(&dest) {
+                    Ok(old) if old == bytes => outcome.identical += 1,
+                    _ => outcome.conflicts.push(path.clone()),
+                }
+                continue;
+            }
+            write_atomic(&dest, &bytes)?;
+            outcome.copied += 1;
+        }
+    }
+    manifest.subsets = subsets.into_iter().collect();
+    manifest.write(out)?;
+    outcome.manifest = manifest;
+    Ok(outcome)
+}

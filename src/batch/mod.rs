@@ -1,0 +1,59 @@
+//! Batch evaluation: runs one method over whole ToolBench subsets with bounded concurrency, one
+//! atomically written answer file per query, a `run.json` manifest, resume, graceful Ctrl-C,
+//! deterministic sharding across machines, `merge` of sharded run directories and an HTML report.
+//!
+//! The runner does not know about solvers: it drives a [`Job`] (the CLI adapts an `agent::Solver`
+//! to it), so the scheduling, resume and file logic can be tested with a trivial job.
+
+mod manifest;
+pub mod merge;
+mod plan;
+mod progress;
+pub mod report;
+mod runner;
+mod summary;
+
+use std::path::PathBuf;
+
+pub use manifest::{MANIFEST_FILE, Manifest};
+pub use plan::{SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, select, select_with};
+pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
+pub use runner::{BatchOptions, BatchOutcome, Job, JobError, StopSignal, run_batch};
+pub use summary::{EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};
+
+/// Errors of the batch layer. `BadInput` and `Data` are the user's to fix (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error(transparent)]
+    Data(#[from] crate::toolbench::DataError),
+    #[error("{0}")]
+    BadInput(String),
+    #[error(
+        "{dir}: this run directory holds a run with {field} `{existing}`, not `{requested}`; use another --out, or --force to mix them"
+    )]
+    ManifestMismatch {
+        dir: PathBuf,
+        field: &'static str,
+        existing: String,
+        requested: String,
+    },
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+}
+
+impl BatchError {
+    /// Whether the user's input is at fault (the CLI maps these to exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            BatchError::Data(_) | BatchError::BadInput(_) | BatchError::ManifestMismatch { .. }
+        )
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> Self {
+        BatchError::Io {
+            path: path.into(),
+            message: e.to_string(),
+        }
+    }
+}

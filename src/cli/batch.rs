@@ -1,0 +1,235 @@
+//! `sum2act batch`: one method over whole subsets, concurrently, resumable, with progress bars,
+//! a manifest and a summary table.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use clap::Args;
+use serde_json::Value;
+
+use super::agent_args::AgentArgs;
+use super::merge::batch_error;
+use super::{BadInput, GlobalArgs};
+use crate::agent::toolset::{ToolSet, task_for};
+use crate::agent::{AgentOptions, QuietObserver, SolveContext, Solver};
+use crate::batch::{
+    BatchOptions, Job, JobError, MANIFEST_FILE, Manifest, ProgressMode, Shard, StopSignal, Summary,
+    make_progress, run_batch, select_with,
+};
+use crate::config::Config;
+use crate::llm::{LlmArgs, LlmClient};
+use crate::prompts::Prompts;
+use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::server::{ToolArgs, tool_setup};
+use crate::toolbench::{DataDir, Task, io::write_json_atomic};
+use crate::tools::ToolEnv;
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Subsets to run, comma-separated (default: every queries/*.json of the data directory).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub subsets: Vec<String>,
+    /// The first N queries of each subset.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Queries in flight at once (the LLM and tool rate limits apply on top).
+    #[arg(long, default_value_t = 4, value_name = "K")]
+    pub concurrency: usize,
+    /// Run directory: answer files, run.json, summary.json. Rerunning the same command resumes.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub out: PathBuf,
+    /// Run slice I of N (0-based; deterministic), or auto/N to take I from $JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Resume into a run directory made with another method or model anyway.
+    #[arg(long)]
+    pub force: bool,
+    /// On resume, run again the queries whose episode ended in `error` (e.g. an endpoint outage).
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// Which tools each query gets: oracle (its api_list), all, or retrieved:K.
+    #[arg(long, default_value = "oracle", value_name = "SET")]
+    pub tools: ToolSet,
+    /// Progress display: bars on a terminal, plain log lines otherwise.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(flatten)]
+    pub tool_args: ToolArgs,
+}
+
+/// Adapts a solver to the batch runner: a fresh context (counters, tool caller) per query.
+struct SolverJob {
+    solver: Arc<dyn Solver>,
+    llm: Arc<dyn LlmClient>,
+    env: ToolEnv,
+    prompts: Arc<Prompts>,
+    options: AgentOptions,
+}
+
+#[async_trait]
+impl Job for SolverJob {
+    fn method(&self) -> &str {
+        self.solver.method()
+    }
+
+    async fn run(&self, task: &Task) -> Result<Value, JobError> {
+        let ctx = SolveContext::new(
+            self.llm.clone(),
+            self.env.caller(task.functions.clone()),
+            self.prompts.clone(),
+            self.options.clone(),
+            Arc::new(QuietObserver),
+        );
+        let episode = self
+            .solver
+            .solve(task, &ctx)
+            .await
+            .map_err(|e| JobError(e.to_string()))?;
+        Ok(episode.to_json())
+    }
+}
+
+pub async fn run(
+    global: &GlobalArgs,
+    config: &Config,
+    args: BatchArgs,
+) -> anyhow::Result<ExitCode> {
+    if args.concurrency == 0 {
+        return Err(BadInput("--concurrency must be at least 1".into()).into());
+    }
+    let shard = match &args.shard {
+        Some(s) => Shard::parse(s).map_err(batch_error)?,
+        None => Shard::default(),
+    };
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    let catalog = load.catalog;
+    let retriever = match args.tools {
+        ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &RetrieveOptions::default())?),
+        _ => None,
+    };
+    let selection = select_with(&data, &args.subsets, args.limit, shard, |subset, query| {
+        task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
+    })
+    .map_err(batch_error)?;
+    for s in &selection.skipped {
+        eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
+    }
+    if selection.tasks.is_empty() {
+        return Err(BadInput(format!(
+            "no queries to run in {} (subsets: {}; shard {shard})",
+            data.root().display(),
+            selection.subsets.join(", ")
+        ))
+        .into());
+    }
+
+    let options = args.agent.options(config);
+    let solver =
+        crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
+    let llm = crate::llm::build(&args.llm, config).await?;
+    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
+    let prompts = Arc::new(Prompts::load()?);
+
+    let mut manifest = Manifest::new(solver.method(), &llm.model_id());
+    manifest.data = data.root().display().to_string();
+    manifest.subsets = selection.subsets.clone();
+    manifest.limit = args.limit;
+    manifest.shard = (shard.count > 1).then(|| shard.to_string());
+    manifest.tools = format!("{} · tool set {}", setup.env.describe(), args.tools);
+    manifest.prompts = prompts.hashes();
+    manifest.agent = args.agent.manifest_value(config);
+    manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
+    if let Some(existing) = Manifest::read(&args.out).map_err(batch_error)? {
+        manifest
+            .check_resume(&existing, &args.out, args.force)
+            .map_err(batch_error)?;
+    }
+    // Written before the first query, so even a killed run says what produced its files.
+    manifest.write(&args.out).map_err(batch_error)?;
+
+    let job = Arc::new(SolverJob {
+        solver,
+        llm: llm.clone(),
+        env: setup.env.clone(),
+        prompts,
+        options,
+    });
+    let progress = make_progress(args.progress);
+    let stop = StopSignal::new();
+    let ctrl_c = stop.listen_ctrl_c(progress.clone());
+    let batch_options = BatchOptions {
+        run_dir: args.out.clone(),
+        concurrency: args.concurrency,
+        retry_errors: args.retry_errors,
+    };
+    let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
+    ctrl_c.abort();
+    if let Some(server) = setup.server {
+        server.shutdown().await;
+    }
+    let outcome = outcome.map_err(batch_error)?;
+
+    manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    manifest.write(&args.out).map_err(batch_error)?;
+    let mut selected: BTreeMap<String, usize> = BTreeMap::new();
+    for task in &selection.tasks {
+        *selected.entry(task.subset.clone()).or_default() += 1;
+    }
+    let summary = Summary::build(
+        &manifest.method,
+        &manifest.model,
+        &selected,
+        &outcome.episodes,
+        outcome.wall_s,
+    );
+    write_json_atomic(&args.out.join("summary.json"), &summary)?;
+
+    println!(
+        "run directory: {} ({} answer files; {} new, {} resumed{})",
+        args.out.display(),
+        outcome.episodes.len(),
+        outcome.ran,
+        outcome.resumed,
+        if shard.count > 1 {
+            format!("; shard {shard}")
+        } else {
+            String::new()
+        }
+    );
+    print!("{}", summary.table());
+    if !selection.skipped.is_empty() {
+        println!(
+            "{} queries skipped (their APIs are not in the tools catalogue)",
+            selection.skipped.len()
+        );
+    }
+    if outcome.interrupted {
+        println!(
+            "interrupted: {} queries not started, {} abandoned in flight; rerun the same command to resume",
+            outcome.not_started, outcome.abandoned
+        );
+        return Ok(ExitCode::from(130));
+    }
+    if let Some(fatal) = &outcome.fatal {
+        eprintln!(
+            "error: the batch stopped early ({} queries not started): {fatal}",
+            outcome.not_started
+        );
+        eprintln!(
+            "fix the problem and rerun the same command to resume; {MANIFEST_FILE} records the setup"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,97 @@
+//! `sum2act chat`: an interactive Sum2Act session with line editing and history.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+
+use super::GlobalArgs;
+use super::agent_args::AgentArgs;
+use crate::agent::toolset::{DEFAULT_K, ToolSet};
+use crate::config::Config;
+use crate::llm::LlmArgs;
+use crate::prompts::Prompts;
+use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::server::{ToolArgs, tool_setup};
+use crate::session::print::PrintObserver;
+use crate::session::{Control, HELP, Session};
+use crate::toolbench::DataDir;
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Which tools each request gets: all, or retrieved:K.
+    #[arg(long, value_name = "SET", default_value_t = ToolSet::Retrieved(DEFAULT_K))]
+    pub tools: ToolSet,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(flatten)]
+    pub tool_args: ToolArgs,
+}
+
+pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let catalog = Arc::new(data.catalog()?.catalog);
+    let retriever = match args.tools {
+        ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(&catalog, &RetrieveOptions::default())?)),
+        _ => None,
+    };
+    let llm = crate::llm::build(&args.llm, config).await?;
+    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
+    let prompts = Arc::new(Prompts::load()?);
+    let mut session = Session::new(
+        catalog.clone(),
+        retriever,
+        setup.env.clone(),
+        llm.clone(),
+        prompts,
+        args.agent.options(config),
+        args.tools,
+        Arc::new(PrintObserver::default()),
+    );
+    println!(
+        "sum2act chat · model {} · {} tools in {} · {}",
+        llm.model_id(),
+        catalog.tool_count(),
+        data.root().display(),
+        HELP.lines().next().unwrap_or_default()
+    );
+
+    let mut editor = DefaultEditor::new()?;
+    let cache = crate::llm::model_cache_dir();
+    let history = cache.parent().unwrap_or(&cache).join("chat_history.txt");
+    let _ = editor.load_history(&history);
+    loop {
+        // rustyline blocks; keep it off the async workers.
+        let (ed, line) = tokio::task::spawn_blocking(move || {
+            let line = editor.readline("you> ");
+            (editor, line)
+        })
+        .await?;
+        editor = ed;
+        match line {
+            Ok(line) => {
+                let _ = editor.add_history_entry(line.as_str());
+                match session.handle(&line).await {
+                    Ok(Control::Quit) => break,
+                    Ok(Control::Continue) => {}
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            }
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(parent) = history.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let _ = editor.save_history(&history);
+    if let Some(server) = setup.server {
+        server.shutdown().await;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,145 @@
+//! `sum2act compare`: win rate of RUN_B (candidate) against RUN_A (reference), with paired A/B statistics.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::GlobalArgs;
+use super::eval::{JudgeArgs, bad, load_set};
+use crate::config::Config;
+use crate::eval::input::EVAL_DIR;
+use crate::eval::report;
+use crate::eval::{CompareOptions, PassRateOptions};
+use crate::toolbench::io::write_json_atomic;
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference run (run directory, converted folder or converted file).
+    #[arg(value_name = "RUN_A")]
+    pub run_a: PathBuf,
+    /// The candidate run.
+    #[arg(value_name = "RUN_B")]
+    pub run_b: PathBuf,
+    /// Only these subsets (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub subsets: Vec<String>,
+    /// Judge rounds per query (the answer order is shuffled in each).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
+    pub rounds: u32,
+    /// Bootstrap resamples for the 95% intervals.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Folder for the reports (default: RUN_B/eval/compare_{RUN_A name}).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+pub async fn run(
+    _global: &GlobalArgs,
+    config: &Config,
+    args: CompareArgs,
+) -> anyhow::Result<ExitCode> {
+    let reference = load_set(&args.run_a, None, None, &args.subsets)?;
+    let candidate = load_set(&args.run_b, None, None, &args.subsets)?;
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => {
+            let a_name = args
+                .run_a
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+                .unwrap_or_else(|| "reference".into());
+            let base = if args.run_b.is_dir() {
+                args.run_b.join(EVAL_DIR)
+            } else {
+                args.run_b
+                    .parent()
+                    .map(|p| p.join(EVAL_DIR))
+                    .unwrap_or_else(|| PathBuf::from(EVAL_DIR))
+            };
+            base.join(format!(
+                "compare_{}",
+                crate::toolbench::naming::standardize(&a_name)
+            ))
+        }
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let log = args
+        .judge
+        .judge_log
+        .clone()
+        .unwrap_or_else(|| out.join("judge_log.jsonl"));
+    // Verdicts `eval` already paid for are reused.
+    let earlier: Vec<PathBuf> = [&args.run_a, &args.run_b]
+        .iter()
+        .filter(|p| p.is_dir())
+        .map(|p| p.join(EVAL_DIR).join("judge_log.jsonl"))
+        .collect();
+    let judge = args.judge.build(config, &log, &earlier).await?;
+    let pass_options = PassRateOptions {
+        votes: args.judge.votes,
+        concurrency: args.judge.concurrency(),
+    };
+    let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
+        .await
+        .map_err(bad)?;
+    let cand_pr = crate::eval::pass_rate(&candidate, &judge, &pass_options)
+        .await
+        .map_err(bad)?;
+    let options = CompareOptions {
+        rounds: args.rounds,
+        seed: args.judge.seed,
+        resamples: args.resamples,
+        concurrency: args.judge.concurrency(),
+    };
+    let comparison = crate::eval::compare(
+        (&reference, &ref_pr),
+        (&candidate, &cand_pr),
+        &judge,
+        &options,
+    )
+    .await
+    .map_err(bad)?;
+    let (logged, hits) = judge.cache_stats();
+    write_json_atomic(&out.join("compare.json"), &comparison)?;
+    report::write_comparison_csv(&out, &comparison).map_err(bad)?;
+    if args.json {
+        let summary = serde_json::json!({
+            "reference": comparison.reference,
+            "candidate": comparison.candidate,
+            "judge": comparison.judge,
+            "rounds": comparison.rounds,
+            "subsets": comparison.subsets,
+            "overall": comparison.overall,
+            "out": out,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        let known = report::known_calibration(
+            judge.model_id(),
+            &[
+                args.run_b.join(EVAL_DIR).join("calibration.json"),
+                report::calibration_registry(),
+            ],
+        );
+        println!(
+            "{}",
+            report::agreement_line(judge.model_id(), known.as_ref())
+        );
+        print!("{}", report::comparison_table(&comparison));
+        println!(
+            "judge log: {} ({logged} calls logged, {hits} answered from the log this time)",
+            log.display()
+        );
+        println!("wrote {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

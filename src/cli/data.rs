@@ -1,0 +1,84 @@
+//! `sum2act data stats`: what a data directory holds.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::GlobalArgs;
+use crate::config::Config;
+use crate::toolbench::{DataDir, SubsetStats};
+
+#[derive(Debug, Args)]
+pub struct DataArgs {
+    #[command(subcommand)]
+    pub command: DataCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Counts per subset (queries, tools, APIs, categories, mean relevant APIs) and catalogue totals.
+    Stats {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(global: &GlobalArgs, _config: &Config, args: DataArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        DataCommand::Stats { json } => stats(global, json),
+    }
+}
+
+fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let mut rows = Vec::new();
+    for subset in data.subsets()? {
+        let queries = data.queries(&subset)?;
+        rows.push(SubsetStats::of(&subset, &queries));
+    }
+    let load = data.catalog()?;
+    let catalog = &load.catalog;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    if json {
+        let out = serde_json::json!({
+            "data": data.root(),
+            "subsets": rows,
+            "catalog": {
+                "tools": catalog.tool_count(),
+                "apis": catalog.api_count(),
+                "categories": catalog.categories().len(),
+                "broken_files": load.broken.len(),
+            }
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("data: {}", data.root().display());
+        println!(
+            "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13} {:>13}",
+            "subset", "queries", "tools", "apis", "categories", "mean api_list", "mean relevant"
+        );
+        for r in &rows {
+            println!(
+                "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13.2} {:>13.2}",
+                r.subset, r.queries, r.tools, r.apis, r.categories, r.mean_api_list, r.mean_relevant
+            );
+        }
+        let total: usize = rows.iter().map(|r| r.queries).sum();
+        println!(
+            "catalogue: {} tools, {} APIs, {} categories; {} queries in {} subsets",
+            catalog.tool_count(),
+            catalog.api_count(),
+            catalog.categories().len(),
+            total,
+            rows.len()
+        );
+    }
+    Ok(if load.broken.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,74 @@
+//! `sum2act merge OUT RUN_DIR...`: joins sharded run directories into one.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::BadInput;
+use crate::batch::{BatchError, Summary, merge::merge, scan_run_dir};
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The merged run directory (created if missing; an existing run there must have the same method).
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+    /// Run directories to join (e.g. one per shard).
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Merge runs of different models too (methods must always match).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Turns the batch layer's input errors into the CLI's exit code 2.
+pub(super) fn batch_error(e: BatchError) -> anyhow::Error {
+    if e.is_bad_input() {
+        anyhow::Error::new(BadInput(e.to_string()))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let outcome = merge(&args.out, &args.runs, args.force).map_err(batch_error)?;
+    println!(
+        "merged {} run(s) into {}: {} answer files copied, {} already there",
+        args.runs.len(),
+        args.out.display(),
+        outcome.copied,
+        outcome.identical
+    );
+    for path in &outcome.conflicts {
+        eprintln!(
+            "warning: {} differs from the file already merged for that query; kept the first",
+            path.display()
+        );
+    }
+    for path in &outcome.unreadable {
+        eprintln!(
+            "warning: {} is not a readable answer file; not merged",
+            path.display()
+        );
+    }
+    let (files, _) = scan_run_dir(&args.out).map_err(batch_error)?;
+    let mut per_subset: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, _, view) in &files {
+        *per_subset.entry(view.subset.clone()).or_default() += 1;
+    }
+    let episodes: Vec<_> = files.into_iter().map(|f| f.2).collect();
+    let summary = Summary::build(
+        &outcome.manifest.method,
+        &outcome.manifest.model,
+        &per_subset,
+        &episodes,
+        0.0,
+    );
+    print!("{}", summary.table());
+    Ok(if outcome.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,115 @@
+//! The command line: flags are defined once here and in each subcommand's file; `run` dispatches.
+
+pub mod agent_args;
+mod batch;
+mod chat;
+mod compare;
+mod data;
+pub mod eval;
+mod llm;
+mod merge;
+mod report;
+mod run;
+mod serve_llm;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Config;
+
+/// A harness for LLM agents on ToolBench: Sum2Act, ReAct and DFSDT over RapidAPI-style tools,
+/// offline by default (embedded model + embedded tool server + shipped sample).
+#[derive(Debug, Parser)]
+#[command(name = "sum2act", version, about, long_about = None)]
+#[command(after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Data directory with queries/ and tools/ (default: the shipped sample).
+    #[arg(long, global = true, env = "SUM2ACT_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Config file (TOML) for endpoints, limits and prices.
+    #[arg(long, global = true, env = "SUM2ACT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More logging (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Solve one query (from the data, or typed) and print every step and the state.
+    Run(Box<run::RunArgs>),
+    /// An interactive Sum2Act session: the state carries over between requests.
+    Chat(Box<chat::ChatArgs>),
+    /// Inspect a data directory.
+    Data(data::DataArgs),
+    /// Pass rate (LLM judge votes), judge-free metrics and judge calibration of a run.
+    Eval(Box<eval::EvalArgs>),
+    /// Win rate of RUN_B against RUN_A with paired bootstrap intervals and sign tests.
+    Compare(Box<compare::CompareArgs>),
+    /// Run a method over whole subsets: concurrent, resumable, shardable, with progress and a summary.
+    Batch(Box<batch::BatchArgs>),
+    /// Join run directories (e.g. shards of one batch) into one.
+    Merge(merge::MergeArgs),
+    /// Write a self-contained HTML report (pass rates, costs, trajectory viewer) for run directories.
+    Report(report::ReportArgs),
+    /// Check the configured model (the embedded one by default): answer a prompt, show tokens and speed.
+    Llm(llm::LlmCmdArgs),
+    /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback.
+    ServeLlm(Box<serve_llm::ServeLlmArgs>),
+}
+
+/// A problem with what the user gave us (flags, files): exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// Runs the parsed command line and maps the outcome to an exit code (0 ok, 1 failed, 2 bad input).
+pub async fn run(cli: Cli) -> ExitCode {
+    match dispatch(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if is_bad_input(&e) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn is_bad_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<BadInput>()
+            || c.is::<crate::toolbench::DataError>()
+            || c.is::<crate::config::ConfigError>()
+            || c.downcast_ref::<crate::llm::LlmError>().is_some_and(|e| e.is_bad_input())
+    })
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = Config::load(cli.global.config.as_deref())?;
+    match cli.command {
+        Command::Run(args) => run::run(&cli.global, &config, *args).await,
+        Command::Chat(args) => chat::run(&cli.global, &config, *args).await,
+        Command::Data(args) => data::run(&cli.global, &config, args),
+        Command::Eval(args) => eval::run(&cli.global, &config, *args).await,
+        Command::Compare(args) => compare::run(&cli.global, &config, *args).await,
+        Command::Batch(args) => batch::run(&cli.global, &config, *args).await,
+        Command::Merge(args) => merge::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Llm(args) => llm::run(&cli.global, &config, args).await,
+        Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
+    }
+}

@@ -1,0 +1,36 @@
+//! `sum2act report RUN_DIR... [--out FILE]`: a self-contained HTML report.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::merge::batch_error;
+use crate::batch::report::write_report;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directories to show side by side.
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Output file (default: report.html inside the first RUN_DIR).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.runs[0].join("report.html"));
+    let stats = write_report(&args.runs, &out).map_err(batch_error)?;
+    println!(
+        "wrote {} ({} run(s), {} episodes, {} with judge results, {} KiB)",
+        out.display(),
+        stats.runs,
+        stats.queries,
+        stats.judged_runs,
+        stats.bytes.div_ceil(1024)
+    );
+    Ok(ExitCode::SUCCESS)
+}

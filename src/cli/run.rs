@@ -1,0 +1,121 @@
+//! `sum2act run`: solve one query (from the data, or typed on the command line), printing each step and
+//! the state as it goes, and write its answer file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::agent_args::AgentArgs;
+use super::{BadInput, GlobalArgs};
+use crate::agent::toolset::{ToolSet, instruction_task, task_for};
+use crate::agent::{FinishKind, SolveContext};
+use crate::config::Config;
+use crate::llm::LlmArgs;
+use crate::prompts::Prompts;
+use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::server::{ToolArgs, tool_setup};
+use crate::session::print::PrintObserver;
+use crate::session::print_outcome;
+use crate::toolbench::{Catalog, DataDir, Task, io::write_json_atomic};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The request to solve. Omit it and give --query-id to take a query from the data directory.
+    pub instruction: Option<String>,
+    /// Subset of the query (default: search every subset for --query-id).
+    #[arg(long)]
+    pub subset: Option<String>,
+    /// Id of a query in the data directory.
+    #[arg(long)]
+    pub query_id: Option<u64>,
+    /// Which tools the agent gets: oracle (the query's api_list), all, or retrieved:K
+    /// (default: oracle for a query, retrieved:8 for a typed request).
+    #[arg(long, value_name = "SET")]
+    pub tools: Option<ToolSet>,
+    /// Folder for the answer file.
+    #[arg(long, default_value = "runs/single", value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(flatten)]
+    pub tool_args: ToolArgs,
+}
+
+pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    let catalog = load.catalog;
+    let task = resolve_task(&data, &catalog, &args)?;
+    if task.functions.is_empty() {
+        return Err(BadInput("no tools for this request: try --tools all or rephrase it".into()).into());
+    }
+    let options = args.agent.options(config);
+    let solver = crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
+    let llm = crate::llm::build(&args.llm, config).await?;
+    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
+    let prompts = Arc::new(Prompts::load()?);
+
+    println!("method: {} · model: {} · tools: {}", solver.method(), llm.model_id(), setup.env.describe());
+    println!("request: {}", task.query);
+    println!("functions: {}", task.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "));
+    let ctx = SolveContext::new(
+        llm,
+        setup.env.caller(task.functions.clone()),
+        prompts,
+        options,
+        Arc::new(PrintObserver::default()),
+    );
+    let episode = solver.solve(&task, &ctx).await?;
+    print_outcome(&episode);
+    let path = args.out.join(&task.subset).join(episode.file_name());
+    write_json_atomic(&path, &episode.to_json()).with_context(|| format!("writing {}", path.display()))?;
+    println!("answer file: {}", path.display());
+    if let Some(server) = setup.server {
+        server.shutdown().await;
+    }
+    Ok(if episode.finish == FinishKind::Error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Result<Task> {
+    let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_))) || (args.query_id.is_none() && args.tools.is_none());
+    let retriever = if needs_index { Some(Retriever::build(catalog, &RetrieveOptions::default())?) } else { None };
+    match (&args.instruction, args.query_id) {
+        (Some(_), Some(_)) => Err(BadInput("give either an instruction or --query-id, not both".into()).into()),
+        (None, None) => Err(BadInput("nothing to solve: give an instruction, or --query-id N [--subset NAME]".into()).into()),
+        (Some(text), None) => {
+            Ok(instruction_task(text, args.tools.unwrap_or(ToolSet::Oracle), catalog, retriever.as_ref())?)
+        }
+        (None, Some(id)) => {
+            let subsets = match &args.subset {
+                Some(s) => vec![s.clone()],
+                None => data.subsets()?,
+            };
+            let mut found = Vec::new();
+            for subset in subsets {
+                if let Some(q) = data.queries(&subset)?.into_iter().find(|q| q.query_id == id) {
+                    found.push((subset, q));
+                }
+            }
+            match found.len() {
+                0 => Err(BadInput(format!("no query with id {id} in {}", data.root().display())).into()),
+                1 => {
+                    let (subset, q) = &found[0];
+                    let set = args.tools.unwrap_or(ToolSet::Oracle);
+                    Ok(task_for(subset, q, set, catalog, retriever.as_ref())?)
+                }
+                _ => {
+                    let names: Vec<&str> = found.iter().map(|(s, _)| s.as_str()).collect();
+                    Err(BadInput(format!("query id {id} is in several subsets ({}); pick one with --subset", names.join(", "))).into())
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The config file (TOML): endpoints, limits and prices. Precedence: flags > env > file > defaults.
+//! Each section belongs to one layer; unknown keys are rejected so typos do not pass silently.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub llm: LlmSection,
+    pub tools: ToolsSection,
+    pub agent: AgentSection,
+    /// USD per million tokens, by model id.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// One OpenAI-compatible endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    pub base_url: String,
+    /// Name of the environment variable holding the key (the key itself never goes in the file).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSection {
+    /// Endpoints used round-robin with failover; empty means the embedded model.
+    pub endpoints: Vec<Endpoint>,
+    /// Path of the embedded model's GGUF file (default: the cache of scripts/fetch-model.sh).
+    pub model_path: Option<PathBuf>,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u32>,
+    pub max_retries: u32,
+    pub timeout_secs: u64,
+    /// Context size of the embedded model.
+    pub context: u32,
+    /// CPU threads of the embedded model (default: all cores).
+    pub threads: Option<u32>,
+    /// Sequences the embedded model decodes together (concurrent episodes share one decode).
+    pub parallel: Option<u32>,
+}
+
+impl Default for LlmSection {
+    fn default() -> Self {
+        LlmSection {
+            endpoints: Vec::new(),
+            model_path: None,
+            requests_per_minute: None,
+            tokens_per_minute: None,
+            max_retries: 5,
+            timeout_secs: 120,
+            context: 8192,
+            threads: None,
+            parallel: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsSection {
+    /// A StableToolBench-compatible `/virtual` URL; empty means the embedded server.
+    pub server_url: Option<String>,
+    /// Name of the environment variable holding the toolbench key.
+    pub key_env: Option<String>,
+    pub global_per_minute: Option<u32>,
+    pub per_tool_per_minute: Option<u32>,
+    pub timeout_secs: u64,
+    pub retries: u32,
+    pub max_observation_length: usize,
+}
+
+impl Default for ToolsSection {
+    fn default() -> Self {
+        ToolsSection {
+            server_url: None,
+            key_env: None,
+            global_per_minute: None,
+            per_tool_per_minute: None,
+            timeout_secs: 15,
+            retries: 2,
+            max_observation_length: 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    pub max_steps: u32,
+    /// Token budget of the Sum2Act state shown to the router.
+    pub state_token_budget: u32,
+}
+
+impl Default for AgentSection {
+    fn default() -> Self {
+        AgentSection {
+            max_steps: 30,
+            state_token_budget: 600,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// USD per million prompt tokens.
+    pub prompt: f64,
+    /// USD per million completion tokens.
+    pub completion: f64,
+}
+
+impl Config {
+    /// Loads `path`, or the defaults when none is given.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let Some(path) = path else {
+            return Ok(Config::default());
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Cost in USD of a call, when the model has a price.
+    pub fn cost(&self, model: &str, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        self.prices.get(model).map_or(0.0, |p| {
+            (prompt_tokens as f64 * p.prompt + completion_tokens as f64 * p.completion) / 1e6
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sections_and_rejects_typos() {
+        let ok: Result<Config, _> = toml::from_str(
+            "[llm]\nrequests_per_minute = 60\n[[llm.endpoints]]\nbase_url = \"http://127.0.0.1:8000/v1\"\n[prices.gpt-4o-mini]\nprompt = 0.15\ncompletion = 0.6\n",
+        );
+        let cfg = ok.unwrap_or_default();
+        assert_eq!(cfg.llm.requests_per_minute, Some(60));
+        assert_eq!(cfg.llm.endpoints.len(), 1);
+        assert!((cfg.cost("gpt-4o-mini", 1_000_000, 0) - 0.15).abs() < 1e-9);
+        assert!(toml::from_str::<Config>("[llm]\nrequests_per_minit = 60\n").is_err());
+    }
+}

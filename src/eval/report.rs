@@ -1,0 +1,546 @@
+//! Reports: plain-text tables for the terminal, and JSON/CSV files for machines. Also the human labels
+//! file of judge calibration and the registry of known judge agreements.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::metrics::Metrics;
+use super::pass_rate::PassRate;
+use super::stats::{Calibration, calibration};
+use super::win_rate::Comparison;
+use super::{EvalError, Label};
+use crate::toolbench::io::{read_json, write_atomic};
+
+/// What every pass-rate report says about missing answers.
+pub const MISSING_NOTE: &str =
+    "missing answers count as failures (StableToolBench drops them from the denominator)";
+
+/// Registry of measured judge agreements shipped with sum2act (`eval/judge_calibration.json`).
+pub fn calibration_registry() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("eval")
+        .join("judge_calibration.json")
+}
+
+/// The judge's measured agreement with people: the first of `files` that has an entry for `judge`.
+/// Each file is either one calibration or a map of judge id → calibration.
+pub fn known_calibration(judge: &str, files: &[PathBuf]) -> Option<Calibration> {
+    for f in files {
+        let Ok(v) = read_json::<Value>(f) else {
+            continue;
+        };
+        let one = serde_json::from_value::<Calibration>(v.clone())
+            .ok()
+            .filter(|c| c.judge == judge);
+        let from_map = v
+            .get(judge)
+            .and_then(|c| serde_json::from_value::<Calibration>(c.clone()).ok());
+        if let Some(c) = one.or(from_map) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The line printed next to every pass rate.
+pub fn agreement_line(judge: &str, known: Option<&Calibration>) -> String {
+    match known {
+        Some(c) => format!(
+            "judge {judge}: agreement with human labels {:.1}% (Cohen's kappa {:.2}, n = {}); ToolEval reports 87.1% for its ChatGPT judge",
+            c.accuracy * 100.0,
+            c.kappa,
+            c.n
+        ),
+        None => format!(
+            "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act eval RUN_DIR --labels LABELS.json` (ToolEval reports 87.1% for its ChatGPT judge)"
+        ),
+    }
+}
+
+/// Human labels: a JSON object from query id (`"101"`, or `"G1_instruction/101"` when ids repeat across
+/// subsets) to `"Solved"` / `"Unsolved"`.
+pub fn load_labels(path: &Path) -> Result<BTreeMap<String, Label>, EvalError> {
+    let raw: BTreeMap<String, Value> = read_json(path)?;
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        let label = v
+            .as_str()
+            .and_then(Label::parse)
+            .filter(|l| *l != Label::Unsure)
+            .ok_or_else(|| {
+                EvalError::bad_input(
+                    path,
+                    format!("`{k}`: label must be \"Solved\" or \"Unsolved\", got {v}"),
+                )
+            })?;
+        out.insert(k, label);
+    }
+    if out.is_empty() {
+        return Err(EvalError::bad_input(path, "no labels"));
+    }
+    Ok(out)
+}
+
+/// Compares the judge's majority labels with human labels.
+pub fn calibrate(
+    pr: &PassRate,
+    labels: &BTreeMap<String, Label>,
+    path: &Path,
+) -> Result<Calibration, EvalError> {
+    let mut pairs = Vec::new();
+    let mut unmatched = Vec::new();
+    for (k, human) in labels {
+        let hits: Vec<_> = match k.split_once('/') {
+            Some((subset, id)) => pr
+                .queries
+                .iter()
+                .filter(|q| q.subset == subset && q.query_id.to_string() == id)
+                .collect(),
+            None => pr
+                .queries
+                .iter()
+                .filter(|q| q.query_id.to_string() == *k)
+                .collect(),
+        };
+        match hits.as_slice() {
+            [] => unmatched.push(k.clone()),
+            [one] => pairs.push((*human, one.majority())),
+            _ => {
+                return Err(EvalError::bad_input(
+                    path,
+                    format!("query id `{k}` is in several subsets; write it as `SUBSET/{k}`"),
+                ));
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Err(EvalError::bad_input(
+            path,
+            "none of the labelled queries is in this evaluation",
+        ));
+    }
+    let mut c = calibration(&pr.judge, &pairs);
+    c.unmatched = unmatched;
+    Ok(c)
+}
+
+pub fn calibration_table(c: &Calibration) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "judge calibration against {} human labels ({}):",
+        c.n, c.judge
+    );
+    let _ = writeln!(
+        s,
+        "  accuracy {:.1}%   Cohen's kappa {:.3}",
+        c.accuracy * 100.0,
+        c.kappa
+    );
+    let _ = writeln!(
+        s,
+        "  {:<16} {:>8} {:>9} {:>7}",
+        "human \\ judge", "Solved", "Unsolved", "Unsure"
+    );
+    for (name, row) in ["Solved", "Unsolved"].iter().zip(c.confusion) {
+        let _ = writeln!(
+            s,
+            "  {:<16} {:>8} {:>9} {:>7}",
+            name, row[0], row[1], row[2]
+        );
+    }
+    if !c.unmatched.is_empty() {
+        let _ = writeln!(
+            s,
+            "  {} labelled queries not in this run: {}",
+            c.unmatched.len(),
+            c.unmatched.join(", ")
+        );
+    }
+    s
+}
+
+pub fn pass_rate_table(pr: &PassRate, agreement: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "pass rate (SoPR-style, {} judge votes per query)",
+        pr.votes
+    );
+    let _ = writeln!(s, "{agreement}");
+    let _ = writeln!(
+        s,
+        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>16}",
+        "subset", "queries", "missing", "by rule", "pass rate %", "w/o missing %"
+    );
+    for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>16.1}",
+            g.subset,
+            g.queries,
+            g.missing,
+            g.by_rule,
+            format!("{:.1} ± {:.1}", g.pass_rate, g.std),
+            g.pass_rate_without_missing
+        );
+    }
+    let _ = writeln!(s, "note: {MISSING_NOTE}");
+    s
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+pub fn metrics_table(ms: &[Metrics]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "judge-free metrics (averages per answered query)");
+    let _ = writeln!(
+        s,
+        "{:<16} {:>8} {:>8} {:>6} {:>9} {:>9} {:>10} {:>11} {:>12} {:>8} {:>8}",
+        "subset",
+        "answered",
+        "finish%",
+        "steps",
+        "llm calls",
+        "tokens",
+        "cost $",
+        "tok/solved",
+        "$/solved",
+        "tool err%",
+        "halluc%"
+    );
+    for m in ms {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>8} {:>8.1} {:>6.1} {:>9} {:>9} {:>10} {:>11} {:>12} {:>8.1} {:>8.1}",
+            m.subset,
+            format!("{}/{}", m.answered, m.queries),
+            m.finish_rate,
+            m.avg_steps,
+            opt(m.avg_llm_calls, 1),
+            opt(m.avg_tokens, 0),
+            opt(m.avg_cost_usd, 4),
+            opt(m.tokens_per_solved, 0),
+            opt(m.cost_per_solved_usd, 4),
+            m.tool_error_rate,
+            m.hallucination_rate
+        );
+    }
+    s
+}
+
+pub fn comparison_table(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (candidate) vs {} (reference): {} judge rounds per query, judge {}, 95% paired-bootstrap intervals ({} resamples, seed {})",
+        c.candidate, c.reference, c.rounds, c.judge, c.resamples, c.seed
+    );
+    let _ = writeln!(
+        s,
+        "{:<16} {:>5} {:>4} {:>4} {:>4} {:>22} {:>8} {:>8} {:>8} {:>24} {:>8}",
+        "subset",
+        "n",
+        "win",
+        "loss",
+        "tie",
+        "win rate % [95% CI]",
+        "p(sign)",
+        "ref PR%",
+        "cand PR%",
+        "PR diff % [95% CI]",
+        "p(sign)"
+    );
+    for g in c.subsets.iter().chain(std::iter::once(&c.overall)) {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>5} {:>4} {:>4} {:>4} {:>22} {:>8.3} {:>8.1} {:>8.1} {:>24} {:>8.3}",
+            g.subset,
+            g.queries,
+            g.wins,
+            g.losses,
+            g.ties,
+            format!(
+                "{:.1} [{:.1}, {:.1}]",
+                g.win_rate.estimate, g.win_rate.low, g.win_rate.high
+            ),
+            g.win_p_value,
+            g.reference_pass_rate,
+            g.candidate_pass_rate,
+            format!(
+                "{:+.1} [{:+.1}, {:+.1}]",
+                g.pass_rate_difference.estimate,
+                g.pass_rate_difference.low,
+                g.pass_rate_difference.high
+            ),
+            g.pass_p_value
+        );
+    }
+    let _ = writeln!(
+        s,
+        "note: win rate = wins / queries (ties count 0 and are shown separately); {MISSING_NOTE}"
+    );
+    s
+}
+
+/// Quotes a CSV field when needed.
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+/// Writes rows as CSV atomically.
+pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), EvalError> {
+    let mut out = header.join(",");
+    out.push('\n');
+    for r in rows {
+        out.push_str(&r.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+        out.push('\n');
+    }
+    write_atomic(path, out.as_bytes())?;
+    Ok(())
+}
+
+pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
+    let rows: Vec<Vec<String>> = pr
+        .subsets
+        .iter()
+        .chain(std::iter::once(&pr.overall))
+        .map(|g| {
+            vec![
+                g.subset.clone(),
+                g.queries.to_string(),
+                g.missing.to_string(),
+                g.by_rule.to_string(),
+                format!("{:.2}", g.pass_rate),
+                format!("{:.2}", g.std),
+                format!("{:.2}", g.pass_rate_without_missing),
+                g.run_pass_rates
+                    .iter()
+                    .map(|r| format!("{r:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]
+        })
+        .collect();
+    write_csv(
+        &dir.join("pass_rate.csv"),
+        &[
+            "subset",
+            "queries",
+            "missing",
+            "by_rule",
+            "pass_rate",
+            "std",
+            "pass_rate_without_missing",
+            "run_pass_rates",
+        ],
+        &rows,
+    )?;
+    let verdicts: Vec<Vec<String>> = pr
+        .queries
+        .iter()
+        .map(|q| {
+            vec![
+                q.subset.clone(),
+                q.query_id.to_string(),
+                format!("{:?}", q.source).to_lowercase(),
+                format!("{:.3}", q.score),
+                q.labels
+                    .iter()
+                    .map(|l| l.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                q.reasons.first().cloned().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    write_csv(
+        &dir.join("verdicts.csv"),
+        &["subset", "query_id", "source", "score", "labels", "reason"],
+        &verdicts,
+    )
+}
+
+pub fn write_metrics_csv(path: &Path, ms: &[Metrics]) -> Result<(), EvalError> {
+    let o = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
+    let rows: Vec<Vec<String>> = ms
+        .iter()
+        .map(|m| {
+            vec![
+                m.subset.clone(),
+                m.queries.to_string(),
+                m.answered.to_string(),
+                format!("{:.2}", m.finish_rate),
+                format!("{:.3}", m.avg_steps),
+                o(m.avg_llm_calls),
+                o(m.avg_tokens),
+                o(m.avg_cost_usd),
+                o(m.tokens_per_solved),
+                o(m.cost_per_solved_usd),
+                m.tool_calls.to_string(),
+                format!("{:.2}", m.tool_error_rate),
+                format!("{:.2}", m.hallucination_rate),
+            ]
+        })
+        .collect();
+    write_csv(
+        path,
+        &[
+            "subset",
+            "queries",
+            "answered",
+            "finish_rate",
+            "avg_steps",
+            "avg_llm_calls",
+            "avg_tokens",
+            "avg_cost_usd",
+            "tokens_per_solved",
+            "cost_per_solved_usd",
+            "tool_calls",
+            "tool_error_rate",
+            "hallucination_rate",
+        ],
+        &rows,
+    )
+}
+
+pub fn write_comparison_csv(dir: &Path, c: &Comparison) -> Result<(), EvalError> {
+    let rows: Vec<Vec<String>> = c
+        .subsets
+        .iter()
+        .chain(std::iter::once(&c.overall))
+        .map(|g| {
+            vec![
+                g.subset.clone(),
+                g.queries.to_string(),
+                g.wins.to_string(),
+                g.losses.to_string(),
+                g.ties.to_string(),
+                format!("{:.2}", g.win_rate.estimate),
+                format!("{:.2}", g.win_rate.low),
+                format!("{:.2}", g.win_rate.high),
+                format!("{:.2}", g.win_rate_ties_half),
+                format!("{:.4}", g.win_p_value),
+                format!("{:.2}", g.reference_pass_rate),
+                format!("{:.2}", g.candidate_pass_rate),
+                format!("{:.2}", g.pass_rate_difference.estimate),
+                format!("{:.2}", g.pass_rate_difference.low),
+                format!("{:.2}", g.pass_rate_difference.high),
+                format!("{:.4}", g.pass_p_value),
+            ]
+        })
+        .collect();
+    write_csv(
+        &dir.join("compare.csv"),
+        &[
+            "subset",
+            "queries",
+            "wins",
+            "losses",
+            "ties",
+            "win_rate",
+            "win_rate_low",
+            "win_rate_high",
+            "win_rate_ties_half",
+            "win_p_value",
+            "reference_pass_rate",
+            "candidate_pass_rate",
+            "pass_rate_difference",
+            "pass_rate_difference_low",
+            "pass_rate_difference_high",
+            "pass_p_value",
+        ],
+        &rows,
+    )?;
+    let prefs: Vec<Vec<String>> = c
+        .queries
+        .iter()
+        .map(|q| {
+            vec![
+                q.subset.clone(),
+                q.query_id.to_string(),
+                format!("{:?}", q.outcome).to_lowercase(),
+                q.reference_rounds.to_string(),
+                q.candidate_rounds.to_string(),
+                q.rounds
+                    .iter()
+                    .map(|r| r.decided_by.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]
+        })
+        .collect();
+    write_csv(
+        &dir.join("preferences.csv"),
+        &[
+            "subset",
+            "query_id",
+            "outcome",
+            "reference_rounds",
+            "candidate_rounds",
+            "decided_by",
+        ],
+        &prefs,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::pass_rate::{QueryVerdict, Source, summarise};
+
+    fn verdict(subset: &str, id: u64, labels: Vec<Label>) -> QueryVerdict {
+        let score = labels.iter().map(|l| l.score()).sum::<f64>() / labels.len() as f64;
+        QueryVerdict {
+            subset: subset.into(),
+            query_id: id,
+            source: Source::Judge,
+            reasons: vec![String::new(); labels.len()],
+            labels,
+            score,
+        }
+    }
+
+    #[test]
+    fn calibration_matches_ids_and_rejects_ambiguity() {
+        use Label::*;
+        let pr = summarise(
+            "j",
+            3,
+            vec![
+                verdict("G1", 1, vec![Solved, Solved, Unsolved]),
+                verdict("G1", 2, vec![Unsolved, Unsolved, Unsolved]),
+                verdict("G2", 2, vec![Solved, Solved, Solved]),
+            ],
+        );
+        let mut labels = BTreeMap::new();
+        labels.insert("1".to_string(), Solved);
+        labels.insert("G1/2".to_string(), Solved);
+        labels.insert("99".to_string(), Unsolved);
+        let c = calibrate(&pr, &labels, Path::new("labels.json")).unwrap();
+        assert_eq!(c.n, 2);
+        assert_eq!(c.confusion, [[1, 1, 0], [0, 0, 0]]);
+        assert_eq!(c.unmatched, vec!["99".to_string()]);
+        labels.insert("2".to_string(), Solved);
+        let err = calibrate(&pr, &labels, Path::new("labels.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SUBSET/2"), "{err}");
+    }
+
+    #[test]
+    fn csv_quotes_fields() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}

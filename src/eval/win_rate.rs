@@ -1,0 +1,579 @@
+//! Win rate of a candidate run against a reference run on the same queries, and the paired A/B
+//! statistics (bootstrap intervals, sign tests) for the win rate and the pass-rate difference.
+//!
+//! Per query and round: a missing answer loses; exactly one Solved (by that round's pass-rate vote) wins;
+//! identical answers tie; otherwise the judge prefers one, with the order of the two answers shuffled per
+//! round by a seeded RNG. A candidate wins a query when preferred in more rounds than the reference; equal
+//! counts are ties, reported on their own (the win rate counts them as 0, as StableToolBench does).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::StreamExt;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::input::{Answer, AnswerSet};
+use super::judge::Judge;
+use super::pass_rate::{PassRate, Source};
+use super::stats::{Interval, bootstrap_mean, mean, sign_test};
+use super::{EvalError, Label, QueryKey};
+
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Judge rounds per query.
+    pub rounds: u32,
+    /// Seed of the order shuffling and of the bootstrap.
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    pub concurrency: usize,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            rounds: 3,
+            seed: 42,
+            resamples: 10_000,
+            concurrency: 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Win,
+    Loss,
+    Tie,
+}
+
+/// Who won one round, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// `reference`, `candidate` or `tie`.
+    pub winner: String,
+    /// `missing`, `status`, `identical`, `judge` or `no_verdict`.
+    pub decided_by: String,
+    /// Whether the candidate was shown first to the judge.
+    #[serde(default)]
+    pub candidate_first: bool,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The outcome for one query (from the candidate's side).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryPreference {
+    pub subset: String,
+    pub query_id: u64,
+    pub reference_rounds: u32,
+    pub candidate_rounds: u32,
+    pub outcome: Outcome,
+    /// Pass-rate scores (0..1) of both answers.
+    pub reference_score: f64,
+    pub candidate_score: f64,
+    pub rounds: Vec<Round>,
+}
+
+/// Comparison numbers for a group of queries (a subset, or all). Rates in percent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupComparison {
+    pub subset: String,
+    pub queries: usize,
+    pub wins: usize,
+    pub losses: usize,
+    pub ties: usize,
+    /// wins / queries, with its paired-bootstrap 95% interval.
+    pub win_rate: Interval,
+    /// (wins + ties/2) / queries, for readers used to that convention.
+    pub win_rate_ties_half: f64,
+    /// Sign test of wins against losses.
+    pub win_p_value: f64,
+    pub reference_pass_rate: f64,
+    pub candidate_pass_rate: f64,
+    /// Candidate minus reference pass rate (mean per-query score difference), with its 95% interval.
+    pub pass_rate_difference: Interval,
+    /// Sign test of queries where the candidate scored higher against those where it scored lower.
+    pub pass_p_value: f64,
+    pub candidate_better: usize,
+    pub reference_better: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub reference: String,
+    pub candidate: String,
+    pub judge: String,
+    pub rounds: u32,
+    pub seed: u64,
+    pub resamples: usize,
+    pub subsets: Vec<GroupComparison>,
+    pub overall: GroupComparison,
+    pub queries: Vec<QueryPreference>,
+}
+
+/// Whether the candidate is shown first in `round` of `key`: a seeded coin, stable across runs and
+/// machines (it does not depend on the order the queries are processed in).
+pub fn candidate_first(seed: u64, key: &QueryKey, round: u32) -> bool {
+    let digest =
+        Sha256::digest(format!("{seed}/{}/{}/{round}", key.subset, key.query_id).as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    StdRng::seed_from_u64(u64::from_le_bytes(bytes)).gen_bool(0.5)
+}
+
+fn round(winner: &str, decided_by: &str) -> Round {
+    Round {
+        winner: winner.to_string(),
+        decided_by: decided_by.to_string(),
+        candidate_first: false,
+        reason: String::new(),
+    }
+}
+
+/// Compares `candidate` against `reference`; both pass rates must come from the same judge setup.
+pub async fn compare(
+    reference: (&AnswerSet, &PassRate),
+    candidate: (&AnswerSet, &PassRate),
+    judge: &Judge,
+    options: &CompareOptions,
+) -> Result<Comparison, EvalError> {
+    let rounds = options.rounds.max(1);
+    let keys: BTreeSet<QueryKey> = reference
+        .0
+        .expected
+        .union(&candidate.0.expected)
+        .cloned()
+        .collect();
+    let ref_verdicts = reference.1.by_key();
+    let cand_verdicts = candidate.1.by_key();
+    let label = |v: &BTreeMap<QueryKey, &super::pass_rate::QueryVerdict>, k: &QueryKey, r: u32| {
+        v.get(k).map_or(Label::Unsolved, |q| q.label(r as usize))
+    };
+    let score = |v: &BTreeMap<QueryKey, &super::pass_rate::QueryVerdict>, k: &QueryKey| {
+        v.get(k)
+            .filter(|q| q.source != Source::Missing)
+            .map_or(0.0, |q| q.score)
+    };
+    let mut table: BTreeMap<QueryKey, Vec<Option<Round>>> = BTreeMap::new();
+    let mut jobs: Vec<(QueryKey, u32, &Answer, &Answer)> = Vec::new();
+    for key in &keys {
+        let mut rs = Vec::with_capacity(rounds as usize);
+        let (ra, ca) = (reference.0.answers.get(key), candidate.0.answers.get(key));
+        for r in 0..rounds {
+            let decided = match (ra, ca) {
+                (None, None) => Some(round("tie", "missing")),
+                (None, Some(_)) => Some(round("candidate", "missing")),
+                (Some(_), None) => Some(round("reference", "missing")),
+                (Some(a), Some(b)) => {
+                    let (la, lb) = (label(&ref_verdicts, key, r), label(&cand_verdicts, key, r));
+                    if la == Label::Solved && lb != Label::Solved {
+                        Some(round("reference", "status"))
+                    } else if lb == Label::Solved && la != Label::Solved {
+                        Some(round("candidate", "status"))
+                    } else if a.final_text().trim() == b.final_text().trim()
+                        && a.tool_steps() == b.tool_steps()
+                    {
+                        Some(round("tie", "identical"))
+                    } else {
+                        jobs.push((key.clone(), r, a, b));
+                        None
+                    }
+                }
+            };
+            rs.push(decided);
+        }
+        table.insert(key.clone(), rs);
+    }
+    let max_traj = judge.options().max_trajectory_chars / 2;
+    let seed = options.seed;
+    let judged: Vec<Result<(QueryKey, u32, Round), EvalError>> = futures::stream::iter(jobs)
+        .map(|(key, r, a, b)| async move {
+            let cand_first = candidate_first(seed, &key, r);
+            let (ta, tb) = (a.final_text(), b.final_text());
+            let (tra, trb) = (a.trajectory_text(max_traj), b.trajectory_text(max_traj));
+            let (first, second) = if cand_first {
+                ((tb.as_str(), trb.as_str()), (ta.as_str(), tra.as_str()))
+            } else {
+                ((ta.as_str(), tra.as_str()), (tb.as_str(), trb.as_str()))
+            };
+            let ctx = key.to_string();
+            let (pref, reason) = judge
+                .prefers_first(&a.converted.query, first, second, r, &ctx)
+                .await?;
+            let winner = match pref {
+                None => "tie",
+                Some(first_better) if first_better == cand_first => "candidate",
+                Some(_) => "reference",
+            };
+            let decided_by = if pref.is_some() {
+                "judge"
+            } else {
+                "no_verdict"
+            };
+            Ok((
+                key,
+                r,
+                Round {
+                    winner: winner.to_string(),
+                    decided_by: decided_by.to_string(),
+                    candidate_first: cand_first,
+                    reason,
+                },
+            ))
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    let saved = judge.save();
+    for j in judged {
+        let (key, r, rd) = j?;
+        if let Some(rs) = table.get_mut(&key) {
+            rs[r as usize] = Some(rd);
+        }
+    }
+    saved?;
+    let queries: Vec<QueryPreference> = table
+        .into_iter()
+        .map(|(key, rs)| {
+            let rs: Vec<Round> = rs
+                .into_iter()
+                .map(|r| r.unwrap_or_else(|| round("tie", "no_verdict")))
+                .collect();
+            let cand = rs.iter().filter(|r| r.winner == "candidate").count() as u32;
+            let refr = rs.iter().filter(|r| r.winner == "reference").count() as u32;
+            let outcome = match cand.cmp(&refr) {
+                std::cmp::Ordering::Greater => Outcome::Win,
+                std::cmp::Ordering::Less => Outcome::Loss,
+                std::cmp::Ordering::Equal => Outcome::Tie,
+            };
+            QueryPreference {
+                reference_score: score(&ref_verdicts, &key),
+                candidate_score: score(&cand_verdicts, &key),
+                subset: key.subset,
+                query_id: key.query_id,
+                reference_rounds: refr,
+                candidate_rounds: cand,
+                outcome,
+                rounds: rs,
+            }
+        })
+        .collect();
+    Ok(summarise(
+        reference.0.name(),
+        candidate.0.name(),
+        judge.model_id(),
+        rounds,
+        options,
+        queries,
+    ))
+}
+
+/// Per-subset and overall numbers from per-query outcomes.
+pub fn summarise(
+    reference: String,
+    candidate: String,
+    judge: &str,
+    rounds: u32,
+    options: &CompareOptions,
+    queries: Vec<QueryPreference>,
+) -> Comparison {
+    let mut by_subset: BTreeMap<&str, Vec<&QueryPreference>> = BTreeMap::new();
+    for q in &queries {
+        by_subset.entry(q.subset.as_str()).or_default().push(q);
+    }
+    let subsets = by_subset
+        .iter()
+        .map(|(name, qs)| group(name, qs, options))
+        .collect();
+    let all: Vec<&QueryPreference> = queries.iter().collect();
+    let overall = group("overall", &all, options);
+    Comparison {
+        reference,
+        candidate,
+        judge: judge.to_string(),
+        rounds,
+        seed: options.seed,
+        resamples: options.resamples,
+        subsets,
+        overall,
+        queries,
+    }
+}
+
+fn group(name: &str, qs: &[&QueryPreference], options: &CompareOptions) -> GroupComparison {
+    let n = qs.len();
+    let count = |o: Outcome| qs.iter().filter(|q| q.outcome == o).count();
+    let (wins, losses, ties) = (
+        count(Outcome::Win),
+        count(Outcome::Loss),
+        count(Outcome::Tie),
+    );
+    let win_values: Vec<f64> = qs
+        .iter()
+        .map(|q| {
+            if q.outcome == Outcome::Win {
+                100.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let diffs: Vec<f64> = qs
+        .iter()
+        .map(|q| (q.candidate_score - q.reference_score) * 100.0)
+        .collect();
+    let better = diffs.iter().filter(|d| **d > 1e-9).count();
+    let worse = diffs.iter().filter(|d| **d < -1e-9).count();
+    GroupComparison {
+        subset: name.to_string(),
+        queries: n,
+        wins,
+        losses,
+        ties,
+        win_rate: bootstrap_mean(&win_values, options.resamples, options.seed),
+        win_rate_ties_half: if n == 0 {
+            0.0
+        } else {
+            (wins as f64 + ties as f64 / 2.0) / n as f64 * 100.0
+        },
+        win_p_value: sign_test(wins as u64, losses as u64),
+        reference_pass_rate: mean(
+            &qs.iter()
+                .map(|q| q.reference_score * 100.0)
+                .collect::<Vec<_>>(),
+        ),
+        candidate_pass_rate: mean(
+            &qs.iter()
+                .map(|q| q.candidate_score * 100.0)
+                .collect::<Vec<_>>(),
+        ),
+        pass_rate_difference: bootstrap_mean(
+            &diffs,
+            options.resamples,
+            options.seed.wrapping_add(1),
+        ),
+        pass_p_value: sign_test(better as u64, worse as u64),
+        candidate_better: better,
+        reference_better: worse,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::eval::cache::JudgeCache;
+    use crate::eval::input::{Converted, ConvertedAnswer};
+    use crate::eval::judge::JudgeOptions;
+    use crate::eval::pass_rate::{QueryVerdict, summarise as summarise_pass};
+    use crate::llm::scripted::{ScriptedLlm, reply};
+    use crate::prompts::Prompts;
+    use serde_json::json;
+
+    fn answer(id: u64, text: &str) -> Answer {
+        let raw = json!({"return_type": "give_answer", "final_answer": text}).to_string();
+        Answer {
+            key: QueryKey::new("G1", id),
+            converted: Converted {
+                query: format!("q{id}"),
+                available_tools: vec![],
+                answer: ConvertedAnswer {
+                    method: "m".into(),
+                    total_steps: 3,
+                    final_answer: raw,
+                    answer_details: json!([{"role": "tool", "message": {"name": "Finish", "arguments": "{}", "response": ""}, "next": []}]),
+                },
+            },
+            record: None,
+        }
+    }
+
+    fn run(
+        name: &str,
+        answers: Vec<(u64, &str, Vec<Label>)>,
+        expected: &[u64],
+    ) -> (AnswerSet, PassRate) {
+        let mut set = AnswerSet {
+            method: name.into(),
+            ..AnswerSet::default()
+        };
+        let mut verdicts = Vec::new();
+        for id in expected {
+            set.expected.insert(QueryKey::new("G1", *id));
+        }
+        for (id, text, labels) in answers {
+            let a = answer(id, text);
+            set.expected.insert(a.key.clone());
+            set.answers.insert(a.key.clone(), a);
+            let score = mean(&labels.iter().map(|l| l.score()).collect::<Vec<_>>());
+            verdicts.push(QueryVerdict {
+                subset: "G1".into(),
+                query_id: id,
+                source: Source::Judge,
+                reasons: vec![String::new(); labels.len()],
+                labels,
+                score,
+            });
+        }
+        (set, summarise_pass("j", 3, verdicts))
+    }
+
+    /// Prefers the answer containing "BEST" wherever it is shown; otherwise always picks A (so a
+    /// position-biased judge is visible when the order is not shuffled).
+    fn judge() -> (Arc<ScriptedLlm>, Judge) {
+        let llm = Arc::new(ScriptedLlm::new(|req, _| {
+            let p = &req.messages[0].content;
+            let a = p.find("Answer A:").unwrap_or(0);
+            let b = p.find("Answer B:").unwrap_or(0);
+            let best = p.find("BEST");
+            let pick = match best {
+                Some(i) if i > b => "B",
+                _ if a > 0 => "A",
+                _ => "A",
+            };
+            Ok(reply(&format!(r#"{{"reason": "r", "better": "{pick}"}}"#)))
+        }));
+        let j = Judge::new(
+            llm.clone(),
+            Prompts::embedded(),
+            JudgeCache::memory(),
+            JudgeOptions::default(),
+        );
+        (llm, j)
+    }
+
+    const U: Label = Label::Unsolved;
+    const S: Label = Label::Solved;
+
+    #[tokio::test]
+    async fn status_shortcut_missing_and_judge() {
+        let (ra, rp) = run(
+            "ref",
+            vec![
+                (1, "ref solved", vec![S, S, S]),
+                (2, "ref meh", vec![U, U, U]),
+                (3, "same", vec![U, U, U]),
+            ],
+            &[4],
+        );
+        let (ca, cp) = run(
+            "cand",
+            vec![
+                (1, "cand meh", vec![U, U, U]),
+                (2, "cand BEST", vec![U, U, U]),
+                (3, "same", vec![U, U, U]),
+                (4, "cand only", vec![U, U, U]),
+            ],
+            &[],
+        );
+        let (llm, j) = judge();
+        let c = compare((&ra, &rp), (&ca, &cp), &j, &CompareOptions::default())
+            .await
+            .unwrap();
+        let q = |id| c.queries.iter().find(|q| q.query_id == id).unwrap();
+        assert_eq!(q(1).outcome, Outcome::Loss);
+        assert!(q(1).rounds.iter().all(|r| r.decided_by == "status"));
+        assert_eq!(q(2).outcome, Outcome::Win);
+        assert!(q(2).rounds.iter().all(|r| r.decided_by == "judge"));
+        assert_eq!(q(3).outcome, Outcome::Tie, "identical answers tie");
+        assert_eq!(
+            q(4).outcome,
+            Outcome::Win,
+            "the reference's missing answer loses"
+        );
+        assert_eq!(
+            llm.requests().len(),
+            3,
+            "only query 2 goes to the judge, once per round"
+        );
+        let g = &c.overall;
+        assert_eq!((g.wins, g.losses, g.ties), (2, 1, 1));
+        assert_eq!(g.win_rate.estimate, 50.0, "ties count 0 in the win rate");
+        assert_eq!(g.win_rate_ties_half, 62.5);
+        assert!((g.pass_rate_difference.estimate - (-25.0)).abs() < 1e-9);
+    }
+
+    #[tokio::test]
+    async fn order_is_shuffled_per_round_and_seeded() {
+        let key = QueryKey::new("G1", 7);
+        let flips: Vec<bool> = (0..64).map(|r| candidate_first(42, &key, r)).collect();
+        let firsts = flips.iter().filter(|f| **f).count();
+        assert!((16..=48).contains(&firsts), "{firsts} of 64");
+        assert_eq!(
+            flips,
+            (0..64)
+                .map(|r| candidate_first(42, &key, r))
+                .collect::<Vec<_>>()
+        );
+        assert_ne!(
+            flips,
+            (0..64)
+                .map(|r| candidate_first(43, &key, r))
+                .collect::<Vec<_>>()
+        );
+
+        // A judge that always says "A" cannot make one side win every round of every query.
+        let llm = Arc::new(ScriptedLlm::new(|_, _| {
+            Ok(reply(r#"{"reason": "r", "better": "A"}"#))
+        }));
+        let j = Judge::new(
+            llm.clone(),
+            Prompts::embedded(),
+            JudgeCache::memory(),
+            JudgeOptions::default(),
+        );
+        let answers = |tag: &'static str| {
+            (1..=20)
+                .map(move |i| (i, tag, vec![U, U, U]))
+                .collect::<Vec<_>>()
+        };
+        let (ra, rp) = run("ref", answers("x"), &[]);
+        let (ca, cp) = run("cand", answers("y"), &[]);
+        let c = compare((&ra, &rp), (&ca, &cp), &j, &CompareOptions::default())
+            .await
+            .unwrap();
+        let shown: Vec<&Round> = c.queries.iter().flat_map(|q| &q.rounds).collect();
+        let cand_first = shown.iter().filter(|r| r.candidate_first).count();
+        assert!(cand_first > 10 && cand_first < 50, "{cand_first} of 60");
+        for r in &shown {
+            assert_eq!(r.winner == "candidate", r.candidate_first);
+        }
+        assert!(c.overall.wins > 0 && c.overall.losses > 0);
+    }
+
+    #[tokio::test]
+    async fn even_rounds_can_tie() {
+        let llm = Arc::new(ScriptedLlm::new(|_, i| {
+            Ok(reply(if i % 2 == 0 {
+                r#"{"reason": "r", "better": "A"}"#
+            } else {
+                r#"{"reason": "r", "better": "B"}"#
+            }))
+        }));
+        let j = Judge::new(
+            llm,
+            Prompts::embedded(),
+            JudgeCache::memory(),
+            JudgeOptions::default(),
+        );
+        let (ra, rp) = run("ref", vec![(1, "x", vec![U, U])], &[]);
+        let (ca, cp) = run("cand", vec![(1, "y", vec![U, U])], &[]);
+        let opts = CompareOptions {
+            rounds: 2,
+            concurrency: 1,
+            ..CompareOptions::default()
+        };
+        let c = compare((&ra, &rp), (&ca, &cp), &j, &opts).await.unwrap();
+        let q = &c.queries[0];
+        // Round 0 and round 1 are shown in some order; the judge answers A then B. Whatever the order,
+        // the outcome is a tie only when each side won one round.
+        assert_eq!(q.reference_rounds + q.candidate_rounds, 2);
+        assert_eq!(q.outcome == Outcome::Tie, q.reference_rounds == 1);
+        assert_eq!(c.overall.ties + c.overall.wins + c.overall.losses, 1);
+    }
+}

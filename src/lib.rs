@@ -1,0 +1,18 @@
+//! sum2act: a harness for LLM agents on ToolBench.
+//!
+//! Layers, top to bottom (arrows point down only):
+//! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`.
+
+pub mod agent;
+pub mod batch;
+pub mod cli;
+pub mod config;
+pub mod eval;
+pub mod llm;
+pub mod logging;
+pub mod prompts;
+pub mod retrieve;
+pub mod server;
+pub mod session;
+pub mod tools;
+pub mod toolbench;

@@ -1,0 +1,56 @@
+//! The LLM layer: one small trait every method talks to, and its implementations (OpenAI-compatible
+//! HTTP, the embedded llama.cpp model, record/replay, a scripted model for tests) plus decorators for
+//! retries, rate limits and accounting. Most callers only need [`LlmArgs`] and [`build`].
+
+mod args;
+mod error;
+pub mod limits;
+#[cfg(feature = "local-model")]
+pub mod local;
+pub mod meter;
+pub mod openai;
+pub mod replay;
+pub mod retry;
+pub mod scripted;
+pub mod server;
+mod tokens;
+mod types;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use args::{KNOWN_MODEL_FILES, LlmArgs, build, model_cache_dir, resolve_model_path, uses_embedded_model};
+pub use error::LlmError;
+pub use meter::{Meter, Metered, UsageTotals, metered};
+pub use tokens::{count_prompt_tokens, count_tokens};
+pub use types::{Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage};
+
+/// A chat-completion model.
+#[async_trait]
+pub trait LlmClient: Send + Sync {
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError>;
+
+    /// The model's id as recorded in manifests and judge logs.
+    fn model_id(&self) -> String;
+
+    /// The run's accounting, when this client feeds one (the client from [`build`] does).
+    fn meter(&self) -> Option<Arc<Meter>> {
+        None
+    }
+}
+
+#[async_trait]
+impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        (**self).complete(request).await
+    }
+
+    fn model_id(&self) -> String {
+        (**self).model_id()
+    }
+
+    fn meter(&self) -> Option<Arc<Meter>> {
+        (**self).meter()
+    }
+}

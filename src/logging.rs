@@ -1,0 +1,17 @@
+//! Logging with `tracing` to stderr: warnings by default, more with -v, or `RUST_LOG`.
+
+use tracing_subscriber::EnvFilter;
+
+pub fn init(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,230 @@
+//! The response cache: `{Category}/{tool}/{api}.json`, each file mapping the canonical JSON of the
+//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory;
+//! new answers are written back atomically when saving is on.
+//!
+//! Paths are only ever built from names found in the tool catalogue (folder names and file stems that
+//! exist on disk, and standardised API names), never from what a request says.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+
+use crate::toolbench::DataError;
+use crate::toolbench::io::{read_json, write_json_atomic};
+
+type Entries = BTreeMap<String, Value>;
+
+/// A response cache folder.
+#[derive(Debug)]
+pub struct ResponseCache {
+    root: PathBuf,
+    files: RwLock<HashMap<PathBuf, Arc<Entries>>>,
+    /// Serialises read-modify-write of files when saving.
+    write: Mutex<()>,
+}
+
+impl ResponseCache {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        ResponseCache {
+            root: root.into(),
+            files: RwLock::new(HashMap::new()),
+            write: Mutex::new(()),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The file of an API. Callers pass catalogue names only (see the module doc).
+    pub fn file(&self, category: &str, tool: &str, api: &str) -> PathBuf {
+        self.root
+            .join(category)
+            .join(tool)
+            .join(format!("{api}.json"))
+    }
+
+    fn entries(&self, path: &Path) -> Arc<Entries> {
+        if let Ok(files) = self.files.read() {
+            if let Some(e) = files.get(path) {
+                return e.clone();
+            }
+        }
+        let entries = if path.is_file() {
+            match read_json::<Entries>(path) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!("ignoring unreadable response cache file: {e}");
+                    Entries::new()
+                }
+            }
+        } else {
+            Entries::new()
+        };
+        let entries = Arc::new(entries);
+        if let Ok(mut files) = self.files.write() {
+            files.insert(path.to_path_buf(), entries.clone());
+        }
+        entries
+    }
+
+    /// The recorded `{"error", "response"}` for a canonical argument key.
+    pub fn get(&self, path: &Path, key: &str) -> Option<Value> {
+        self.entries(path).get(key).cloned()
+    }
+
+    /// Up to `n` recorded examples of an API (for the LLM simulator's prompt).
+    pub fn examples(&self, path: &Path, n: usize) -> Vec<(String, Value)> {
+        self.entries(path)
+            .iter()
+            .take(n)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Adds an answer and rewrites the file atomically.
+    pub fn put(&self, path: &Path, key: &str, value: Value) -> Result<(), DataError> {
+        let _guard = self
+            .write
+            .lock()
+            .map_err(|_| DataError::Other("response cache lock poisoned".into()))?;
+        let mut entries = (*self.entries(path)).clone();
+        entries.insert(key.to_string(), value);
+        write_json_atomic(path, &entries)?;
+        if let Ok(mut files) = self.files.write() {
+            files.insert(path.to_path_buf(), Arc::new(entries));
+        }
+        Ok(())
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    pub files: usize,
+    pub entries: usize,
+    /// Keys that are not a Python dict literal we can read.
+    pub skipped: usize,
+    /// Entries already present in the destination (kept as they were).
+    pub existing: usize,
+}
+
+/// Converts a StableToolBench cache (`{Category}/{tool}_for_{Category}/{api}.json`, Python-repr keys)
+/// into our layout under `dest` (canonical JSON keys), merging with what is there.
+pub fn import_stb_cache(src: &Path, dest: &Path) -> Result<ImportReport, DataError> {
+    let mut report = ImportReport::default();
+    for category in sorted_dirs(src)? {
+        let cat_name = file_name(&category);
+        for tool_dir in sorted_dirs(&category)? {
+            let dir_name = file_name(&tool_dir);
+            let tool = dir_name
+                .strip_suffix(&format!("_for_{cat_name}"))
+                .unwrap_or(&dir_name)
+                .to_string();
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&tool_dir)
+                .map_err(|e| DataError::io(&tool_dir, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            files.sort();
+            for file in files {
+                let entries: BTreeMap<String, Value> = read_json(&file)?;
+                let target = dest.join(&cat_name).join(&tool).join(file_name(&file));
+                let mut merged: Entries = if target.is_file() {
+                    read_json(&target)?
+                } else {
+                    Entries::new()
+                };
+                for (key, value) in entries {
+                    match super::pyrepr::parse(&key) {
+                        Ok(args @ Value::Object(_)) => {
+                            let k = crate::tools::args::canonical_json(&args);
+                            if merged.contains_key(&k) {
+                                report.existing += 1;
+                            } else {
+                                merged.insert(k, value);
+                                report.entries += 1;
+                            }
+                        }
+                        _ => report.skipped += 1,
+                    }
+                }
+                write_json_atomic(&target, &merged)?;
+                report.files += 1;
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| DataError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn put_then_get_and_import() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ResponseCache::new(dir.path().join("ours"));
+        let f = cache.file("Data", "theclique", "transfermarkt_search");
+        assert_eq!(cache.get(&f, "{}"), None);
+        cache
+            .put(
+                &f,
+                "{\"name\":\"x\"}",
+                json!({"error": "", "response": "hi"}),
+            )
+            .unwrap();
+        assert_eq!(
+            cache.get(&f, "{\"name\":\"x\"}"),
+            Some(json!({"error": "", "response": "hi"}))
+        );
+        let fresh = ResponseCache::new(dir.path().join("ours"));
+        assert!(fresh.get(&f, "{\"name\":\"x\"}").is_some());
+
+        let stb = dir.path().join("stb/Data/theclique_for_Data");
+        std::fs::create_dir_all(&stb).unwrap();
+        std::fs::write(
+            stb.join("transfermarkt_search.json"),
+            r#"{"{'name': 'Lionel Messi', 'page': 1, 'x': True}": {"error": "", "response": "r"}, "not a dict": {}, "{'name': 'x'}": {"error": "", "response": "dup"}}"#,
+        )
+        .unwrap();
+        let report = import_stb_cache(&dir.path().join("stb"), &dir.path().join("ours")).unwrap();
+        assert_eq!(
+            report,
+            ImportReport {
+                files: 1,
+                entries: 1,
+                skipped: 1,
+                existing: 1
+            }
+        );
+        let again = ResponseCache::new(dir.path().join("ours"));
+        assert_eq!(
+            again.get(&f, r#"{"name":"Lionel Messi","page":1,"x":true}"#),
+            Some(json!({"error": "", "response": "r"}))
+        );
+        assert_eq!(
+            again.get(&f, "{\"name\":\"x\"}"),
+            Some(json!({"error": "", "response": "hi"}))
+        );
+    }
+}

@@ -1,0 +1,381 @@
+//! The virtual API itself, independent of HTTP: normalises a `/virtual` request as StableToolBench does
+//! (SPEC §3.4), checks it against the catalogue, and answers from the response cache, by schema-driven
+//! simulation, or by an LLM, with optional fault injection. The HTTP server and the in-process
+//! `CatalogSource` both call this, so they answer identically.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::cache::ResponseCache;
+use super::faults::{FaultConfig, FaultKind, Faults};
+use super::llm_sim::LlmSimulator;
+use super::simulate::{parse_template, simulate};
+use crate::llm::LlmClient;
+use crate::toolbench::naming::{pure_api_name, standard_category, standardize};
+use crate::toolbench::{ApiDoc, Catalog};
+use crate::tools::args::{canonical_json, check_params, input_object};
+use crate::tools::caller::PARAMETER_ERROR;
+use crate::tools::observation::{
+    MESSAGE_ERROR, NOT_WORKING_ERROR, PARSE_ERROR, RATE_LIMIT_ERROR, TIMEOUT_ERROR,
+    TOO_MANY_REQUESTS_ERROR, UNAUTHORIZED_ERROR, UNSUBSCRIBED_ERROR,
+};
+use crate::tools::{ReplySource, ToolReply, ToolRequest};
+
+/// How answers that are not in the cache are made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimulationMode {
+    /// Schema-driven, deterministic, instant.
+    #[default]
+    Schema,
+    /// The configured LLM (as StableToolBench does with GPT), falling back to the schema on failure.
+    Llm,
+}
+
+/// An answer: a reply, or an HTTP error status (only fault injection produces those).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Reply(ToolReply),
+    HttpError(u16),
+}
+
+/// Counts of answers by source, for the shutdown summary and `/health`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub cache: AtomicU64,
+    pub simulated: AtomicU64,
+    pub llm: AtomicU64,
+    pub fault: AtomicU64,
+    pub invalid: AtomicU64,
+}
+
+impl Stats {
+    pub fn snapshot(&self) -> Value {
+        serde_json::json!({
+            "cache": self.cache.load(Ordering::Relaxed),
+            "simulated": self.simulated.load(Ordering::Relaxed),
+            "llm": self.llm.load(Ordering::Relaxed),
+            "fault": self.fault.load(Ordering::Relaxed),
+            "invalid": self.invalid.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// The virtual API server's logic.
+pub struct VirtualApi {
+    catalog: Arc<Catalog>,
+    /// Parsed templates by `category/tool/api`, so string templates are repaired once, not per request.
+    templates: HashMap<String, Option<Value>>,
+    cache: Option<ResponseCache>,
+    save: bool,
+    mode: SimulationMode,
+    llm: Option<LlmSimulator>,
+    faults: Option<Faults>,
+    pub stats: Stats,
+}
+
+impl std::fmt::Debug for VirtualApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VirtualApi")
+            .field("tools", &self.catalog.tool_count())
+            .field(
+                "cache",
+                &self.cache.as_ref().map(|c| c.root().to_path_buf()),
+            )
+            .field("save", &self.save)
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+fn api_key(category: &str, tool: &str, api: &str) -> String {
+    format!("{category}/{tool}/{api}")
+}
+
+/// A reply with no response, as ToolBench servers send errors.
+fn error_reply(
+    error: impl Into<String>,
+    response: impl Into<String>,
+    source: ReplySource,
+) -> ToolReply {
+    ToolReply {
+        error: error.into(),
+        response: Value::String(response.into()),
+        source: Some(source),
+    }
+}
+
+impl VirtualApi {
+    pub fn new(catalog: Arc<Catalog>, cache_dir: Option<PathBuf>) -> Self {
+        let mut templates = HashMap::new();
+        for tool in catalog.tools() {
+            for api in &tool.file.api_list {
+                let doc = tool.api_doc(api);
+                templates.insert(
+                    api_key(
+                        &tool.category,
+                        &tool.standard_name,
+                        &pure_api_name(&api.name),
+                    ),
+                    parse_template(&doc),
+                );
+            }
+        }
+        VirtualApi {
+            catalog,
+            templates,
+            cache: cache_dir.map(ResponseCache::new),
+            save: false,
+            mode: SimulationMode::Schema,
+            llm: None,
+            faults: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Write new simulated or LLM answers into the cache (needs a cache folder).
+    pub fn with_save(mut self, save: bool) -> Self {
+        self.save = save;
+        self
+    }
+
+    pub fn with_faults(mut self, faults: FaultConfig) -> Self {
+        self.faults = (faults.rate > 0.0 || !faults.latency.is_zero()).then(|| Faults::new(faults));
+        self
+    }
+
+    /// Uses `llm` for answers not in the cache (mode `Llm`).
+    pub fn with_llm(mut self, llm: Arc<dyn LlmClient>) -> Self {
+        self.mode = SimulationMode::Llm;
+        self.llm = Some(LlmSimulator::new(llm));
+        self
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "virtual API: {} tools, {} APIs, simulation {:?}",
+            self.catalog.tool_count(),
+            self.catalog.api_count(),
+            self.mode
+        );
+        if let Some(c) = &self.cache {
+            s.push_str(&format!(", cache {}", c.root().display()));
+            if self.save {
+                s.push_str(" (saving)");
+            }
+        }
+        if let Some(f) = &self.faults {
+            s.push_str(&format!(
+                ", faults {:.0}% [{}]",
+                f.config.rate * 100.0,
+                f.config.mix
+            ));
+        }
+        s
+    }
+
+    /// Answers one request and logs a line saying where the answer came from.
+    pub async fn answer(&self, request: &ToolRequest) -> Answer {
+        let start = Instant::now();
+        let (answer, label) = self.answer_inner(request).await;
+        let source = match &answer {
+            Answer::Reply(r) => r.source.map_or("remote", |s| s.as_str()),
+            Answer::HttpError(_) => "fault",
+        };
+        let counter = match source {
+            "cache" => &self.stats.cache,
+            "simulated" => &self.stats.simulated,
+            "llm" => &self.stats.llm,
+            "fault" => &self.stats.fault,
+            _ => &self.stats.invalid,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            target: "sum2act::server",
+            "{label} source={source} {:.2}ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        answer
+    }
+
+    async fn answer_inner(&self, request: &ToolRequest) -> (Answer, String) {
+        // Normalisation as the StableToolBench server does it.
+        let category = standard_category(&request.category);
+        let suffix = format!("_for_{category}");
+        let tool_name = request
+            .tool_name
+            .strip_suffix(&suffix)
+            .unwrap_or(&request.tool_name);
+        let std_tool = standardize(tool_name);
+        let mut api_name = pure_api_name(&request.api_name);
+        if let Some(i) = api_name.find(&format!("_for_{std_tool}")) {
+            api_name.truncate(i);
+        }
+        let label = format!("{category}/{std_tool}/{api_name}");
+        if api_name == "chat_with_user" {
+            return (
+                Answer::Reply(error_reply("", "Chat with user.", ReplySource::Simulated)),
+                label,
+            );
+        }
+        let args = match input_object(&request.tool_input) {
+            Ok(a) => a,
+            Err(msg) => {
+                return (
+                    Answer::Reply(error_reply(PARSE_ERROR, msg, ReplySource::Caller)),
+                    label,
+                );
+            }
+        };
+        let Some(tool) = self.catalog.tool(&category, tool_name) else {
+            let msg = format!("No such tool: `{tool_name}` in category `{category}`");
+            return (
+                Answer::Reply(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller)),
+                label,
+            );
+        };
+        let Some(api) = self.catalog.api(tool, &api_name) else {
+            let known: Vec<String> = tool
+                .file
+                .api_list
+                .iter()
+                .map(|a| pure_api_name(&a.name))
+                .collect();
+            let msg = format!(
+                "No such API: tool `{}` has no API `{api_name}` (its APIs: {})",
+                tool.standard_name,
+                known.join(", ")
+            );
+            return (
+                Answer::Reply(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller)),
+                label,
+            );
+        };
+        // From here on every name comes from the catalogue, never from the request.
+        let pure = pure_api_name(&api.name);
+        let label = format!("{}/{}/{pure}", tool.category, tool.standard_name);
+        let key = canonical_json(&Value::Object(args.clone()));
+        if let Some(answer) = self.fault(&label, &key).await {
+            return (answer, label);
+        }
+        let file = self
+            .cache
+            .as_ref()
+            .map(|c| (c, c.file(&tool.category, &tool.standard_name, &pure)));
+        if let Some((cache, path)) = &file {
+            if let Some(hit) = cache.get(path, &key) {
+                if let Ok(mut reply) = serde_json::from_value::<ToolReply>(hit) {
+                    reply.source = Some(ReplySource::Cache);
+                    return (Answer::Reply(reply), label);
+                }
+            }
+        }
+        let doc = tool.api_doc(api);
+        let problems = check_params(&doc, &args);
+        if !problems.missing.is_empty() {
+            let only_missing = crate::tools::args::ParamProblems {
+                unknown: Vec::new(),
+                ..problems
+            };
+            let msg = format!("{PARAMETER_ERROR}{}", only_missing.message());
+            return (
+                Answer::Reply(error_reply(msg, "", ReplySource::Caller)),
+                label,
+            );
+        }
+        let template = self
+            .templates
+            .get(&api_key(&tool.category, &tool.standard_name, &pure))
+            .and_then(Option::as_ref);
+        let reply = self
+            .simulate(tool.description(), &doc, template, &args, file.as_ref())
+            .await;
+        if self.save {
+            if let Some((cache, path)) = &file {
+                let stored = serde_json::json!({"error": reply.error, "response": reply.response});
+                if let Err(e) = cache.put(path, &key, stored) {
+                    tracing::warn!("cannot save the response: {e}");
+                }
+            }
+        }
+        (Answer::Reply(reply), label)
+    }
+
+    async fn simulate(
+        &self,
+        tool_description: &str,
+        doc: &ApiDoc,
+        template: Option<&Value>,
+        args: &Map<String, Value>,
+        file: Option<&(&ResponseCache, PathBuf)>,
+    ) -> ToolReply {
+        if let (SimulationMode::Llm, Some(llm)) = (self.mode, &self.llm) {
+            let examples = file.map(|(c, p)| c.examples(p, 5)).unwrap_or_default();
+            match llm
+                .simulate(tool_description, doc, template, &examples, args)
+                .await
+            {
+                Ok(reply) => return reply,
+                Err(e) => tracing::warn!("LLM simulation failed ({e}); using the schema simulator"),
+            }
+        }
+        ToolReply {
+            error: String::new(),
+            response: simulate(doc, template, args),
+            source: Some(ReplySource::Simulated),
+        }
+    }
+
+    async fn fault(&self, label: &str, key: &str) -> Option<Answer> {
+        let faults = self.faults.as_ref()?;
+        let c = &faults.config;
+        if !c.latency.is_zero() {
+            tokio::time::sleep(c.latency).await;
+        }
+        let kind = faults.decide(&format!("{label}\u{1f}{key}"))?;
+        let fault = |error: &str, response: &str| {
+            Some(Answer::Reply(error_reply(
+                error,
+                response,
+                ReplySource::Fault,
+            )))
+        };
+        match kind {
+            FaultKind::RateLimit => fault(
+                RATE_LIMIT_ERROR,
+                "You have exceeded the rate limit per minute for your plan.",
+            ),
+            FaultKind::TooManyRequests => fault(TOO_MANY_REQUESTS_ERROR, "Too many requests"),
+            FaultKind::Unauthorized => fault(UNAUTHORIZED_ERROR, "Unauthorized"),
+            FaultKind::Unsubscribed => {
+                fault(UNSUBSCRIBED_ERROR, "You are not subscribed to this API.")
+            }
+            FaultKind::NotWorking => fault(
+                NOT_WORKING_ERROR,
+                "Your Client (working) ---> Gateway (working) ---> API (not working)",
+            ),
+            FaultKind::Timeout => {
+                tokio::time::sleep(c.timeout_delay).await;
+                fault(TIMEOUT_ERROR, "")
+            }
+            FaultKind::ServerError => Some(Answer::HttpError(503)),
+            FaultKind::Huge => {
+                let unit = "All work and no play makes a huge response. ";
+                let body = unit.repeat(c.huge_bytes / unit.len() + 1);
+                Some(Answer::Reply(ToolReply {
+                    error: String::new(),
+                    response: Value::String(body),
+                    source: Some(ReplySource::Fault),
+                }))
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The embedded virtual API server (StableToolBench's `/virtual` protocol): the response cache,
+//! schema-driven and LLM simulation, fault injection, and the HTTP routes. Also the factory that gives
+//! `run`/`batch`/`chat` their tool environment: a remote server, or this one on loopback.
+
+pub mod cache;
+pub mod engine;
+pub mod faults;
+pub mod llm_sim;
+pub mod pyrepr;
+pub mod routes;
+pub mod simulate;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use cache::{ImportReport, ResponseCache, import_stb_cache};
+pub use engine::{Answer, SimulationMode, VirtualApi};
+pub use faults::{FaultConfig, FaultKind, FaultMix};
+pub use routes::{ServerHandle, router, serve_until, spawn};
+
+use crate::config::Config;
+use crate::llm::LlmClient;
+use crate::toolbench::{DataDir, DataError};
+use crate::tools::{HttpSource, ToolConfig, ToolEnv, ToolError};
+
+/// Errors of the tool server and of setting up a tool environment.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("tool data")]
+    Data(#[from] DataError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("tool server failed: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("tool source")]
+    Tool(#[from] ToolError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Fault injection flags (shared by `serve` and the commands that start the embedded server).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FaultArgs {
+    /// Fraction of tool calls that fail with an injected fault (0 to 1).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub fault_rate: Option<f64>,
+    /// Fault kinds and weights: rate-limit, too-many-requests, unauthorized, unsubscribed, not-working,
+    /// timeout, server-error, huge (default: rate-limit,unauthorized,not-working,timeout).
+    #[arg(long, value_name = "KIND[=W],...")]
+    pub fault_mix: Option<FaultMix>,
+    /// Seed of the fault decisions (the same seed meets the same faults).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fault_seed: u64,
+    /// Extra latency added to every answer, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub fault_latency_ms: Option<u64>,
+    /// How long a `timeout` fault holds the request, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub fault_timeout_ms: u64,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("`{s}` is not a rate between 0 and 1")),
+    }
+}
+
+impl FaultArgs {
+    pub fn config(&self) -> FaultConfig {
+        FaultConfig {
+            rate: self.fault_rate.unwrap_or(0.0),
+            mix: self.fault_mix.clone().unwrap_or_default(),
+            seed: self.fault_seed,
+            latency: Duration::from_millis(self.fault_latency_ms.unwrap_or(0)),
+            timeout_delay: Duration::from_millis(self.fault_timeout_ms),
+            ..FaultConfig::default()
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.fault_rate.is_some_and(|r| r > 0.0) || self.fault_latency_ms.is_some_and(|ms| ms > 0)
+    }
+}
+
+/// Tool environment flags of `run`, `batch` and `chat`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ToolArgs {
+    /// A StableToolBench-compatible /virtual URL; default: start the embedded server on loopback.
+    #[arg(long, env = "TOOLBENCH_SERVICE_URL", value_name = "URL")]
+    pub tool_server: Option<String>,
+    /// Key sent as the toolbench_key header (never logged).
+    #[arg(
+        long,
+        env = "TOOLBENCH_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub toolbench_key: Option<String>,
+    /// How the embedded server answers calls that are not in the response cache.
+    #[arg(long, value_enum, default_value_t = SimulationMode::Schema)]
+    pub tool_simulation: SimulationMode,
+    /// Write new simulated answers into the data directory's response cache (reruns then match).
+    #[arg(long)]
+    pub save_tool_responses: bool,
+    /// Calls per minute per tool (ToolBench assumes 30).
+    #[arg(long, value_name = "N")]
+    pub tool_rate_limit: Option<u32>,
+    /// Seconds before a tool call times out.
+    #[arg(long, value_name = "SECS")]
+    pub tool_timeout: Option<u64>,
+    /// Observation length in characters before it is cut (ToolBench: 1024).
+    #[arg(long, value_name = "N")]
+    pub max_observation_length: Option<usize>,
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+/// A run's tool environment, and the embedded server behind it (if one was started).
+pub struct ToolSetup {
+    pub env: ToolEnv,
+    /// Stops when dropped; `shutdown().await` waits for it.
+    pub server: Option<ServerHandle>,
+}
+
+/// Builds the tool environment: a remote `/virtual` server when one is configured (flag, env or config
+/// file), else the embedded server on a free loopback port, reached over real HTTP like a remote one.
+pub async fn tool_setup(
+    args: &ToolArgs,
+    config: &Config,
+    data: &DataDir,
+    llm: Option<Arc<dyn LlmClient>>,
+) -> Result<ToolSetup, ServerError> {
+    let mut tool_config = ToolConfig::from_section(&config.tools);
+    if let Some(n) = args.tool_rate_limit {
+        tool_config.per_tool_per_minute = Some(n);
+    }
+    if let Some(s) = args.tool_timeout {
+        tool_config.timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(n) = args.max_observation_length {
+        tool_config.max_observation_length = n;
+    }
+    let remote = args
+        .tool_server
+        .clone()
+        .or_else(|| config.tools.server_url.clone());
+    if let Some(url) = remote.filter(|u| !u.trim().is_empty()) {
+        if args.faults.is_set()
+            || args.save_tool_responses
+            || args.tool_simulation != SimulationMode::Schema
+        {
+            tracing::warn!(
+                "fault injection, simulation and saving flags apply to the embedded server only; ignored with --tool-server"
+            );
+        }
+        let key = args.toolbench_key.clone().or_else(|| {
+            config
+                .tools
+                .key_env
+                .as_ref()
+                .and_then(|var| std::env::var(var).ok())
+        });
+        let source = HttpSource::new(&url, key)?;
+        return Ok(ToolSetup {
+            env: ToolEnv::new(Arc::new(source), tool_config),
+            server: None,
+        });
+    }
+    let api = embedded_api(
+        data,
+        args.save_tool_responses,
+        args.tool_simulation,
+        &args.faults,
+        llm,
+    )?;
+    let server = spawn(Arc::new(api), SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+    let source = HttpSource::new(&server.url(), None)?;
+    tracing::info!("embedded tool server on {}", server.url());
+    Ok(ToolSetup {
+        env: ToolEnv::new(Arc::new(source), tool_config),
+        server: Some(server),
+    })
+}
+
+/// The virtual API of a data directory, configured from flags (used by `serve` and `tool_setup`).
+pub fn embedded_api(
+    data: &DataDir,
+    save: bool,
+    mode: SimulationMode,
+    faults: &FaultArgs,
+    llm: Option<Arc<dyn LlmClient>>,
+) -> Result<VirtualApi, ServerError> {
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        tracing::warn!("skipped broken tool file: {broken}");
+    }
+    let cache_dir: Option<PathBuf> = match data.response_cache_dir() {
+        Some(d) => Some(d),
+        None if save => Some(data.root().join("response_cache")),
+        None => None,
+    };
+    let mut api = VirtualApi::new(Arc::new(load.catalog), cache_dir)
+        .with_save(save)
+        .with_faults(faults.config());
+    if mode == SimulationMode::Llm {
+        let llm = llm.ok_or_else(|| {
+            ServerError::Config(
+                "LLM simulation needs a model: configure one (see --base-url / --model)"
+                    .to_string(),
+            )
+        })?;
+        api = api.with_llm(llm);
+    }
+    Ok(api)
+}

@@ -1,0 +1,180 @@
+//! The interactive session (`sum2act chat`): the user types requests, sees the router's actions, the
+//! observations and the state live, and follows up in the same session: the Sum2Act state carries
+//! over from one request to the next until `/reset`.
+
+pub mod print;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::agent::state::State;
+use crate::agent::sum2act::Sum2Act;
+use crate::agent::toolset::{ToolSet, instruction_task};
+use crate::agent::{AgentError, AgentOptions, Episode, Observer, SolveContext};
+use crate::llm::LlmClient;
+use crate::prompts::Prompts;
+use crate::retrieve::Retriever;
+use crate::toolbench::{Catalog, DataError, Task};
+use crate::tools::ToolEnv;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Data(#[from] DataError),
+}
+
+/// What the loop should do after a line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Quit,
+}
+
+pub const HELP: &str = "Type a request, or a command:\n  /tools        tools used for the last request\n  /state        the current state (facts and failed calls)\n  /reset        forget the state and start over\n  /save FILE    save this session's episodes and state as JSON\n  /help         this text\n  /quit         leave (also Ctrl-D)";
+
+/// Everything a session needs, and what it remembers.
+pub struct Session {
+    pub catalog: Arc<Catalog>,
+    pub retriever: Option<Arc<Retriever>>,
+    pub tools: ToolEnv,
+    pub llm: Arc<dyn LlmClient>,
+    pub prompts: Arc<Prompts>,
+    pub options: AgentOptions,
+    pub toolset: ToolSet,
+    pub observer: Arc<dyn Observer>,
+    state: State,
+    last_task: Option<Task>,
+    episodes: Vec<Episode>,
+}
+
+impl Session {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        catalog: Arc<Catalog>,
+        retriever: Option<Arc<Retriever>>,
+        tools: ToolEnv,
+        llm: Arc<dyn LlmClient>,
+        prompts: Arc<Prompts>,
+        options: AgentOptions,
+        toolset: ToolSet,
+        observer: Arc<dyn Observer>,
+    ) -> Self {
+        Session {
+            catalog,
+            retriever,
+            tools,
+            llm,
+            prompts,
+            options,
+            toolset,
+            observer,
+            state: State::default(),
+            last_task: None,
+            episodes: Vec::new(),
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub fn episodes(&self) -> &[Episode] {
+        &self.episodes
+    }
+
+    /// Handles one line of input and prints the outcome.
+    pub async fn handle(&mut self, line: &str) -> Result<Control, SessionError> {
+        let line = line.trim();
+        if line.is_empty() {
+            return Ok(Control::Continue);
+        }
+        let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match cmd {
+            "/quit" | "/exit" => return Ok(Control::Quit),
+            "/help" => println!("{HELP}"),
+            "/reset" => {
+                self.state = State::default();
+                self.last_task = None;
+                println!("state cleared");
+            }
+            "/state" => print::print_state(&mut std::io::stdout(), &self.state.to_value()),
+            "/tools" => match &self.last_task {
+                Some(t) => {
+                    for f in &t.functions {
+                        println!("  {} — {}", f.name, f.doc.description());
+                    }
+                }
+                None => println!("no request yet: tools are chosen per request ({})", self.toolset),
+            },
+            "/save" => {
+                if rest.trim().is_empty() {
+                    println!("usage: /save FILE");
+                } else {
+                    let path = PathBuf::from(rest.trim());
+                    self.save(&path)?;
+                    println!("saved {}", path.display());
+                }
+            }
+            c if c.starts_with('/') => println!("unknown command {c}; /help lists them"),
+            _ => self.ask(line).await?,
+        }
+        Ok(Control::Continue)
+    }
+
+    async fn ask(&mut self, request: &str) -> Result<(), SessionError> {
+        let mut task = instruction_task(request, self.toolset, &self.catalog, self.retriever.as_deref())?;
+        task.query_id = self.episodes.len() as u64 + 1;
+        if task.functions.is_empty() {
+            println!("no tools match this request; try rephrasing it");
+            return Ok(());
+        }
+        let ctx = SolveContext::new(
+            self.llm.clone(),
+            self.tools.caller(task.functions.clone()),
+            self.prompts.clone(),
+            self.options.clone(),
+            self.observer.clone(),
+        );
+        let (episode, state) = Sum2Act::new(&self.options)
+            .solve_from(&task, &ctx, self.state.clone())
+            .await?;
+        self.state = state;
+        print_outcome(&episode);
+        self.last_task = Some(task);
+        self.episodes.push(episode);
+        Ok(())
+    }
+
+    fn save(&self, path: &Path) -> Result<(), DataError> {
+        let episodes: Vec<_> = self.episodes.iter().map(Episode::to_json).collect();
+        let doc = json!({"state": self.state.to_value(), "episodes": episodes});
+        crate::toolbench::io::write_json_atomic(path, &doc)
+    }
+}
+
+/// The final answer and the counters of an episode, as the user sees them.
+pub fn print_outcome(ep: &Episode) {
+    let c = &ep.counters;
+    println!("══ {} ══", ep.finish.as_str());
+    if !ep.answer.is_empty() {
+        println!("{}", ep.answer);
+    } else if let Some(e) = &ep.error {
+        println!("(stopped: {e})");
+    } else {
+        println!("(no answer)");
+    }
+    println!(
+        "[{} steps · {} LLM calls · {} prompt + {} completion tokens · {} tool calls ({} failed) · {:.1} s]",
+        c.steps,
+        c.llm_calls,
+        c.prompt_tokens,
+        c.completion_tokens,
+        c.tool_calls,
+        c.failed_tool_calls,
+        c.wall_ms as f64 / 1000.0
+    );
+}

@@ -1,0 +1,413 @@
+//! ToolBench answer files (SPEC §5.1) and StableToolBench's converted format (§5.2). Our files are
+//! accepted by their converter and evaluator, and theirs by ours.
+
+use serde_json::{Map, Value, json};
+
+/// Node kinds of ToolBench's trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeType {
+    Thought,
+    Action,
+    ActionInput,
+}
+
+impl NodeType {
+    fn as_str(self) -> &'static str {
+        match self {
+            NodeType::Thought => "Thought",
+            NodeType::Action => "Action",
+            NodeType::ActionInput => "Action Input",
+        }
+    }
+}
+
+/// A node of a ToolBench chain or tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub node_type: NodeType,
+    pub description: String,
+    pub observation: Option<String>,
+    pub observation_code: Option<u8>,
+    pub pruned: bool,
+    pub finished: bool,
+    pub depth: u32,
+    pub expand_num: u32,
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    pub fn new(node_type: NodeType, description: impl Into<String>, depth: u32) -> Self {
+        Node {
+            node_type,
+            description: description.into(),
+            observation: None,
+            observation_code: None,
+            pruned: false,
+            finished: false,
+            depth,
+            expand_num: 0,
+            children: Vec::new(),
+        }
+    }
+
+    /// The node as ToolBench writes it; `is_terminal` is always false there (a quirk we keep).
+    pub fn to_json(&self, with_children: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("is_terminal".into(), json!(false));
+        m.insert("pruned".into(), json!(self.pruned));
+        m.insert("finished".into(), json!(self.finished));
+        m.insert("depth".into(), json!(self.depth));
+        m.insert("node_type".into(), json!(self.node_type.as_str()));
+        m.insert("description".into(), json!(self.description));
+        m.insert("Elo".into(), json!(1000.0));
+        if let Some(o) = &self.observation {
+            m.insert("observation".into(), json!(o));
+        }
+        if let Some(c) = self.observation_code {
+            m.insert("observation_code".into(), json!(c));
+        }
+        m.insert("child_count".into(), json!(self.children.len()));
+        m.insert("expand_num".into(), json!(self.expand_num));
+        if self.node_type == NodeType::ActionInput {
+            m.insert("io_state".into(), json!({}));
+        }
+        if with_children {
+            let kids: Vec<Value> = self.children.iter().map(|c| c.to_json(true)).collect();
+            m.insert("children".into(), Value::Array(kids));
+        }
+        Value::Object(m)
+    }
+
+    /// Number of nodes in this subtree.
+    pub fn size(&self) -> usize {
+        1 + self.children.iter().map(Node::size).sum::<usize>()
+    }
+
+    /// Levels of this subtree (a leaf has 1).
+    pub fn max_length(&self) -> usize {
+        1 + self.children.iter().map(Node::max_length).max().unwrap_or(0)
+    }
+}
+
+/// One action in the shape answer files need: thought, call, observation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainStep {
+    pub thought: String,
+    pub name: String,
+    pub arguments: String,
+    pub observation: String,
+    pub code: u8,
+}
+
+/// The chain nodes (Thought?, Action, Action Input per step), depths from `start_depth`.
+pub fn chain_nodes(steps: &[ChainStep], start_depth: u32) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    let mut depth = start_depth;
+    for s in steps {
+        if !s.thought.trim().is_empty() {
+            nodes.push(Node::new(NodeType::Thought, s.thought.clone(), depth));
+            depth += 1;
+        }
+        nodes.push(Node::new(NodeType::Action, s.name.clone(), depth));
+        depth += 1;
+        let mut input = Node::new(NodeType::ActionInput, s.arguments.clone(), depth);
+        input.observation = Some(s.observation.clone());
+        input.observation_code = Some(s.code);
+        nodes.push(input);
+        depth += 1;
+    }
+    nodes
+}
+
+/// The message history of a chain, in the current StableToolBench form (`tool_calls`, `role: tool`).
+pub fn chain_messages(system: &str, query: &str, steps: &[ChainStep]) -> Vec<Value> {
+    let mut msgs = vec![
+        json!({"role": "system", "content": system}),
+        json!({"role": "user", "content": query}),
+    ];
+    for (i, s) in steps.iter().enumerate() {
+        let id = format!("call_{i}");
+        msgs.push(json!({
+            "role": "assistant",
+            "content": s.thought,
+            "tool_calls": [{"id": id, "type": "function", "function": {"name": s.name, "arguments": s.arguments}}]
+        }));
+        msgs.push(json!({"role": "tool", "name": s.name, "content": s.observation, "tool_call_id": id}));
+    }
+    msgs
+}
+
+/// What every answer file's `answer_generation` carries.
+#[derive(Debug, Clone)]
+pub struct Generation<'a> {
+    pub query: &'a str,
+    pub functions: &'a [Value],
+    /// The raw arguments string of the accepted `Finish` call, or "" (ToolBench's `final_answer`).
+    pub final_answer: &'a str,
+    pub query_count: u64,
+    pub total_tokens: u64,
+    pub system: &'a str,
+}
+
+/// A CoT-style answer file (`trys`): one chain per try; `winner` is the index of the successful try.
+pub fn cot_answer_file(
+    generation: &Generation,
+    tries: &[Vec<ChainStep>],
+    winner: Option<usize>,
+    max_steps: u32,
+) -> Value {
+    let trys: Vec<Value> = tries
+        .iter()
+        .enumerate()
+        .map(|(i, steps)| {
+            let chain: Vec<Value> = chain_nodes(steps, 1).iter().map(|n| n.to_json(false)).collect();
+            json!({"chain": chain, "win": Some(i) == winner})
+        })
+        .collect();
+    let winning = winner.and_then(|w| tries.get(w));
+    let candidates: Vec<Value> = winning
+        .map(|steps| vec![Value::Array(chain_nodes(steps, 1).iter().map(|n| n.to_json(false)).collect())])
+        .unwrap_or_default();
+    let train: Vec<Value> = winning
+        .map(|steps| vec![Value::Array(chain_messages(generation.system, generation.query, steps))])
+        .unwrap_or_default();
+    json!({
+        "win": winner.is_some(),
+        "try_count": tries.len(),
+        "trys": trys,
+        "compare_candidates": candidates,
+        "forward_args": {"single_chain_max_step": max_steps, "pass_at": tries.len(), "answer": 1},
+        "answer_generation": {
+            "valid_data": winner.is_some(),
+            "final_answer": generation.final_answer,
+            "function": generation.functions,
+            "query_count": generation.query_count,
+            "total_tokens": generation.total_tokens,
+            "train_messages": train,
+            "chain": [],
+            "query": generation.query,
+        }
+    })
+}
+
+/// A DFS-style answer file (`tree`). `answer_path` is the winning path's steps, if any.
+pub fn dfs_answer_file(
+    generation: &Generation,
+    root: &Node,
+    answer_path: Option<&[ChainStep]>,
+    finish_type: &str,
+    forward_args: Value,
+) -> Value {
+    let mut ag = json!({
+        "valid_data": answer_path.is_some() || finish_type == "give_up",
+        "final_answer": generation.final_answer,
+        "finish_type": finish_type,
+        "function": generation.functions,
+        "query_count": generation.query_count,
+        "total_tokens": generation.total_tokens,
+        "chain": [],
+        "query": generation.query,
+    });
+    if let Some(steps) = answer_path {
+        ag["train_messages"] = json!([chain_messages(generation.system, generation.query, steps)]);
+    }
+    let candidates: Vec<Value> = answer_path
+        .map(|s| vec![Value::Array(chain_nodes(s, 1).iter().map(|n| n.to_json(false)).collect())])
+        .unwrap_or_default();
+    json!({
+        "win": answer_path.is_some(),
+        "tree": {"size": root.size(), "max_length": root.max_length(), "tree": root.to_json(true)},
+        "forward_args": forward_args,
+        "compare_candidates": candidates,
+        "answer_generation": ag,
+    })
+}
+
+/// One answer in StableToolBench's converted format (§5.2): `{query, available_tools, answer}`.
+pub fn convert(file: &Value, method: &str) -> Value {
+    let ag = &file["answer_generation"];
+    let valid = ag["valid_data"].as_bool().unwrap_or(false);
+    let mut steps: Vec<Value> = Vec::new();
+    let last_messages = ag["train_messages"].as_array().and_then(|t| t.last()).and_then(Value::as_array);
+    match last_messages {
+        Some(msgs) if valid => steps = steps_from_messages(msgs),
+        _ => {
+            if let Some(chain) = file["trys"].as_array().and_then(|t| t.first()).and_then(|t| t["chain"].as_array()) {
+                steps = steps_from_nodes(chain.iter());
+            } else if let Some(root) = file["tree"].get("tree") {
+                let mut path = Vec::new();
+                let mut node = root;
+                while let Some(child) = node["children"].as_array().and_then(|c| c.first()) {
+                    path.push(child);
+                    node = child;
+                }
+                steps = steps_from_nodes(path.into_iter());
+            }
+        }
+    }
+    let total_steps = steps.len() + 2;
+    let mut details = Value::Null;
+    for step in steps.into_iter().rev() {
+        let mut s = step;
+        s["next"] = if details.is_null() { json!([]) } else { json!([details]) };
+        details = s;
+    }
+    let user_next = if details.is_null() { json!([]) } else { json!([details]) };
+    let tree = json!([{"role": "system", "message": "", "next": [{"role": "user", "message": "", "next": user_next}]}]);
+    json!({
+        "query": ag["query"],
+        "available_tools": ag["function"],
+        "answer": {
+            "method": method,
+            "total_steps": total_steps,
+            "final_answer": ag["final_answer"].as_str().unwrap_or(""),
+            "answer_details": tree,
+        }
+    })
+}
+
+fn steps_from_messages(msgs: &[Value]) -> Vec<Value> {
+    let mut steps = Vec::new();
+    for (i, m) in msgs.iter().enumerate().skip(2) {
+        if m["role"] != "assistant" {
+            continue;
+        }
+        let call = m["tool_calls"]
+            .as_array()
+            .and_then(|c| c.first())
+            .map(|c| &c["function"])
+            .or_else(|| m.get("function_call"));
+        match call {
+            Some(f) => {
+                let name = f["name"].as_str().unwrap_or("");
+                let response = if name == "Finish" {
+                    ""
+                } else {
+                    msgs.get(i + 1).and_then(|n| n["content"].as_str()).unwrap_or("")
+                };
+                steps.push(json!({"role": "tool", "message": {"name": name, "arguments": f["arguments"], "response": response}}));
+                if name == "Finish" {
+                    break;
+                }
+            }
+            None => {
+                steps.push(json!({"role": "assistant", "message": m["content"]}));
+            }
+        }
+    }
+    steps
+}
+
+fn steps_from_nodes<'a>(nodes: impl Iterator<Item = &'a Value>) -> Vec<Value> {
+    let mut steps = Vec::new();
+    let mut pending_action: Option<String> = None;
+    for n in nodes {
+        match n["node_type"].as_str() {
+            Some("Thought") => steps.push(json!({"role": "assistant", "message": n["description"]})),
+            Some("Action") => pending_action = n["description"].as_str().map(str::to_string),
+            Some("Action Input") => {
+                let name = pending_action.take().unwrap_or_default();
+                steps.push(json!({"role": "tool", "message": {
+                    "name": name,
+                    "arguments": n["description"],
+                    "response": n["observation"].as_str().unwrap_or(""),
+                }}));
+            }
+            _ => {}
+        }
+    }
+    steps
+}
+
+/// The final step of the first path of converted `answer_details` (what SoPR's rule looks at).
+pub fn converted_final_step(answer: &Value) -> Option<Value> {
+    let mut node = answer["answer_details"].as_array()?.first()?;
+    let mut last_tool = None;
+    loop {
+        if node["role"] == "tool" {
+            last_tool = Some(node["message"].clone());
+        }
+        match node["next"].as_array().and_then(|n| n.first()) {
+            Some(next) => node = next,
+            None => break,
+        }
+    }
+    last_tool
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps() -> Vec<ChainStep> {
+        vec![
+            ChainStep {
+                thought: "look up the city".into(),
+                name: "get_weather_for_weather".into(),
+                arguments: "{\"city\": \"Paris\"}".into(),
+                observation: "{\"error\": \"\", \"response\": {\"temp\": 21}}".into(),
+                code: 0,
+            },
+            ChainStep {
+                thought: String::new(),
+                name: "Finish".into(),
+                arguments: "{\"return_type\": \"give_answer\", \"final_answer\": \"21C\"}".into(),
+                observation: "{\"response\":\"successfully giving the final answer.\"}".into(),
+                code: 3,
+            },
+        ]
+    }
+
+    fn generation<'a>(functions: &'a [Value], final_answer: &'a str) -> Generation<'a> {
+        Generation {
+            query: "weather in Paris?",
+            functions,
+            final_answer,
+            query_count: 2,
+            total_tokens: 100,
+            system: "sys",
+        }
+    }
+
+    #[test]
+    fn cot_file_converts_to_tool_steps_ending_in_finish() {
+        let fns = vec![json!({"name": "get_weather_for_weather"})];
+        let s = steps();
+        let file = cot_answer_file(&generation(&fns, &s[1].arguments), &[s.clone()], Some(0), 30);
+        assert_eq!(file["win"], true);
+        assert_eq!(file["trys"][0]["chain"].as_array().map(Vec::len), Some(5));
+        assert_eq!(file["trys"][0]["chain"][0]["node_type"], "Thought");
+        let conv = convert(&file, "sum2act");
+        assert_eq!(conv["answer"]["total_steps"], 4);
+        let last = converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
+        assert_eq!(last["name"], "Finish");
+        let first = &conv["answer"]["answer_details"][0]["next"][0]["next"][0];
+        assert_eq!(first["message"]["response"], s[0].observation.as_str());
+    }
+
+    #[test]
+    fn failed_cot_file_converts_from_chain() {
+        let fns = vec![];
+        let s = &steps()[..1];
+        let file = cot_answer_file(&generation(&fns, ""), &[s.to_vec()], None, 30);
+        assert_eq!(file["answer_generation"]["train_messages"], json!([]));
+        let conv = convert(&file, "react");
+        let last = converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
+        assert_eq!(last["name"], "get_weather_for_weather");
+        assert_eq!(conv["answer"]["final_answer"], "");
+    }
+
+    #[test]
+    fn tree_size_and_length() {
+        let mut root = Node::new(NodeType::ActionInput, "", 0);
+        let mut a = Node::new(NodeType::Action, "f", 1);
+        a.children.push(Node::new(NodeType::ActionInput, "{}", 2));
+        root.children.push(a);
+        root.children.push(Node::new(NodeType::Thought, "t", 1));
+        assert_eq!(root.size(), 4);
+        assert_eq!(root.max_length(), 3);
+        let j = root.to_json(true);
+        assert_eq!(j["children"][0]["children"][0]["io_state"], json!({}));
+        assert_eq!(j["is_terminal"], false);
+    }
+}

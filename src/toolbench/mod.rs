@@ -1,0 +1,17 @@
+//! ToolBench data model and formats: queries, tool files, naming rules, function schemas.
+//! Everything above this layer speaks in these types.
+
+pub mod answer;
+mod catalog;
+mod dataset;
+mod error;
+pub mod io;
+mod model;
+pub mod naming;
+mod schema;
+
+pub use catalog::{Catalog, CatalogLoad};
+pub use dataset::{DATA_ENV, DataDir, SubsetStats, Task, load_id_file, load_queries, sample_dir};
+pub use error::DataError;
+pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
+pub use schema::{FINISH, Function, finish_schema, function_schemas};

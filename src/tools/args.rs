@@ -1,0 +1,220 @@
+//! Arguments of a tool call: lenient parsing of what a model wrote, checks against the API's declared
+//! parameters (shared by the caller and the server so both say the same thing), and the canonical
+//! form used as a cache key.
+
+use serde_json::{Map, Value};
+
+use crate::toolbench::ApiDoc;
+use crate::toolbench::naming::param_name;
+
+/// Parses a model's argument string into an object. `""` is `{}` (as the StableToolBench server does); a
+/// JSON string that itself holds an object (double-encoded arguments, a common model slip) is unwrapped.
+pub fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Ok(Map::new());
+    }
+    if let Some(obj) = super::observation::parse_lenient_object(trimmed) {
+        return Ok(obj);
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(Value::String(inner)) => match super::observation::parse_lenient_object(&inner) {
+            Some(obj) => Ok(obj),
+            None => Err("the arguments are a JSON string, not a JSON object".to_string()),
+        },
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object of parameter names to values, got {}",
+            json_kind(&other)
+        )),
+        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+    }
+}
+
+/// A request body's `tool_input`: a JSON text or an object.
+pub fn input_object(input: &Value) -> Result<Map<String, Value>, String> {
+    match input {
+        Value::Object(m) => Ok(m.clone()),
+        Value::String(s) => parse_arguments(s),
+        Value::Null => Ok(Map::new()),
+        other => Err(format!(
+            "tool_input must be a JSON object or a JSON text, got {}",
+            json_kind(other)
+        )),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What is wrong with a call's parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParamProblems {
+    pub missing: Vec<String>,
+    pub unknown: Vec<String>,
+    /// Every parameter name the API accepts (as the model sees them).
+    pub accepted: Vec<String>,
+}
+
+impl ParamProblems {
+    pub fn is_empty(&self) -> bool {
+        self.missing.is_empty() && self.unknown.is_empty()
+    }
+
+    /// A message in the style of a real API's complaint, naming the parameters.
+    pub fn message(&self) -> String {
+        let quote = |v: &[String]| {
+            v.iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if !self.missing.is_empty() {
+            parts.push(format!(
+                "missing required parameter(s): {}",
+                quote(&self.missing)
+            ));
+        }
+        if !self.unknown.is_empty() {
+            let accepted = if self.accepted.is_empty() {
+                "this API takes no parameters".to_string()
+            } else {
+                format!("accepted: {}", self.accepted.join(", "))
+            };
+            parts.push(format!(
+                "unexpected parameter(s): {} ({accepted})",
+                quote(&self.unknown)
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
+/// Checks arguments against an API doc. A parameter counts as given under its standardised name (what
+/// the function schema shows) or its original one (what StableToolBench clients sometimes send).
+pub fn check_params(doc: &ApiDoc, args: &Map<String, Value>) -> ParamProblems {
+    let mut problems = ParamProblems::default();
+    let mut known: Vec<(String, String)> = Vec::new();
+    for p in doc.required() {
+        let std = param_name(&p.name);
+        if !args.contains_key(&std) && !args.contains_key(&p.name) {
+            problems.missing.push(std.clone());
+        }
+        known.push((std, p.name.clone()));
+    }
+    for p in doc.optional() {
+        known.push((param_name(&p.name), p.name.clone()));
+    }
+    for key in args.keys() {
+        if !known.iter().any(|(s, o)| s == key || o == key) {
+            problems.unknown.push(key.clone());
+        }
+    }
+    problems.accepted = known.into_iter().map(|(s, _)| s).collect();
+    problems
+}
+
+/// Compact JSON with object keys sorted at every level: the response cache's key.
+pub fn canonical_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(&mut out, v);
+    out
+}
+
+fn write_canonical(out: &mut String, v: &Value) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                if let Some(item) = map.get(k) {
+                    write_canonical(out, item);
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(out, item);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolbench::Param;
+    use serde_json::json;
+
+    fn doc() -> ApiDoc {
+        let p = |n: &str| Param {
+            name: n.into(),
+            kind: "STRING".into(),
+            description: String::new(),
+            default: Value::Null,
+        };
+        ApiDoc {
+            category_name: "Data".into(),
+            tool_name: "T".into(),
+            api_name: "a".into(),
+            api_description: None,
+            required_parameters: Some(vec![p("name"), p("id")]),
+            optional_parameters: Some(vec![p("page")]),
+            method: None,
+            template_response: None,
+        }
+    }
+
+    #[test]
+    fn parses_lenient_forms() {
+        assert_eq!(parse_arguments("").ok(), Some(Map::new()));
+        assert_eq!(parse_arguments("{\"a\": 1}").ok().map(|m| m.len()), Some(1));
+        assert_eq!(
+            parse_arguments("\"{\\\"a\\\": 1}\"").ok().map(|m| m.len()),
+            Some(1)
+        );
+        assert!(parse_arguments("{a: 1").is_err());
+        assert!(parse_arguments("[1]").unwrap_err().contains("an array"));
+    }
+
+    #[test]
+    fn names_missing_and_unknown() {
+        let args = parse_arguments(r#"{"name": "x", "color": "red"}"#).unwrap();
+        let p = check_params(&doc(), &args);
+        assert_eq!(p.missing, vec!["is_id"]);
+        assert_eq!(p.unknown, vec!["color"]);
+        assert!(p.message().contains("'is_id'"), "{}", p.message());
+        let ok = parse_arguments(r#"{"name": "x", "id": 3}"#).unwrap();
+        assert!(check_params(&doc(), &ok).is_empty());
+    }
+
+    #[test]
+    fn canonical_sorts_keys() {
+        assert_eq!(
+            canonical_json(&json!({"b": 1, "a": {"d": [1, {"z": 0, "y": "é"}]}})),
+            r#"{"a":{"d":[1,{"y":"é","z":0}]},"b":1}"#
+        );
+    }
+}

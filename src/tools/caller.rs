@@ -1,0 +1,364 @@
+//! The tool caller: one model action in, one observation out. Everything that can go wrong (an unknown
+//! function, broken arguments, a slow or failing server) becomes an observation the agent can learn
+//! from, never an error or a panic.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+use serde_json::Value;
+
+use super::args::{canonical_json, check_params, parse_arguments};
+use super::observation::{self, code, parse_finish, reply_text, truncate};
+use super::types::{Observation, ReplySource, ToolReply, ToolRequest};
+use super::{ToolError, ToolSource};
+use crate::config::ToolsSection;
+use crate::toolbench::{FINISH, Function, function_schemas};
+
+/// Error prefix of a call whose parameters do not fit the API (a real API's complaint, shortened).
+pub const PARAMETER_ERROR: &str = "Parameter error...\n";
+
+/// Limits and behaviour of tool calls for a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolConfig {
+    /// Observation text length before `...` is appended (ToolBench: 1024).
+    pub max_observation_length: usize,
+    /// Per attempt.
+    pub timeout: Duration,
+    /// Extra attempts after an HTTP 429/5xx or a connection failure.
+    pub retries: u32,
+    /// First backoff delay; doubles on each retry.
+    pub backoff: Duration,
+    pub global_per_minute: Option<u32>,
+    /// ToolBench assumes 30/min per tool.
+    pub per_tool_per_minute: Option<u32>,
+    /// Answer identical calls of a run from memory (successful replies only).
+    pub cache_calls: bool,
+    /// The protocol's `strip` field (`truncate`, `filter`, `random`); servers may ignore it.
+    pub strip: String,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        ToolConfig::from_section(&ToolsSection::default())
+    }
+}
+
+impl ToolConfig {
+    pub fn from_section(s: &ToolsSection) -> Self {
+        ToolConfig {
+            max_observation_length: s.max_observation_length,
+            timeout: Duration::from_secs(s.timeout_secs.max(1)),
+            retries: s.retries,
+            backoff: Duration::from_millis(500),
+            global_per_minute: s.global_per_minute,
+            per_tool_per_minute: s.per_tool_per_minute,
+            cache_calls: true,
+            strip: "truncate".to_string(),
+        }
+    }
+}
+
+/// Spacing calls evenly (burst 1) mirrors ToolBench's sleep-before-each-call rather than allowing a
+/// whole minute's calls at once.
+fn quota(per_minute: u32) -> Option<Quota> {
+    let n = NonZeroU32::new(per_minute)?;
+    Quota::with_period(Duration::from_secs(60) / n.get())
+        .map(|q| q.allow_burst(NonZeroU32::MIN))
+        .or(Some(Quota::per_minute(n)))
+}
+
+/// Shared by all episodes of a run: the source, the rate limiters, the per-run call cache. Cheap to clone.
+#[derive(Clone)]
+pub struct ToolEnv {
+    source: Arc<dyn ToolSource>,
+    config: Arc<ToolConfig>,
+    global: Option<Arc<DefaultDirectRateLimiter>>,
+    per_tool: Option<Arc<DefaultKeyedRateLimiter<String>>>,
+    cache: Arc<Mutex<HashMap<String, ToolReply>>>,
+}
+
+impl ToolEnv {
+    pub fn new(source: Arc<dyn ToolSource>, config: ToolConfig) -> Self {
+        let global = config
+            .global_per_minute
+            .and_then(quota)
+            .map(|q| Arc::new(RateLimiter::direct(q)));
+        let per_tool = config
+            .per_tool_per_minute
+            .and_then(quota)
+            .map(|q| Arc::new(RateLimiter::keyed(q)));
+        ToolEnv {
+            source,
+            config: Arc::new(config),
+            global,
+            per_tool,
+            cache: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// A caller for one task's functions (built with `toolbench::Function::from_doc`).
+    pub fn caller(&self, functions: Vec<Function>) -> ToolCaller {
+        ToolCaller {
+            env: self.clone(),
+            functions,
+        }
+    }
+
+    pub fn config(&self) -> &ToolConfig {
+        &self.config
+    }
+
+    pub fn source(&self) -> &Arc<dyn ToolSource> {
+        &self.source
+    }
+
+    /// For manifests and logs: the source and the limits (never a key).
+    pub fn describe(&self) -> String {
+        let c = &self.config;
+        let limit = |v: Option<u32>| v.map_or("none".to_string(), |n| format!("{n}/min"));
+        format!(
+            "{}; timeout {:?}, retries {}, rate limit global {} per tool {}, max observation {} chars",
+            self.source.describe(),
+            c.timeout,
+            c.retries,
+            limit(c.global_per_minute),
+            limit(c.per_tool_per_minute),
+            c.max_observation_length
+        )
+    }
+
+    fn cached(&self, key: &str) -> Option<ToolReply> {
+        self.cache.lock().ok().and_then(|m| m.get(key).cloned())
+    }
+
+    fn remember(&self, key: String, reply: &ToolReply) {
+        if let Ok(mut m) = self.cache.lock() {
+            m.insert(key, reply.clone());
+        }
+    }
+}
+
+/// Calls the functions of one task.
+#[derive(Clone)]
+pub struct ToolCaller {
+    env: ToolEnv,
+    functions: Vec<Function>,
+}
+
+impl ToolCaller {
+    pub fn functions(&self) -> &[Function] {
+        &self.functions
+    }
+
+    /// The OpenAI function list the model sees: the APIs, then `Finish`.
+    pub fn schemas(&self) -> Vec<Value> {
+        function_schemas(&self.functions)
+    }
+
+    pub fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+
+    /// Dispatches one model action (SPEC §3.1): `Finish` (codes 2/3/4), suffix match of the function
+    /// name (unknown → code 1), argument checks, then the source under limits, timeouts and retries.
+    /// Never panics, never fails: every outcome is an observation.
+    pub async fn call(&self, name: &str, arguments: &str) -> Observation {
+        let start = Instant::now();
+        let mut obs = self.dispatch(name, arguments).await;
+        obs.elapsed_ms = start.elapsed().as_millis() as u64;
+        tracing::debug!(
+            function = name,
+            code = obs.code,
+            source = obs.source.as_str(),
+            failed = obs.failed,
+            elapsed_ms = obs.elapsed_ms,
+            "tool call"
+        );
+        obs
+    }
+
+    async fn dispatch(&self, name: &str, arguments: &str) -> Observation {
+        let max = self.env.config.max_observation_length;
+        if name == FINISH {
+            let f = parse_finish(arguments);
+            let failed = f.code == code::BAD_FINISH;
+            return Observation {
+                function: name.to_string(),
+                arguments: arguments.to_string(),
+                text: truncate(f.text.clone(), max),
+                code: f.code,
+                error: if failed {
+                    f.text.clone()
+                } else {
+                    String::new()
+                },
+                response: if failed {
+                    Value::String(String::new())
+                } else {
+                    Value::String(f.text)
+                },
+                source: ReplySource::Caller,
+                failed,
+                finish: f.finish,
+                elapsed_ms: 0,
+            };
+        }
+        // ToolBench takes the first function whose name ends with the called name; an empty name would
+        // match everything there, which we treat as unknown instead.
+        let function = (!name.is_empty())
+            .then(|| self.functions.iter().find(|f| f.name.ends_with(name)))
+            .flatten();
+        let Some(function) = function else {
+            let reply = caller_reply(format!("No such function name: {name}"));
+            return self.observe(name, arguments, reply, code::NO_SUCH_FUNCTION, true);
+        };
+        let args = match parse_arguments(arguments) {
+            Ok(a) => a,
+            Err(msg) => {
+                let reply = caller_reply(format!("{}{msg}", observation::PARSE_ERROR));
+                return self.observe(name, arguments, reply, code::OK, true);
+            }
+        };
+        let problems = check_params(&function.doc, &args);
+        if !problems.is_empty() {
+            let reply = caller_reply(format!("{PARAMETER_ERROR}{}", problems.message()));
+            return self.observe(name, arguments, reply, code::OK, true);
+        }
+        let args_value = Value::Object(args);
+        let key = format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            function.category,
+            function.tool,
+            function.api,
+            canonical_json(&args_value)
+        );
+        if self.env.config.cache_calls {
+            if let Some(reply) = self.env.cached(&key) {
+                let code = observation::code_for_error(&reply.error);
+                return self.observe(name, arguments, reply, code, false);
+            }
+        }
+        // The raw text goes on the wire when it is clean JSON, as ToolBench's client sends it; anything we
+        // had to repair goes as the object we understood.
+        let tool_input =
+            if serde_json::from_str::<serde_json::Map<String, Value>>(arguments).is_ok() {
+                Value::String(arguments.to_string())
+            } else {
+                args_value
+            };
+        let request = ToolRequest {
+            category: function.category.clone(),
+            tool_name: function.tool.clone(),
+            api_name: function.api.clone(),
+            tool_input,
+            strip: self.env.config.strip.clone(),
+        };
+        if let Some(g) = &self.env.global {
+            g.until_ready().await;
+        }
+        if let Some(t) = &self.env.per_tool {
+            t.until_key_ready(&function.tool).await;
+        }
+        match self.send(&request).await {
+            Ok(reply) => {
+                let failed = !reply.error.is_empty();
+                if self.env.config.cache_calls
+                    && !failed
+                    && reply.source != Some(ReplySource::Fault)
+                {
+                    self.env.remember(key, &reply);
+                }
+                let code = observation::code_for_error(&reply.error);
+                self.observe(name, arguments, reply, code, failed)
+            }
+            Err(e) => {
+                let (code, error) = match &e {
+                    ToolError::Timeout(_) => {
+                        (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string())
+                    }
+                    ToolError::Status(s) => (
+                        code::HTTP_ERROR,
+                        format!("request invalid, data error. status_code={s}"),
+                    ),
+                    ToolError::BadReply(_) => {
+                        (code::HTTP_ERROR, "request invalid, data error".to_string())
+                    }
+                    other => (
+                        code::HTTP_ERROR,
+                        format!("request invalid, data error. {other}"),
+                    ),
+                };
+                tracing::warn!(function = name, "tool call failed: {e}");
+                self.observe(name, arguments, caller_reply(error), code, true)
+            }
+        }
+    }
+
+    /// One request with a timeout per attempt and bounded retries (exponential backoff) on 429/5xx and
+    /// connection failures.
+    async fn send(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        let c = &self.env.config;
+        let mut attempt = 0u32;
+        loop {
+            let result = match tokio::time::timeout(c.timeout, self.env.source.call(request)).await
+            {
+                Ok(r) => r,
+                Err(_) => Err(ToolError::Timeout(c.timeout)),
+            };
+            let retriable = match &result {
+                Err(ToolError::Status(s)) => *s == 429 || *s >= 500,
+                Err(ToolError::Unreachable { .. }) => true,
+                _ => false,
+            };
+            if !retriable || attempt >= c.retries {
+                return result;
+            }
+            let delay = c.backoff.saturating_mul(1u32 << attempt.min(10));
+            if let Err(e) = &result {
+                tracing::info!(
+                    "tool call attempt {} failed ({e}); retrying in {delay:?}",
+                    attempt + 1
+                );
+            }
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    fn observe(
+        &self,
+        name: &str,
+        arguments: &str,
+        reply: ToolReply,
+        code: u8,
+        failed: bool,
+    ) -> Observation {
+        let text = truncate(
+            reply_text(&reply.error, &reply.response),
+            self.env.config.max_observation_length,
+        );
+        Observation {
+            function: name.to_string(),
+            arguments: arguments.to_string(),
+            text,
+            code,
+            error: reply.error,
+            response: reply.response,
+            source: reply.source.unwrap_or_default(),
+            failed,
+            finish: None,
+            elapsed_ms: 0,
+        }
+    }
+}
+
+fn caller_reply(error: String) -> ToolReply {
+    ToolReply {
+        error,
+        response: Value::String(String::new()),
+        source: Some(ReplySource::Caller),
+    }
+}

@@ -1,0 +1,157 @@
+//! A client for StableToolBench-compatible `/virtual` servers (ours or theirs) over HTTP.
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::types::{ReplySource, ToolReply, ToolRequest};
+use super::{ToolError, ToolSource};
+
+/// Header in which our server says where a reply came from (the body stays exactly `{error, response}`).
+pub const SOURCE_HEADER: &str = "x-sum2act-source";
+
+/// Header carrying the key (StableToolBench also reads it from the body).
+pub const KEY_HEADER: &str = "toolbench_key";
+
+/// Replies above this size are refused rather than buffered without bound.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Calls a `/virtual` endpoint. Redirects are followed only within the same host, and the key is never
+/// part of any log line or `Debug` output.
+#[derive(Clone)]
+pub struct HttpSource {
+    url: reqwest::Url,
+    key: Option<String>,
+    client: reqwest::Client,
+    max_reply_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSource")
+            .field("url", &self.url.as_str())
+            .field("key", &self.key.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    #[serde(flatten)]
+    request: &'a ToolRequest,
+    /// The Python server's request model requires the field, so it is sent even when empty.
+    toolbench_key: &'a str,
+}
+
+impl HttpSource {
+    /// A client for `url` (e.g. `http://127.0.0.1:8080/virtual`).
+    pub fn new(url: &str, key: Option<String>) -> Result<Self, ToolError> {
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| ToolError::Other(format!("invalid tool server URL `{url}`: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ToolError::Other(format!(
+                "invalid tool server URL `{url}`: the scheme must be http or https"
+            )));
+        }
+        let origin = parsed.clone();
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            let same_origin = attempt.url().scheme() == origin.scheme()
+                && attempt.url().host_str() == origin.host_str()
+                && attempt.url().port_or_known_default() == origin.port_or_known_default();
+            if same_origin && attempt.previous().len() < 5 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
+        let client = reqwest::Client::builder()
+            .redirect(policy)
+            .build()
+            .map_err(|e| ToolError::Other(format!("cannot build the HTTP client: {e}")))?;
+        Ok(HttpSource {
+            url: parsed,
+            key: key.filter(|k| !k.is_empty()),
+            client,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+        })
+    }
+
+    pub fn with_max_reply_bytes(mut self, n: usize) -> Self {
+        self.max_reply_bytes = n;
+        self
+    }
+
+    pub fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    fn unreachable(&self, e: reqwest::Error) -> ToolError {
+        ToolError::Unreachable {
+            url: self.url.to_string(),
+            message: e.without_url().to_string(),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for HttpSource {
+    async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        let key = self.key.as_deref().unwrap_or("");
+        let mut req = self.client.post(self.url.clone()).json(&Body {
+            request,
+            toolbench_key: key,
+        });
+        if !key.is_empty() {
+            req = req.header(KEY_HEADER, key);
+        }
+        let mut resp = req.send().await.map_err(|e| {
+            if e.is_timeout() {
+                ToolError::Timeout(std::time::Duration::ZERO)
+            } else {
+                self.unreachable(e)
+            }
+        })?;
+        let status = resp.status().as_u16();
+        if status != 200 {
+            return Err(ToolError::Status(status));
+        }
+        let source = resp
+            .headers()
+            .get(SOURCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(ReplySource::parse);
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.unreachable(e))? {
+            if body.len() + chunk.len() > self.max_reply_bytes {
+                return Err(ToolError::BadReply(format!(
+                    "reply larger than {} bytes",
+                    self.max_reply_bytes
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| ToolError::BadReply(e.to_string()))?;
+        let Value::Object(mut obj) = value else {
+            return Err(ToolError::BadReply(
+                "the reply is not a JSON object".to_string(),
+            ));
+        };
+        let error = match obj.remove("error") {
+            Some(Value::String(s)) => s,
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        Ok(ToolReply {
+            error,
+            response: obj
+                .remove("response")
+                .unwrap_or(Value::String(String::new())),
+            source: Some(source.unwrap_or(ReplySource::Remote)),
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("tool server {}", self.url)
+    }
+}

@@ -1,0 +1,40 @@
+//! The tool caller: turns a model's function call into a `/virtual` request under rate limits,
+//! timeouts and retries, and the reply into a ToolBench observation.
+
+pub mod args;
+pub mod caller;
+mod catalog_source;
+pub mod http;
+pub mod observation;
+mod types;
+
+use async_trait::async_trait;
+
+pub use caller::{ToolCaller, ToolConfig, ToolEnv};
+pub use catalog_source::CatalogSource;
+pub use http::HttpSource;
+pub use types::{Finish, Observation, ReplySource, ToolReply, ToolRequest};
+
+/// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("tool call timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("tool server answered HTTP {0}")]
+    Status(u16),
+    #[error("tool server reply is not JSON: {0}")]
+    BadReply(String),
+    #[error("cannot reach tool server {url}: {message}")]
+    Unreachable { url: String, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Something that answers `/virtual` requests: a remote server over HTTP, or an in-process catalogue.
+#[async_trait]
+pub trait ToolSource: Send + Sync {
+    async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError>;
+
+    /// A short description for manifests and logs (never includes a key).
+    fn describe(&self) -> String;
+}

@@ -1,0 +1,102 @@
+//! The tool protocol's messages: a StableToolBench `/virtual` request, the server's reply, and the
+//! observation an agent sees.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A `/virtual` request body (SPEC §3.1), without the key (sent as a header and never stored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolRequest {
+    pub category: String,
+    pub tool_name: String,
+    pub api_name: String,
+    /// The raw arguments string the model wrote (the server also accepts an object).
+    pub tool_input: Value,
+    #[serde(default)]
+    pub strip: String,
+}
+
+/// Where a reply came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplySource {
+    /// A recorded real response.
+    Cache,
+    /// Schema-driven simulation.
+    Simulated,
+    /// Simulated by an LLM.
+    Llm,
+    /// A remote server that does not say.
+    #[default]
+    Remote,
+    /// Produced by the caller itself (validation errors, Finish, timeouts).
+    Caller,
+    /// Fault injection.
+    Fault,
+}
+
+impl ReplySource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReplySource::Cache => "cache",
+            ReplySource::Simulated => "simulated",
+            ReplySource::Llm => "llm",
+            ReplySource::Remote => "remote",
+            ReplySource::Caller => "caller",
+            ReplySource::Fault => "fault",
+        }
+    }
+
+    /// The inverse of `as_str`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "cache" => ReplySource::Cache,
+            "simulated" => ReplySource::Simulated,
+            "llm" => ReplySource::Llm,
+            "remote" => ReplySource::Remote,
+            "caller" => ReplySource::Caller,
+            "fault" => ReplySource::Fault,
+            _ => return None,
+        })
+    }
+}
+
+/// The server's reply: always `{"error": str, "response": any}`; `source` is our extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolReply {
+    #[serde(default)]
+    pub error: String,
+    #[serde(default)]
+    pub response: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ReplySource>,
+}
+
+/// How an episode ended through the `Finish` function.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finish {
+    Answer(String),
+    GiveUp,
+}
+
+/// What one action produced, as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The function name the model called.
+    pub function: String,
+    /// The raw arguments string.
+    pub arguments: String,
+    /// The observation text shown to the model (`{"error":…,"response":…}`, truncated).
+    pub text: String,
+    /// ToolBench status code (SPEC §3.2).
+    pub code: u8,
+    pub error: String,
+    pub response: Value,
+    pub source: ReplySource,
+    /// The call failed (error set, unknown function, bad arguments, …): the state manager records it.
+    pub failed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<Finish>,
+    pub elapsed_ms: u64,
+}

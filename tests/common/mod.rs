@@ -1,0 +1,164 @@
+//! A fluent helper for driving the `sum2act` binary as a user would, in the style of `just`'s tests:
+//! `Test::new().args(["data", "stats"]).run().success().stdout_has("catalogue")`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The shared ToolBench data beside the checkout, when present (tests that need it skip otherwise).
+pub fn shared_toolbench() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/toolbench");
+    p.join("queries").is_dir().then_some(p)
+}
+
+/// The shipped sample data directory.
+pub fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
+}
+
+pub struct Test {
+    cmd: Command,
+    stdin: Option<String>,
+}
+
+impl Default for Test {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Test {
+    pub fn new() -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sum2act"));
+        // Tests never reach a real endpoint by accident.
+        for var in [
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "SUM2ACT_MODEL",
+            "SUM2ACT_DATA",
+            "SUM2ACT_CONFIG",
+        ] {
+            cmd.env_remove(var);
+        }
+        Test { cmd, stdin: None }
+    }
+
+    pub fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.arg(a);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    pub fn stdin(mut self, text: impl Into<String>) -> Self {
+        self.stdin = Some(text.into());
+        self
+    }
+
+    pub fn run(mut self) -> Outcome {
+        use std::io::Write;
+        use std::process::Stdio;
+        self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.cmd.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let mut child = self.cmd.spawn().expect("spawn sum2act");
+        if let Some(text) = self.stdin.take() {
+            if let Some(mut pipe) = child.stdin.take() {
+                let _ = pipe.write_all(text.as_bytes());
+            }
+        }
+        Outcome(child.wait_with_output().expect("wait for sum2act"))
+    }
+}
+
+pub struct Outcome(pub Output);
+
+impl Outcome {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).to_string()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).to_string()
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.0.status.code()
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code(),
+            self.stdout(),
+            self.stderr()
+        )
+    }
+
+    pub fn success(self) -> Self {
+        assert!(
+            self.0.status.success(),
+            "expected success, got {}",
+            self.show()
+        );
+        self
+    }
+
+    pub fn failure(self, code: i32) -> Self {
+        assert_eq!(
+            self.code(),
+            Some(code),
+            "expected exit {code}, got {}",
+            self.show()
+        );
+        self
+    }
+
+    pub fn stdout_has(self, needle: &str) -> Self {
+        assert!(
+            self.stdout().contains(needle),
+            "stdout lacks {needle:?}: {}",
+            self.show()
+        );
+        self
+    }
+
+    pub fn stderr_has(self, needle: &str) -> Self {
+        assert!(
+            self.stderr().contains(needle),
+            "stderr lacks {needle:?}: {}",
+            self.show()
+        );
+        self
+    }
+
+    pub fn no_panic(self) -> Self {
+        assert!(
+            !self.stderr().contains("panicked"),
+            "panicked: {}",
+            self.show()
+        );
+        self
+    }
+}
+pub mod mock_llm;
