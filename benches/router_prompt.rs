@@ -62,11 +62,13 @@ fn task() -> Task {
 fn model() -> Arc<ScriptedLlm> {
     let turn = AtomicUsize::new(0);
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        let i = turn.load(Ordering::SeqCst);
         if req.purpose == "state" {
-            let facts = json!({"success": true, "new_facts": ["cheapest listing costs 100 at https://example.com/0"], "failure_reason": "", "wrong_facts": []});
+            let fact = format!("item {i}: cheapest listing costs {} at https://example.com/{i}", 100 + i);
+            let facts = json!({"success": true, "new_facts": [fact], "failure_reason": "", "wrong_facts": []});
             return Ok(reply(&facts.to_string()));
         }
-        let i = turn.fetch_add(1, Ordering::SeqCst);
+        turn.fetch_add(1, Ordering::SeqCst);
         Ok(Completion {
             content: "search the next item".into(),
             tool_calls: vec![ToolCall {
@@ -100,10 +102,11 @@ fn main() {
         eprintln!("cannot start a runtime");
         return;
     };
-    let options = AgentOptions { max_steps: STEPS, max_depth: 3 * STEPS, ..AgentOptions::default() };
+    // A small state budget so the cap is reached within 20 steps (the default is 600 tokens).
+    let options = AgentOptions { max_steps: STEPS, max_depth: 3 * STEPS, state_token_budget: 250, ..AgentOptions::default() };
     let s2a = rt.block_on(prompt_sizes(&Sum2Act::new(&options), "router", options.clone()));
     let react = rt.block_on(prompt_sizes(&React::new(&options), "react", options.clone()));
-    println!("router prompt tokens per step (cl100k)");
+    println!("router prompt tokens per step (cl100k); Sum2Act state budget {} tokens", options.state_token_budget);
     println!("{:>4} {:>10} {:>10}", "step", "sum2act", "react");
     for i in 0..STEPS as usize {
         let a = s2a.get(i).map_or("-".to_string(), u64::to_string);

@@ -62,6 +62,7 @@ pub enum TurnError {
 pub async fn turn(ctx: &SolveContext, purpose: &str, messages: Vec<Message>) -> Result<(Action, u64), TurnError> {
     let request = CompletionRequest::new(purpose, messages.clone())
         .with_tools(schemas(ctx), ToolChoice::Required)
+        .tools_described()
         .with_max_tokens(ctx.options.max_tokens);
     let first = ctx.complete(&request).await.map_err(TurnError::Llm)?;
     let prompt_tokens = first.usage.prompt_tokens;

@@ -29,11 +29,15 @@ pub fn action(c: &Completion) -> Result<Action, String> {
 
 /// Parses our JSON action format or ReAct's text format.
 pub fn action_from_text(text: &str) -> Result<Action, String> {
+    let from_json = first_json_object(text).map(|v| action_from_json(&v, text));
+    if let Some(Ok(a)) = from_json {
+        return Ok(a);
+    }
     if let Some(a) = react_text(text) {
         return Ok(a);
     }
-    if let Some(v) = first_json_object(text) {
-        return action_from_json(&v, text);
+    if let Some(Err(e)) = from_json {
+        return Err(e);
     }
     if text.trim().is_empty() {
         Err("the reply was empty".to_string())

@@ -11,6 +11,7 @@ mod plan;
 mod progress;
 pub mod report;
 mod runner;
+mod solver_job;
 mod summary;
 
 use std::path::PathBuf;
@@ -19,7 +20,8 @@ pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, select, select_with};
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use runner::{BatchOptions, BatchOutcome, Job, JobError, StopSignal, run_batch};
-pub use summary::{EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};
+pub use solver_job::SolverJob;
+pub use summary::{AnswerFile, EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};
 
 /// Errors of the batch layer. `BadInput` and `Data` are the user's to fix (exit code 2).
 #[derive(Debug, thiserror::Error)]

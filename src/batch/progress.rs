@@ -229,12 +229,12 @@ impl Progress for Bars {
 
     fn finished(&self, ep: &EpisodeView) {
         self.totals.record(ep);
-        if let Ok(mut bars) = self.subsets.lock() {
-            if let Some((bar, answered)) = bars.get_mut(&ep.subset) {
-                bar.inc(1);
-                *answered += u64::from(ep.answered());
-                bar.set_message(format!("answered {answered} this run"));
-            }
+        if let Ok(mut bars) = self.subsets.lock()
+            && let Some((bar, answered)) = bars.get_mut(&ep.subset)
+        {
+            bar.inc(1);
+            *answered += u64::from(ep.answered());
+            bar.set_message(format!("answered {answered} this run"));
         }
         self.total.inc(1);
         self.total.set_message(self.totals.line());

@@ -329,7 +329,7 @@ mod tests {
             }
             Ok(json!({"answer_generation": {"query": task.query},
                 "sum2act": {"method": "test", "model": "m", "subset": task.subset, "query_id": task.query_id,
-                "finish": if task.query_id % 2 == 0 { "give_answer" } else { "give_up" },
+                "finish": if task.query_id.is_multiple_of(2) { "give_answer" } else { "give_up" },
                 "counters": {"llm_calls": 2, "steps": 1}}}))
         }
     }

@@ -64,11 +64,12 @@ pub fn read_answer_file(path: &Path) -> Option<(Value, EpisodeView)> {
     Some((value, view))
 }
 
+/// An answer file found in a run directory: its path, its JSON and the batch view of it.
+pub type AnswerFile = (PathBuf, Value, EpisodeView);
+
 /// Every answer file of a run directory (`*/{qid}_{method}.json`), sorted by (subset, query id).
 /// Files that do not parse are returned separately so callers can name them.
-pub fn scan_run_dir(
-    run_dir: &Path,
-) -> Result<(Vec<(PathBuf, Value, EpisodeView)>, Vec<PathBuf>), BatchError> {
+pub fn scan_run_dir(run_dir: &Path) -> Result<(Vec<AnswerFile>, Vec<PathBuf>), BatchError> {
     let mut good = Vec::new();
     let mut bad = Vec::new();
     let entries = std::fs::read_dir(run_dir).map_err(|e| BatchError::io(run_dir, e))?;
@@ -86,7 +87,12 @@ pub fn scan_run_dir(
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            if name.starts_with('.') || !name.ends_with(".json") || !name.contains('_') {
+            // Only `{query_id}_{method}.json`: evaluation outputs and reports live beside answer files.
+            let is_answer = name.ends_with(".json")
+                && name.split_once('_').is_some_and(|(id, _)| {
+                    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+                });
+            if !is_answer {
                 continue;
             }
             match read_answer_file(&path) {

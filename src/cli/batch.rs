@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use clap::Args;
 use serde_json::Value;
 
@@ -14,18 +13,16 @@ use super::agent_args::AgentArgs;
 use super::merge::batch_error;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
-use crate::agent::{AgentOptions, QuietObserver, SolveContext, Solver};
 use crate::batch::{
-    BatchOptions, Job, JobError, MANIFEST_FILE, Manifest, ProgressMode, Shard, StopSignal, Summary,
+    BatchOptions, MANIFEST_FILE, Manifest, ProgressMode, Shard, SolverJob, StopSignal, Summary,
     make_progress, run_batch, select_with,
 };
 use crate::config::Config;
-use crate::llm::{LlmArgs, LlmClient};
+use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::retrieve::{RetrieveOptions, Retriever};
 use crate::server::{ToolArgs, tool_setup};
-use crate::toolbench::{DataDir, Task, io::write_json_atomic};
-use crate::tools::ToolEnv;
+use crate::toolbench::{DataDir, io::write_json_atomic};
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -53,6 +50,15 @@ pub struct BatchArgs {
     /// Which tools each query gets: oracle (its api_list), all, or retrieved:K.
     #[arg(long, default_value = "oracle", value_name = "SET")]
     pub tools: ToolSet,
+    /// Judge the run when it finishes (`sum2act eval RUN_DIR`; the judge is --judge, else the agent's model).
+    #[arg(long)]
+    pub eval: bool,
+    /// Judge model for --eval (a model name at the endpoint, or a GGUF path).
+    #[arg(long, value_name = "MODEL", requires = "eval")]
+    pub judge: Option<String>,
+    /// Judge votes per query for --eval.
+    #[arg(long, default_value_t = 3, requires = "eval", value_name = "N")]
+    pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
     #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
@@ -62,38 +68,6 @@ pub struct BatchArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tool_args: ToolArgs,
-}
-
-/// Adapts a solver to the batch runner: a fresh context (counters, tool caller) per query.
-struct SolverJob {
-    solver: Arc<dyn Solver>,
-    llm: Arc<dyn LlmClient>,
-    env: ToolEnv,
-    prompts: Arc<Prompts>,
-    options: AgentOptions,
-}
-
-#[async_trait]
-impl Job for SolverJob {
-    fn method(&self) -> &str {
-        self.solver.method()
-    }
-
-    async fn run(&self, task: &Task) -> Result<Value, JobError> {
-        let ctx = SolveContext::new(
-            self.llm.clone(),
-            self.env.caller(task.functions.clone()),
-            self.prompts.clone(),
-            self.options.clone(),
-            Arc::new(QuietObserver),
-        );
-        let episode = self
-            .solver
-            .solve(task, &ctx)
-            .await
-            .map_err(|e| JobError(e.to_string()))?;
-        Ok(episode.to_json())
-    }
 }
 
 pub async fn run(
@@ -158,13 +132,13 @@ pub async fn run(
     // Written before the first query, so even a killed run says what produced its files.
     manifest.write(&args.out).map_err(batch_error)?;
 
-    let job = Arc::new(SolverJob {
+    let job = Arc::new(SolverJob::new(
         solver,
-        llm: llm.clone(),
-        env: setup.env.clone(),
+        llm.clone(),
+        setup.env.clone(),
         prompts,
         options,
-    });
+    ));
     let progress = make_progress(args.progress);
     let stop = StopSignal::new();
     let ctrl_c = stop.listen_ctrl_c(progress.clone());
@@ -231,5 +205,36 @@ pub async fn run(
         );
         return Ok(ExitCode::from(1));
     }
+    if args.eval {
+        println!();
+        return evaluate(global, config, &args).await;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `sum2act eval RUN_DIR` on the finished run, with the batch's model flags.
+async fn evaluate(
+    global: &GlobalArgs,
+    config: &Config,
+    args: &BatchArgs,
+) -> anyhow::Result<ExitCode> {
+    #[derive(clap::Parser)]
+    struct EvalCommand {
+        #[command(flatten)]
+        args: super::eval::EvalArgs,
+    }
+    let mut argv: Vec<std::ffi::OsString> = vec!["eval".into(), args.out.clone().into_os_string()];
+    argv.extend(["--votes".into(), args.votes.to_string().into()]);
+    if let Some(url) = &args.llm.base_url {
+        argv.extend(["--base-url".into(), url.into()]);
+    }
+    if let Some(model) = &args.llm.model {
+        argv.extend(["--model".into(), model.into()]);
+    }
+    if let Some(judge) = &args.judge {
+        argv.extend(["--judge".into(), judge.into()]);
+    }
+    let parsed =
+        <EvalCommand as clap::Parser>::try_parse_from(argv).map_err(|e| BadInput(e.to_string()))?;
+    super::eval::run(global, config, parsed.args).await
 }

@@ -38,6 +38,22 @@ pub enum LlmCommand {
         #[command(flatten)]
         llm: LlmArgs,
     },
+    /// Measure the embedded model: prefill/decode tok/s, prefix-cache reuse, grammar cost, and aggregate
+    /// throughput at several concurrencies.
+    #[cfg(feature = "local-model")]
+    Bench {
+        /// Concurrent sequences to measure, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+        concurrency: Vec<usize>,
+        /// Tokens each sequence generates in the throughput runs.
+        #[arg(long, default_value_t = 48)]
+        tokens: u32,
+        /// Write the report as JSON to FILE as well.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        llm: LlmArgs,
+    },
 }
 
 /// Turns setup mistakes (missing model file, bad key, unknown model) into exit code 2.
@@ -49,7 +65,11 @@ pub fn classify(e: LlmError) -> anyhow::Error {
     }
 }
 
-pub async fn run(_global: &GlobalArgs, config: &Config, args: LlmCmdArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    _global: &GlobalArgs,
+    config: &Config,
+    args: LlmCmdArgs,
+) -> anyhow::Result<ExitCode> {
     match args.command {
         LlmCommand::Check {
             prompt,
@@ -58,6 +78,13 @@ pub async fn run(_global: &GlobalArgs, config: &Config, args: LlmCmdArgs) -> any
             json,
             llm: llm_args,
         } => check(config, &llm_args, &prompt, max_tokens, !no_tools, json).await,
+        #[cfg(feature = "local-model")]
+        LlmCommand::Bench {
+            concurrency,
+            tokens,
+            out,
+            llm: llm_args,
+        } => bench(config, &llm_args, concurrency, tokens, out.as_deref()).await,
     }
 }
 
@@ -72,7 +99,8 @@ async fn check(
     let loading = Instant::now();
     let client: Arc<dyn LlmClient> = llm::build(args, config).await.map_err(classify)?;
     let load_ms = loading.elapsed().as_millis();
-    let request = CompletionRequest::new("check", vec![Message::user(prompt)]).with_max_tokens(max_tokens);
+    let request =
+        CompletionRequest::new("check", vec![Message::user(prompt)]).with_max_tokens(max_tokens);
     let (answer, stats) = complete(config, args, &client, &request).await?;
     let mut report = json!({
         "model": client.model_id(),
@@ -91,14 +119,19 @@ async fn check(
             "description": "Current weather of a city",
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
         });
-        let request = CompletionRequest::new("check", vec![Message::user("What is the weather in Paris right now?")])
-            .with_tools(vec![weather], ToolChoice::Required)
-            .with_max_tokens(96);
+        let request = CompletionRequest::new(
+            "check",
+            vec![Message::user("What is the weather in Paris right now?")],
+        )
+        .with_tools(vec![weather], ToolChoice::Required)
+        .with_max_tokens(96);
         let (call, _) = complete(config, args, &client, &request).await?;
-        let first = call
-            .tool_calls
-            .first()
-            .with_context(|| format!("the model answered without calling the tool: {}", call.content))?;
+        let first = call.tool_calls.first().with_context(|| {
+            format!(
+                "the model answered without calling the tool: {}",
+                call.content
+            )
+        })?;
         report["tool_call"] = json!({"name": first.name, "arguments": first.arguments});
     }
     if as_json {
@@ -112,7 +145,11 @@ async fn check(
         );
         if let Some(s) = report["speed"].as_object() {
             let f = |k: &str| s.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
-            println!("speed: prefill {:.1} tok/s, decode {:.1} tok/s", f("prefill_tok_s"), f("decode_tok_s"));
+            println!(
+                "speed: prefill {:.1} tok/s, decode {:.1} tok/s",
+                f("prefill_tok_s"),
+                f("decode_tok_s")
+            );
         }
         if let Some(call) = report.get("tool_call") {
             println!(
@@ -152,4 +189,69 @@ async fn complete(
     let _ = (config, args);
     let c = client.complete(request).await.map_err(classify)?;
     Ok((c, serde_json::Value::Null))
+}
+
+#[cfg(feature = "local-model")]
+async fn bench(
+    config: &Config,
+    args: &LlmArgs,
+    concurrency: Vec<usize>,
+    tokens: u32,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    if concurrency.is_empty() || concurrency.contains(&0) {
+        return Err(BadInput("--concurrency needs positive numbers, e.g. 1,2,4,8".into()).into());
+    }
+    let path = llm::resolve_model_path(args, config).map_err(classify)?;
+    let parallel = concurrency.iter().copied().max().unwrap_or(1) as u32;
+    let options = llm::local::LocalOptions {
+        context: args.llm_context.unwrap_or(config.llm.context),
+        threads: args.llm_threads.or(config.llm.threads),
+        parallel,
+        ..Default::default()
+    };
+    let model = tokio::task::spawn_blocking(move || llm::local::LocalModel::load(&path, options))
+        .await?
+        .map_err(classify)?;
+    let report = llm::bench::run(
+        &model,
+        &llm::bench::BenchOptions {
+            concurrency,
+            tokens,
+        },
+        &|line| eprintln!("{line}"),
+    )
+    .await
+    .map_err(classify)?;
+    println!("model {} on {} threads", report.model, report.threads);
+    println!(
+        "prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s",
+        report.prefill_tok_s, report.prefix.cold.prompt_tokens, report.decode_tok_s
+    );
+    println!(
+        "prefix cache: router step prefill {:.0} ms cold -> {:.0} ms warm ({} of {} tokens cached): {:.1}x prefill, {:.1}x whole call",
+        report.prefix.cold.prefill_ms,
+        report.prefix.warm.prefill_ms,
+        report.prefix.warm.cached_tokens,
+        report.prefix.warm.prompt_tokens,
+        report.prefix.prefill_speedup,
+        report.prefix.total_speedup
+    );
+    println!(
+        "grammar decode: plain {:.1} tok/s, top-first {:.1} tok/s, unconstrained {:.1} tok/s; identical output: {}",
+        report.grammar.plain_decode_tok_s,
+        report.grammar.top_first_decode_tok_s,
+        report.grammar.unconstrained_decode_tok_s,
+        report.grammar.identical_output
+    );
+    for c in &report.concurrency {
+        println!(
+            "concurrency {:>2}: {:>4} tokens in {:>7.0} ms = {:>5.1} tok/s overall, {:>5.1} tok/s decoding",
+            c.sequences, c.generated_tokens, c.wall_ms, c.aggregate_tok_s, c.decode_aggregate_tok_s
+        );
+    }
+    if let Some(path) = out {
+        crate::toolbench::io::write_json_atomic(path, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

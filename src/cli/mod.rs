@@ -5,11 +5,14 @@ mod batch;
 mod chat;
 mod compare;
 mod data;
+mod index;
 pub mod eval;
 mod llm;
 mod merge;
 mod report;
+mod retrieve;
 mod run;
+mod serve;
 mod serve_llm;
 
 use std::path::PathBuf;
@@ -67,6 +70,13 @@ pub enum Command {
     Llm(llm::LlmCmdArgs),
     /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback.
     ServeLlm(Box<serve_llm::ServeLlmArgs>),
+    /// The virtual RapidAPI server (StableToolBench's /virtual protocol) for a data directory: cached,
+    /// simulated or LLM answers, fault injection; `serve import-cache` converts StableToolBench caches.
+    Serve(Box<serve::ServeArgs>),
+    /// The API retrieval index: `index build` caches it for a data directory's catalogue.
+    Index(index::IndexArgs),
+    /// Rank the catalogue's APIs for an instruction, or `retrieve eval` to score the retriever against BM25.
+    Retrieve(Box<retrieve::RetrieveArgs>),
 }
 
 /// A problem with what the user gave us (flags, files): exit code 2.
@@ -111,5 +121,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(args),
         Command::Llm(args) => llm::run(&cli.global, &config, args).await,
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
+        Command::Serve(args) => serve::run(&cli.global, &config, *args).await,
+        Command::Index(args) => index::run(&cli.global, &config, args),
+        Command::Retrieve(args) => retrieve::run(&cli.global, &config, *args),
     }
 }

@@ -23,7 +23,11 @@ pub struct ServeLlmArgs {
     pub llm: LlmArgs,
 }
 
-pub async fn run(_global: &GlobalArgs, config: &Config, args: ServeLlmArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    _global: &GlobalArgs,
+    config: &Config,
+    args: ServeLlmArgs,
+) -> anyhow::Result<ExitCode> {
     let client = llm::build(&args.llm, config).await.map_err(classify)?;
     let listener = llm::server::bind(SocketAddr::new(args.host, args.port))
         .await

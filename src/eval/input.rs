@@ -240,7 +240,10 @@ pub fn finish_answer_text(raw: &str) -> String {
         if let Some(start) = raw.find(key) {
             let rest = raw[start + key.len()..].trim_end();
             let rest = rest.strip_suffix('}').unwrap_or(rest).trim_end();
-            let rest = rest.strip_suffix('"').unwrap_or(rest);
+            let rest = match rest.strip_suffix('"') {
+                Some(r) if !r.ends_with('\\') => r,
+                _ => rest,
+            };
             return rest.replace("\\n", "\n").replace("\\\"", "\"");
         }
     }
@@ -531,7 +534,7 @@ mod tests {
             finish_answer_text(
                 "{\"return_type\": \"give_answer\", \"final_answer\": \"broken \\\"q\\\" }"
             ),
-            "broken \"q\" "
+            "broken \"q\""
         );
         assert_eq!(finish_answer_text("{\"return_type\": \"give_answer\"}"), "");
         assert_eq!(finish_answer_text("plain text"), "plain text");

@@ -57,7 +57,9 @@ pub fn model_cache_dir() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
         return PathBuf::from(x).join("sum2act/models");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache/sum2act/models")
 }
 
@@ -102,7 +104,9 @@ struct EndpointSpec {
 }
 
 fn endpoints(args: &LlmArgs, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
-    let default_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    let default_key = std::env::var("OPENAI_API_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
     if let Some(url) = args.base_url.as_deref().filter(|u| !u.is_empty()) {
         return Ok(vec![EndpointSpec {
             base_url: url.to_string(),
@@ -149,11 +153,13 @@ pub async fn build(args: &LlmArgs, config: &Config) -> Result<Arc<dyn LlmClient>
         let local = build_local(args, config)?;
         Arc::new(RateLimited::new(local, rpm, tpm))
     } else {
-        let timeout = Duration::from_secs(args.llm_timeout.unwrap_or(config.llm.timeout_secs).max(1));
+        let timeout =
+            Duration::from_secs(args.llm_timeout.unwrap_or(config.llm.timeout_secs).max(1));
         let clients = specs
             .into_iter()
             .map(|s| {
-                OpenAiClient::new(&s.base_url, s.api_key, s.model, timeout).map(|c| Arc::new(c) as Arc<dyn LlmClient>)
+                OpenAiClient::new(&s.base_url, s.api_key, s.model, timeout)
+                    .map(|c| Arc::new(c) as Arc<dyn LlmClient>)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let rr = RoundRobin::new(clients)?;
@@ -192,4 +198,3 @@ pub fn uses_embedded_model(args: &LlmArgs, config: &Config) -> bool {
         && args.base_url.as_deref().is_none_or(str::is_empty)
         && config.llm.endpoints.is_empty()
 }
-

@@ -24,7 +24,9 @@ pub enum LlmError {
     },
     #[error("LLM call timed out after {0:?}")]
     Timeout(std::time::Duration),
-    #[error("prompt of {prompt_tokens} tokens does not fit the model's context of {context} tokens")]
+    #[error(
+        "prompt of {prompt_tokens} tokens does not fit the model's context of {context} tokens"
+    )]
     ContextOverflow { prompt_tokens: u64, context: u64 },
     #[error("prompt does not fit the context of the model at {endpoint}: {message}")]
     RemoteContextOverflow { endpoint: String, message: String },
@@ -48,7 +50,9 @@ impl LlmError {
     /// Worth retrying with backoff: rate limits, server errors, timeouts, connection problems.
     pub fn is_retriable(&self) -> bool {
         match self {
-            LlmError::Unreachable { .. } | LlmError::RateLimited { .. } | LlmError::Timeout(_) => true,
+            LlmError::Unreachable { .. } | LlmError::RateLimited { .. } | LlmError::Timeout(_) => {
+                true
+            }
             LlmError::Server { status, .. } => *status >= 500 || *status == 408,
             _ => false,
         }

@@ -40,7 +40,8 @@ impl<C: LlmClient> LlmClient for RateLimited<C> {
             // Prompt plus the reply's cap is what the server will count against the budget; a
             // single request larger than the whole budget waits for a full minute's worth.
             let want = count_prompt_tokens(request).saturating_add(u64::from(request.max_tokens));
-            let n = NonZeroU32::new(want.min(u64::from(cap.get())) as u32).unwrap_or(NonZeroU32::MIN);
+            let n =
+                NonZeroU32::new(want.min(u64::from(cap.get())) as u32).unwrap_or(NonZeroU32::MIN);
             // `n` never exceeds the burst size, so the limiter cannot report insufficient capacity.
             let _ = l.until_n_ready(n).await;
         }
@@ -91,7 +92,10 @@ impl LlmClient for RoundRobin {
     }
 
     fn model_id(&self) -> String {
-        self.clients.first().map(|c| c.model_id()).unwrap_or_default()
+        self.clients
+            .first()
+            .map(|c| c.model_id())
+            .unwrap_or_default()
     }
 }
 
@@ -124,7 +128,11 @@ mod tests {
         let limited = RateLimited::new(llm, Some(1), None);
         let req = CompletionRequest::new("t", vec![Message::user("q")]);
         assert!(limited.complete(&req).await.is_ok());
-        let second = tokio::time::timeout(std::time::Duration::from_millis(200), limited.complete(&req)).await;
+        let second = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            limited.complete(&req),
+        )
+        .await;
         assert!(second.is_err(), "second call within the minute must wait");
     }
 }

@@ -13,6 +13,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 use std::time::Instant;
 
@@ -34,7 +35,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::openai::{tool_names, validate};
-use super::{Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage};
+use super::{
+    Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall,
+    ToolChoice, Usage,
+};
 use crate::prompts::Prompts;
 
 /// How grammar-constrained tokens are sampled.
@@ -118,7 +122,11 @@ impl GenStats {
 }
 
 fn per_second(n: u64, ms: f64) -> f64 {
-    if ms > 0.0 { n as f64 * 1000.0 / ms } else { 0.0 }
+    if ms > 0.0 {
+        n as f64 * 1000.0 / ms
+    } else {
+        0.0
+    }
 }
 
 type Reply = oneshot::Sender<Result<(Completion, GenStats), LlmError>>;
@@ -127,19 +135,40 @@ struct Job {
     request: CompletionRequest,
     reply: Reply,
     queued: Instant,
+    prepared: Option<Prepared>,
+}
+
+/// A request turned into what the engine runs.
+struct Prepared {
+    prompt: Vec<LlamaToken>,
+    output: Output,
+    grammar: Option<LlamaSampler>,
+    max_new: usize,
 }
 
 /// The embedded model. Cheap to share: clones of the `Arc` talk to the same engine thread.
 pub struct LocalModel {
     tx: Mutex<mpsc::Sender<Job>>,
     info: ModelInfo,
+    switches: Arc<Switches>,
+}
+
+/// Settings the engine reads at every request, so a benchmark can compare them on one loaded model.
+struct Switches {
+    grammar_full: AtomicBool,
+    prefix_cache: AtomicBool,
 }
 
 fn backend() -> Result<&'static LlamaBackend, LlmError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
-            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            // llama.cpp is chatty (and warns about harmless quirks of the Qwen vocabulary): its log
+            // lines only show at -vv.
+            let enabled = tracing::enabled!(tracing::Level::DEBUG);
+            llama_cpp_2::send_logs_to_tracing(
+                llama_cpp_2::LogOptions::default().with_logs_enabled(enabled),
+            );
             LlamaBackend::init().map_err(|e| e.to_string())
         })
         .as_ref()
@@ -157,9 +186,14 @@ impl LocalModel {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel();
         let owned = path.to_path_buf();
+        let switches = Arc::new(Switches {
+            grammar_full: AtomicBool::new(options.grammar_mode == GrammarMode::Full),
+            prefix_cache: AtomicBool::new(options.prefix_cache),
+        });
+        let engine_switches = switches.clone();
         std::thread::Builder::new()
             .name("llm-engine".into())
-            .spawn(move || engine_main(&owned, &options, &ready_tx, rx))
+            .spawn(move || engine_main(&owned, &options, engine_switches, &ready_tx, rx))
             .map_err(|e| LlmError::Local(format!("cannot start the model thread: {e}")))?;
         let info = ready_rx
             .recv()
@@ -168,7 +202,20 @@ impl LocalModel {
         Ok(LocalModel {
             tx: Mutex::new(tx),
             info,
+            switches,
         })
+    }
+
+    /// Changes how grammars are applied for requests admitted from now on.
+    pub fn set_grammar_mode(&self, mode: GrammarMode) {
+        self.switches
+            .grammar_full
+            .store(mode == GrammarMode::Full, Ordering::Relaxed);
+    }
+
+    /// Turns prefix KV-cache reuse on or off for requests admitted from now on.
+    pub fn set_prefix_cache(&self, on: bool) {
+        self.switches.prefix_cache.store(on, Ordering::Relaxed);
     }
 
     /// One engine per model file per process, so a judge and an agent built separately share it.
@@ -192,12 +239,16 @@ impl LocalModel {
     }
 
     /// Completes `request` and reports how long prefill and decoding took.
-    pub async fn complete_with_stats(&self, request: &CompletionRequest) -> Result<(Completion, GenStats), LlmError> {
+    pub async fn complete_with_stats(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<(Completion, GenStats), LlmError> {
         let (reply, rx) = oneshot::channel();
         let job = Job {
             request: request.clone(),
             reply,
             queued: Instant::now(),
+            prepared: None,
         };
         self.tx
             .lock()
@@ -230,13 +281,19 @@ fn model_id_of(path: &Path) -> String {
 fn engine_main(
     path: &Path,
     options: &LocalOptions,
+    switches: Arc<Switches>,
     ready: &mpsc::Sender<Result<ModelInfo, LlmError>>,
     rx: mpsc::Receiver<Job>,
 ) {
     let loaded = (|| {
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| LlmError::Local(format!("cannot load {} as a GGUF model: {e}", path.display())))?;
+            .map_err(|e| {
+                LlmError::Local(format!(
+                    "cannot load {} as a GGUF model: {e}",
+                    path.display()
+                ))
+            })?;
         Ok::<_, LlmError>((backend, model))
     })();
     let (backend, model) = match loaded {
@@ -312,7 +369,7 @@ fn engine_main(
         slots: (0..parallel as i32).map(Slot::new).collect(),
         n_ctx,
         batch_size: batch as usize,
-        options: options.clone(),
+        switches,
         grammars: HashMap::new(),
         clock: 0,
         model_id: info.id,
@@ -376,7 +433,7 @@ struct Engine<'m> {
     slots: Vec<Slot>,
     n_ctx: usize,
     batch_size: usize,
-    options: LocalOptions,
+    switches: Arc<Switches>,
     /// Compiled grammars by GBNF text (compiling is slow for big tool lists).
     grammars: HashMap<String, LlamaSampler>,
     clock: u64,
@@ -408,29 +465,31 @@ impl Engine<'_> {
         }
     }
 
-    /// Starts queued jobs while slots and cache room allow.
+    /// Starts queued jobs while slots and cache room allow. A job that must wait keeps its prepared
+    /// prompt, so it is not tokenized again at every step.
     fn admit(&mut self, queue: &mut VecDeque<Job>) {
-        while let Some(job) = queue.pop_front() {
-            let Some(free) = self.slots.iter().position(|s| s.active.is_none()) else {
-                queue.push_front(job);
-                return;
-            };
-            let _ = free;
-            let prepared = match self.prepare(&job.request) {
-                Ok(p) => p,
-                Err(e) => {
-                    let _ = job.reply.send(Err(e));
-                    continue;
-                }
-            };
-            let (prompt, output, grammar, max_new) = prepared;
-            let need = prompt.len() + max_new;
-            if !self.make_room(need) {
-                // Wait for running sequences to finish and free their cache.
+        while let Some(mut job) = queue.pop_front() {
+            if self.slots.iter().all(|s| s.active.is_some()) {
                 queue.push_front(job);
                 return;
             }
-            self.start(job, prompt, output, grammar, max_new);
+            let prepared = match job.prepared.take() {
+                Some(p) => p,
+                None => match self.prepare(&job.request) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = job.reply.send(Err(e));
+                        continue;
+                    }
+                },
+            };
+            if !self.make_room(prepared.prompt.len() + prepared.max_new) {
+                // Wait for running sequences to finish and free their cache.
+                job.prepared = Some(prepared);
+                queue.push_front(job);
+                return;
+            }
+            self.start(job, prepared);
         }
     }
 
@@ -470,27 +529,39 @@ impl Engine<'_> {
     }
 
     /// Picks a free slot and the longest reusable cached prefix, then makes the job active there.
-    fn start(
-        &mut self,
-        job: Job,
-        prompt: Vec<LlamaToken>,
-        output: Output,
-        grammar: Option<LlamaSampler>,
-        max_new: usize,
-    ) {
+    fn start(&mut self, job: Job, prepared: Prepared) {
+        let Prepared {
+            prompt,
+            output,
+            grammar,
+            max_new,
+        } = prepared;
         self.clock += 1;
         // The last prompt token is always evaluated again: its logits start the generation.
-        let reusable = |kv: &[LlamaToken]| common_prefix(kv, &prompt).min(prompt.len().saturating_sub(1));
-        let free: Vec<usize> = (0..self.slots.len()).filter(|&i| self.slots[i].active.is_none()).collect();
+        let reusable =
+            |kv: &[LlamaToken]| common_prefix(kv, &prompt).min(prompt.len().saturating_sub(1));
+        let free: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].active.is_none())
+            .collect();
         // Prefer a free slot that already holds the prefix; among equals, the least recently used.
         let dst = free
             .iter()
             .copied()
-            .max_by_key(|&i| (reusable(&self.slots[i].kv), std::cmp::Reverse(self.slots[i].last_used)))
+            .max_by_key(|&i| {
+                (
+                    reusable(&self.slots[i].kv),
+                    std::cmp::Reverse(self.slots[i].last_used),
+                )
+            })
             .unwrap_or(0);
-        let mut keep = if self.options.prefix_cache { reusable(&self.slots[dst].kv) } else { 0 };
+        let use_cache = self.switches.prefix_cache.load(Ordering::Relaxed);
+        let mut keep = if use_cache {
+            reusable(&self.slots[dst].kv)
+        } else {
+            0
+        };
         // Another slot (even a busy one) may hold a longer prefix: share its cells.
-        if self.options.prefix_cache {
+        if use_cache {
             let best_other = (0..self.slots.len())
                 .filter(|&i| i != dst)
                 .map(|i| (reusable(&self.slots[i].kv), i))
@@ -521,7 +592,9 @@ impl Engine<'_> {
             self.slots[dst].kv.truncate(keep);
         } else {
             // Partial removal is not supported by every cache type: start this sequence afresh.
-            let _ = self.ctx.clear_kv_cache_seq(Some(slot_id as u32), None, None);
+            let _ = self
+                .ctx
+                .clear_kv_cache_seq(Some(slot_id as u32), None, None);
             self.slots[dst].kv.clear();
             keep = 0;
         }
@@ -553,7 +626,9 @@ impl Engine<'_> {
         let mut budget = self.batch_size;
         // Generating sequences first, so a long prompt never stalls them.
         for slot in self.slots.iter_mut() {
-            let Some(a) = slot.active.as_mut() else { continue };
+            let Some(a) = slot.active.as_mut() else {
+                continue;
+            };
             a.logits_at = None;
             a.staged.clear();
             if let Some(tok) = a.pending {
@@ -569,7 +644,9 @@ impl Engine<'_> {
             }
         }
         for slot in self.slots.iter_mut() {
-            let Some(a) = slot.active.as_mut() else { continue };
+            let Some(a) = slot.active.as_mut() else {
+                continue;
+            };
             if a.pending.is_some() || budget == 0 {
                 continue;
             }
@@ -596,11 +673,17 @@ impl Engine<'_> {
             return;
         }
         let now = Instant::now();
-        let mode = self.options.grammar_mode;
+        let mode = if self.switches.grammar_full.load(Ordering::Relaxed) {
+            GrammarMode::Full
+        } else {
+            GrammarMode::TopFirst
+        };
         let mut finished = Vec::new();
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            let Some(a) = slot.active.as_mut() else { continue };
-            slot.kv.extend(a.staged.drain(..));
+            let Some(a) = slot.active.as_mut() else {
+                continue;
+            };
+            slot.kv.append(&mut a.staged);
             let Some(idx) = a.logits_at else { continue };
             let tok = match pick(&self.ctx, idx, a, mode) {
                 Some(t) => t,
@@ -639,7 +722,9 @@ impl Engine<'_> {
     }
 
     fn finish(&mut self, i: usize, error: Option<&str>) {
-        let Some(a) = self.slots[i].active.take() else { return };
+        let Some(a) = self.slots[i].active.take() else {
+            return;
+        };
         self.slots[i].last_used = self.clock;
         let now = Instant::now();
         let first = a.first_token.unwrap_or(now);
@@ -694,9 +779,14 @@ impl Engine<'_> {
                 Some(name) => {
                     completion.content = thought;
                     completion.tool_calls.push(ToolCall {
-                        id: format!("call_{}", stats.prompt_tokens ^ (stats.generated_tokens << 20)),
+                        id: format!(
+                            "call_{}",
+                            stats.prompt_tokens ^ (stats.generated_tokens << 20)
+                        ),
                         name: name.to_string(),
-                        arguments: v.get("arguments").map_or_else(|| "{}".to_string(), Value::to_string),
+                        arguments: v
+                            .get("arguments")
+                            .map_or_else(|| "{}".to_string(), Value::to_string),
                     });
                     completion.finish_reason = Some("tool_calls".into());
                 }
@@ -708,11 +798,7 @@ impl Engine<'_> {
     }
 
     /// Turns a request into prompt tokens, an output mode, an optional grammar and a token cap.
-    #[allow(clippy::type_complexity)]
-    fn prepare(
-        &mut self,
-        request: &CompletionRequest,
-    ) -> Result<(Vec<LlamaToken>, Output, Option<LlamaSampler>, usize), LlmError> {
+    fn prepare(&mut self, request: &CompletionRequest) -> Result<Prepared, LlmError> {
         let use_tools = !request.tools.is_empty() && request.tool_choice != ToolChoice::None;
         let (output, schema) = if use_tools {
             (Output::Action, Some(action_schema(request)?))
@@ -720,7 +806,9 @@ impl Engine<'_> {
             match &request.response_format {
                 ResponseFormat::Text => (Output::Text, None),
                 ResponseFormat::JsonObject => (Output::Json, Some(json!({"type": "object"}))),
-                ResponseFormat::JsonSchema { schema, .. } => (Output::Json, Some(bounded_schema(schema))),
+                ResponseFormat::JsonSchema { schema, .. } => {
+                    (Output::Json, Some(bounded_schema(schema)))
+                }
             }
         };
         let text = self.render_prompt(request, use_tools)?;
@@ -740,12 +828,18 @@ impl Engine<'_> {
             Some(s) => Some(self.grammar(&s)?),
             None => None,
         };
-        Ok((prompt, output, grammar, max_new))
+        Ok(Prepared {
+            prompt,
+            output,
+            grammar,
+            max_new,
+        })
     }
 
     fn grammar(&mut self, schema: &Value) -> Result<LlamaSampler, LlmError> {
-        let gbnf = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
-            .map_err(|e| LlmError::Local(format!("cannot turn the JSON schema into a grammar: {e}")))?;
+        let gbnf = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
+            LlmError::Local(format!("cannot turn the JSON schema into a grammar: {e}"))
+        })?;
         if let Some(g) = self.grammars.get(&gbnf) {
             return Ok(g.clone());
         }
@@ -760,7 +854,11 @@ impl Engine<'_> {
 
     /// The chat prompt in the model's own template. Tool calls and results are written in our JSON
     /// action format, which small models follow more reliably than their native tool tags.
-    fn render_prompt(&self, request: &CompletionRequest, use_tools: bool) -> Result<String, LlmError> {
+    fn render_prompt(
+        &self,
+        request: &CompletionRequest,
+        use_tools: bool,
+    ) -> Result<String, LlmError> {
         let prompt_err = |e: crate::prompts::PromptError| LlmError::Local(e.to_string());
         let mut messages: Vec<(String, String)> = Vec::new();
         let mut system: Vec<String> = Vec::new();
@@ -773,14 +871,17 @@ impl Engine<'_> {
                     let name = m.name.clone().unwrap_or_default();
                     let text = self
                         .prompts
-                        .render("llm_local_tool_result", &[("name", &name), ("content", &m.content)])
+                        .render(
+                            "llm_local_tool_result",
+                            &[("name", &name), ("content", &m.content)],
+                        )
                         .map_err(prompt_err)?;
                     messages.push(("user".into(), text));
                 }
             }
         }
         let mut system = system.join("\n\n");
-        if use_tools {
+        if use_tools && !request.tools_described {
             let tools: Vec<String> = request
                 .tools
                 .iter()
@@ -796,7 +897,11 @@ impl Engine<'_> {
                 .prompts
                 .render(
                     "llm_local_tools",
-                    &[("system", &system), ("tools", &tools.join("\n")), ("format", &format)],
+                    &[
+                        ("system", &system),
+                        ("tools", &tools.join("\n")),
+                        ("format", &format),
+                    ],
                 )
                 .map_err(prompt_err)?
                 .trim()
@@ -811,7 +916,9 @@ impl Engine<'_> {
             .into_iter()
             .map(|(role, content)| LlamaChatMessage::new(role, content))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| LlmError::InvalidResponse(format!("a message cannot be sent to the model: {e}")))?;
+            .map_err(|e| {
+                LlmError::InvalidResponse(format!("a message cannot be sent to the model: {e}"))
+            })?;
         self.model
             .apply_chat_template(&self.template, &chat, true)
             .map_err(|e| LlmError::Local(format!("chat template failed: {e}")))
@@ -840,14 +947,26 @@ pub fn bounded_schema(schema: &Value) -> Value {
             let mut out = serde_json::Map::new();
             for (k, v) in m {
                 // Keys under `properties`/`$defs` are names, not schemas; recurse into their values.
-                let v = if k == "properties" || k == "$defs" || k == "definitions" || k == "patternProperties" {
+                let v = if k == "properties"
+                    || k == "$defs"
+                    || k == "definitions"
+                    || k == "patternProperties"
+                {
                     match v {
-                        Value::Object(props) => {
-                            Value::Object(props.iter().map(|(n, s)| (n.clone(), bounded_schema(s))).collect())
-                        }
+                        Value::Object(props) => Value::Object(
+                            props
+                                .iter()
+                                .map(|(n, s)| (n.clone(), bounded_schema(s)))
+                                .collect(),
+                        ),
                         other => other.clone(),
                     }
-                } else if k == "enum" || k == "const" || k == "required" || k == "examples" || k == "default" {
+                } else if k == "enum"
+                    || k == "const"
+                    || k == "required"
+                    || k == "examples"
+                    || k == "default"
+                {
                     v.clone()
                 } else {
                     bounded_schema(v)
@@ -897,7 +1016,12 @@ fn clean_parameters(schema: &Value) -> Value {
     let required: Vec<Value> = obj
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter(|n| n.as_str().is_some_and(|n| props.contains_key(n))).cloned().collect())
+        .map(|r| {
+            r.iter()
+                .filter(|n| n.as_str().is_some_and(|n| props.contains_key(n)))
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     bounded_schema(&json!({"type": "object", "properties": props, "required": required}))
 }
@@ -919,7 +1043,9 @@ fn action_schema(request: &CompletionRequest) -> Result<Value, LlmError> {
     let mut branches = Vec::new();
     for t in &request.tools {
         let f = t.get("function").unwrap_or(t);
-        let Some(name) = f["name"].as_str() else { continue };
+        let Some(name) = f["name"].as_str() else {
+            continue;
+        };
         if forced.as_deref().is_some_and(|n| n != name) {
             continue;
         }
@@ -941,7 +1067,9 @@ fn action_schema(request: &CompletionRequest) -> Result<Value, LlmError> {
         }));
     }
     if branches.is_empty() {
-        return Err(LlmError::Config("tools were given but none has a name".into()));
+        return Err(LlmError::Config(
+            "tools were given but none has a name".into(),
+        ));
     }
     Ok(if branches.len() == 1 {
         branches.remove(0)
@@ -965,7 +1093,10 @@ fn sample_from(candidates: &mut [(usize, f32)], temperature: f32, rng: &mut StdR
     candidates.sort_by(|a, b| b.1.total_cmp(&a.1));
     let top = &candidates[..candidates.len().min(40)];
     let max = top.first().map_or(0.0, |c| c.1);
-    let weights: Vec<f64> = top.iter().map(|c| (((c.1 - max) / temperature) as f64).exp()).collect();
+    let weights: Vec<f64> = top
+        .iter()
+        .map(|c| (((c.1 - max) / temperature) as f64).exp())
+        .collect();
     let total: f64 = weights.iter().sum();
     let mut r = rng.gen_range(0.0..total.max(f64::MIN_POSITIVE));
     for (c, w) in top.iter().zip(&weights) {
@@ -1001,7 +1132,14 @@ fn pick(ctx: &LlamaContext<'_>, idx: i32, a: &mut Active, mode: GrammarMode) -> 
         return Some(LlamaToken(first as i32));
     };
     if mode == GrammarMode::TopFirst {
-        let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(LlamaToken(first as i32), logits[first], 0.0)], false);
+        let mut one = LlamaTokenDataArray::new(
+            vec![LlamaTokenData::new(
+                LlamaToken(first as i32),
+                logits[first],
+                0.0,
+            )],
+            false,
+        );
         grammar.apply(&mut one);
         if one.data.first().is_some_and(|d| d.logit().is_finite()) {
             grammar.accept(LlamaToken(first as i32));
@@ -1055,10 +1193,19 @@ mod tests {
         let s = action_schema(&req).unwrap();
         let branches = s["oneOf"].as_array().unwrap();
         assert_eq!(branches.len(), 3);
-        assert_eq!(branches[0]["properties"]["arguments"]["properties"]["q"]["type"], "string");
-        assert_eq!(branches[0]["properties"]["arguments"]["required"], json!(["q"]));
+        assert_eq!(
+            branches[0]["properties"]["arguments"]["properties"]["q"]["type"],
+            "string"
+        );
+        assert_eq!(
+            branches[0]["properties"]["arguments"]["required"],
+            json!(["q"])
+        );
         let forced = CompletionRequest::new("t", vec![])
             .with_tools(req.tools.clone(), ToolChoice::Function("b".into()));
-        assert_eq!(action_schema(&forced).unwrap()["properties"]["name"]["const"], "b");
+        assert_eq!(
+            action_schema(&forced).unwrap()["properties"]["name"]["const"],
+            "b"
+        );
     }
 }

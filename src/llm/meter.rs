@@ -93,7 +93,11 @@ pub struct Metered<C> {
 
 impl<C: LlmClient> Metered<C> {
     pub fn new(inner: C, meter: Arc<Meter>, prices: BTreeMap<String, Price>) -> Self {
-        Metered { inner, meter, prices }
+        Metered {
+            inner,
+            meter,
+            prices,
+        }
     }
 
     fn price(&self, model: &str) -> Option<&Price> {
@@ -106,7 +110,8 @@ impl<C: LlmClient> Metered<C> {
 /// Wraps `client` with a fresh meter, for per-episode (or per-anything) totals.
 pub fn metered(client: Arc<dyn LlmClient>) -> (Arc<dyn LlmClient>, Arc<Meter>) {
     let meter = Meter::new();
-    let wrapped: Arc<dyn LlmClient> = Arc::new(Metered::new(client, meter.clone(), BTreeMap::new()));
+    let wrapped: Arc<dyn LlmClient> =
+        Arc::new(Metered::new(client, meter.clone(), BTreeMap::new()));
     (wrapped, meter)
 }
 
@@ -119,12 +124,12 @@ impl<C: LlmClient> LlmClient for Metered<C> {
                 if c.elapsed_ms == 0 {
                     c.elapsed_ms = started.elapsed().as_millis() as u64;
                 }
-                if c.cost_usd == 0.0 {
-                    if let Some(p) = self.price(&c.model) {
-                        c.cost_usd = (c.usage.prompt_tokens as f64 * p.prompt
-                            + c.usage.completion_tokens as f64 * p.completion)
-                            / 1e6;
-                    }
+                if c.cost_usd == 0.0
+                    && let Some(p) = self.price(&c.model)
+                {
+                    c.cost_usd = (c.usage.prompt_tokens as f64 * p.prompt
+                        + c.usage.completion_tokens as f64 * p.completion)
+                        / 1e6;
                 }
                 self.meter.record(&request.purpose, &c);
                 Ok(c)
@@ -166,10 +171,15 @@ mod tests {
         let req = CompletionRequest::new("router", vec![Message::user("q")]);
         let c = m.complete(&req).await.unwrap();
         assert!((c.cost_usd - (10.0 + 2.0) / 1e6).abs() < 1e-12);
-        m.complete(&CompletionRequest::new("judge", vec![])).await.unwrap();
+        m.complete(&CompletionRequest::new("judge", vec![]))
+            .await
+            .unwrap();
         assert!(m.complete(&req).await.is_err());
         let t = meter.snapshot();
-        assert_eq!((t.calls, t.failures, t.prompt_tokens, t.completion_tokens), (2, 1, 20, 2));
+        assert_eq!(
+            (t.calls, t.failures, t.prompt_tokens, t.completion_tokens),
+            (2, 1, 20, 2)
+        );
         assert_eq!(t.by_purpose["router"].calls, 1);
         assert_eq!(t.by_purpose["judge"].calls, 1);
     }

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::tokens::count_prompt_tokens;
 use super::{
-    Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall, ToolChoice,
-    Usage, count_tokens,
+    Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall,
+    ToolChoice, Usage, count_tokens,
 };
 
 /// One OpenAI-compatible endpoint.
@@ -100,11 +100,14 @@ impl OpenAiClient {
             return Ok(m);
         }
         let models = self.list_models().await?;
-        let first = models.into_iter().next().ok_or_else(|| LlmError::ModelNotFound {
-            endpoint: self.base_url.clone(),
-            model: "(none given)".into(),
-            message: "the endpoint lists no models; pass --model NAME".into(),
-        })?;
+        let first = models
+            .into_iter()
+            .next()
+            .ok_or_else(|| LlmError::ModelNotFound {
+                endpoint: self.base_url.clone(),
+                model: "(none given)".into(),
+                message: "the endpoint lists no models; pass --model NAME".into(),
+            })?;
         if let Ok(mut m) = self.model.lock() {
             *m = Some(first.clone());
         }
@@ -137,7 +140,13 @@ impl OpenAiClient {
             .unwrap_or_default())
     }
 
-    fn status_error(&self, status: u16, retry_after: Option<Duration>, body: &str, model: &str) -> LlmError {
+    fn status_error(
+        &self,
+        status: u16,
+        retry_after: Option<Duration>,
+        body: &str,
+        model: &str,
+    ) -> LlmError {
         let endpoint = self.base_url.clone();
         let message = self.scrub(&error_message(body));
         let lower = message.to_lowercase();
@@ -159,7 +168,9 @@ impl OpenAiClient {
             {
                 LlmError::RemoteContextOverflow { endpoint, message }
             }
-            400 if lower.contains("model") && (lower.contains("not found") || lower.contains("does not exist")) => {
+            400 if lower.contains("model")
+                && (lower.contains("not found") || lower.contains("does not exist")) =>
+            {
                 LlmError::ModelNotFound {
                     endpoint,
                     model: model.to_string(),
@@ -232,7 +243,11 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    let v = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
     if let Ok(secs) = v.parse::<f64>() {
         return Some(Duration::from_secs_f64(secs.max(0.0)));
     }
@@ -264,10 +279,10 @@ fn message_json(m: &Message) -> Value {
             .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
             .collect();
     }
-    if m.role == Role::Tool {
-        if let Some(id) = &m.tool_call_id {
-            o["tool_call_id"] = json!(id);
-        }
+    if m.role == Role::Tool
+        && let Some(id) = &m.tool_call_id
+    {
+        o["tool_call_id"] = json!(id);
     }
     o
 }
@@ -338,20 +353,20 @@ pub fn validate(completion: &Completion, request: &CompletionRequest) -> Result<
                 return Err(LlmError::UnknownTool(call.name.clone()));
             }
         }
-    } else if request.response_format != ResponseFormat::Text {
-        if let Err(e) = serde_json::from_str::<Value>(&completion.content) {
-            let preview: String = completion.content.chars().take(200).collect();
-            return Err(LlmError::InvalidResponse(
-                if completion.finish_reason.as_deref() == Some("length") {
-                    format!(
-                        "the reply reached the token cap ({}) before its JSON was complete: {preview}",
-                        request.max_tokens
-                    )
-                } else {
-                    format!("JSON was requested but the reply is not JSON ({e}): {preview}")
-                },
-            ));
-        }
+    } else if request.response_format != ResponseFormat::Text
+        && let Err(e) = serde_json::from_str::<Value>(&completion.content)
+    {
+        let preview: String = completion.content.chars().take(200).collect();
+        return Err(LlmError::InvalidResponse(
+            if completion.finish_reason.as_deref() == Some("length") {
+                format!(
+                    "the reply reached the token cap ({}) before its JSON was complete: {preview}",
+                    request.max_tokens
+                )
+            } else {
+                format!("JSON was requested but the reply is not JSON ({e}): {preview}")
+            },
+        ));
     }
     Ok(())
 }
@@ -370,16 +385,18 @@ pub fn parse_response(text: &str, request: &CompletionRequest) -> Result<Complet
     let mut tool_calls = Vec::new();
     if let Some(calls) = message["tool_calls"].as_array() {
         for (i, c) in calls.iter().enumerate() {
-            let name = c["function"]["name"]
-                .as_str()
-                .ok_or_else(|| LlmError::InvalidResponse("tool call without a function name".into()))?;
+            let name = c["function"]["name"].as_str().ok_or_else(|| {
+                LlmError::InvalidResponse("tool call without a function name".into())
+            })?;
             let arguments = match &c["function"]["arguments"] {
                 Value::String(s) => s.clone(),
                 Value::Null => "{}".to_string(),
                 other => other.to_string(),
             };
             tool_calls.push(ToolCall {
-                id: c["id"].as_str().map_or_else(|| format!("call_{i}"), str::to_string),
+                id: c["id"]
+                    .as_str()
+                    .map_or_else(|| format!("call_{i}"), str::to_string),
                 name: name.to_string(),
                 arguments,
             });
@@ -420,7 +437,10 @@ mod tests {
     #[test]
     fn body_wraps_tools_and_formats() {
         let req = CompletionRequest::new("t", vec![Message::user("hi")])
-            .with_tools(vec![json!({"name": "f", "parameters": {}})], ToolChoice::Required)
+            .with_tools(
+                vec![json!({"name": "f", "parameters": {}})],
+                ToolChoice::Required,
+            )
             .with_json_schema("s", json!({"type": "object"}));
         let body = request_body("m", &req);
         assert_eq!(body["tools"][0]["type"], "function");

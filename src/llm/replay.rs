@@ -43,7 +43,10 @@ fn canonical_json(v: &Value) -> String {
                 .collect();
             format!("{{{}}}", parts.join(","))
         }
-        Value::Array(a) => format!("[{}]", a.iter().map(canonical_json).collect::<Vec<_>>().join(",")),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
+        ),
         other => other.to_string(),
     }
 }
@@ -166,8 +169,8 @@ impl LlmClient for Replayer {
                 if request.purpose.is_empty() { "LLM" } else { &request.purpose },
             ))
         })?;
-        let rec: Recording =
-            serde_json::from_str(&text).map_err(|e| LlmError::Replay(format!("{}: {e}", path.display())))?;
+        let rec: Recording = serde_json::from_str(&text)
+            .map_err(|e| LlmError::Replay(format!("{}: {e}", path.display())))?;
         let index = {
             let mut served = self
                 .served
@@ -181,7 +184,9 @@ impl LlmClient for Replayer {
             .get(index)
             .or_else(|| rec.responses.last())
             .cloned()
-            .ok_or_else(|| LlmError::Replay(format!("{}: recording has no responses", path.display())))
+            .ok_or_else(|| {
+                LlmError::Replay(format!("{}: recording has no responses", path.display()))
+            })
     }
 
     fn model_id(&self) -> String {
@@ -198,7 +203,11 @@ mod tests {
     #[tokio::test]
     async fn replays_what_was_recorded_and_rejects_the_unseen() {
         let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::new(ScriptedLlm::from_replies(vec!["one".into(), "two".into()]), dir.path()).unwrap();
+        let rec = Recorder::new(
+            ScriptedLlm::from_replies(vec!["one".into(), "two".into()]),
+            dir.path(),
+        )
+        .unwrap();
         let req = CompletionRequest::new("router", vec![Message::user("q")]);
         rec.complete(&req).await.unwrap();
         rec.complete(&req).await.unwrap();

@@ -46,7 +46,10 @@ impl<C: LlmClient> Retrying<C> {
             // Never hammer a server that asked us to wait, but do not sleep for hours either.
             return after.min(Duration::from_secs(300));
         }
-        let exp = self.base.saturating_mul(1u32 << attempt.min(16)).min(self.cap);
+        let exp = self
+            .base
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(self.cap);
         let jitter = rand::thread_rng().gen_range(0.0..=1.0);
         exp.mul_f64(0.5 + 0.5 * jitter)
     }
@@ -85,8 +88,8 @@ impl<C: LlmClient> LlmClient for Retrying<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::scripted::{ScriptedLlm, reply};
     use crate::llm::Message;
+    use crate::llm::scripted::{ScriptedLlm, reply};
 
     #[tokio::test]
     async fn retries_retriable_then_succeeds() {
@@ -101,8 +104,11 @@ mod tests {
                 Ok(reply("ok"))
             }
         });
-        let r = Retrying::new(llm, 3).with_backoff(Duration::from_millis(1), Duration::from_millis(2));
-        let c = r.complete(&CompletionRequest::new("t", vec![Message::user("q")])).await;
+        let r =
+            Retrying::new(llm, 3).with_backoff(Duration::from_millis(1), Duration::from_millis(2));
+        let c = r
+            .complete(&CompletionRequest::new("t", vec![Message::user("q")]))
+            .await;
         assert_eq!(c.map(|c| c.content).ok().as_deref(), Some("ok"));
     }
 
@@ -118,8 +124,11 @@ mod tests {
                 Ok(reply("ok"))
             }
         });
-        let r = Retrying::new(llm, 3).with_backoff(Duration::from_millis(1), Duration::from_millis(2));
-        let c = r.complete(&CompletionRequest::new("t", vec![Message::user("q")])).await;
+        let r =
+            Retrying::new(llm, 3).with_backoff(Duration::from_millis(1), Duration::from_millis(2));
+        let c = r
+            .complete(&CompletionRequest::new("t", vec![Message::user("q")]))
+            .await;
         assert!(matches!(c, Err(LlmError::Unauthorized { .. })));
     }
 }

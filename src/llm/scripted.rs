@@ -17,7 +17,10 @@ pub struct ScriptedLlm {
 
 impl ScriptedLlm {
     pub fn new(
-        script: impl Fn(&CompletionRequest, usize) -> Result<Completion, LlmError> + Send + Sync + 'static,
+        script: impl Fn(&CompletionRequest, usize) -> Result<Completion, LlmError>
+        + Send
+        + Sync
+        + 'static,
     ) -> Self {
         ScriptedLlm {
             script: Box::new(script),
@@ -29,7 +32,9 @@ impl ScriptedLlm {
     pub fn from_replies(replies: Vec<String>) -> Self {
         Self::new(move |_, i| match replies.get(i) {
             Some(r) => Ok(reply(r)),
-            None => Err(LlmError::InvalidResponse(format!("script has no reply #{i}"))),
+            None => Err(LlmError::InvalidResponse(format!(
+                "script has no reply #{i}"
+            ))),
         })
     }
 

@@ -13,7 +13,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::{Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall, ToolChoice};
+use super::{
+    Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall,
+    ToolChoice,
+};
 
 /// Parses an OpenAI chat-completions body. Errors name the offending field.
 pub fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
@@ -32,7 +35,10 @@ pub fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
     }
     let tools: Vec<Value> = match &body["tools"] {
         Value::Null => Vec::new(),
-        Value::Array(a) => a.iter().map(|t| t.get("function").unwrap_or(t).clone()).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|t| t.get("function").unwrap_or(t).clone())
+            .collect(),
         _ => return Err("`tools` must be an array".into()),
     };
     let tool_choice = match &body["tool_choice"] {
@@ -96,7 +102,11 @@ fn parse_message(i: usize, m: &Value) -> Result<Message, String> {
             .filter_map(|p| p["text"].as_str())
             .collect::<Vec<_>>()
             .join("\n"),
-        _ => return Err(format!("`messages[{i}].content` must be a string or a list of parts")),
+        _ => {
+            return Err(format!(
+                "`messages[{i}].content` must be a string or a list of parts"
+            ));
+        }
     };
     let tool_calls = m["tool_calls"]
         .as_array()
@@ -105,8 +115,13 @@ fn parse_message(i: usize, m: &Value) -> Result<Message, String> {
                 .iter()
                 .enumerate()
                 .map(|(k, c)| ToolCall {
-                    id: c["id"].as_str().map_or_else(|| format!("call_{k}"), str::to_string),
-                    name: c["function"]["name"].as_str().unwrap_or_default().to_string(),
+                    id: c["id"]
+                        .as_str()
+                        .map_or_else(|| format!("call_{k}"), str::to_string),
+                    name: c["function"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
                     arguments: match &c["function"]["arguments"] {
                         Value::String(s) => s.clone(),
                         Value::Null => "{}".into(),
@@ -167,10 +182,22 @@ fn llm_error(e: &LlmError) -> Response {
             Some("context_length_exceeded"),
             msg,
         ),
+        // Not retriable: asking again cannot produce a recording that does not exist.
+        LlmError::Replay(_) => error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            Some("not_recorded"),
+            msg,
+        ),
         LlmError::UnknownTool(_) | LlmError::Config(_) => {
             error(StatusCode::BAD_REQUEST, "invalid_request_error", None, msg)
         }
-        LlmError::InvalidResponse(_) => error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_response", None, msg),
+        LlmError::InvalidResponse(_) => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_response",
+            None,
+            msg,
+        ),
         _ => error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", None, msg),
     }
 }
@@ -221,7 +248,10 @@ pub fn router(client: Arc<dyn LlmClient>) -> Router {
 }
 
 /// Serves `client` on `listener` until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, client: Arc<dyn LlmClient>) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    client: Arc<dyn LlmClient>,
+) -> std::io::Result<()> {
     axum::serve(listener, router(client)).await
 }
 
@@ -253,8 +283,12 @@ mod tests {
         assert_eq!(r.tools[0]["name"], "f");
         assert_eq!(r.tool_choice, ToolChoice::Function("f".into()));
         assert_eq!(r.max_tokens, 7);
-        assert!(matches!(r.response_format, ResponseFormat::JsonSchema { .. }));
-        let err = parse_request(&json!({"messages": [{"role": "robot", "content": "x"}]})).unwrap_err();
+        assert!(matches!(
+            r.response_format,
+            ResponseFormat::JsonSchema { .. }
+        ));
+        let err =
+            parse_request(&json!({"messages": [{"role": "robot", "content": "x"}]})).unwrap_err();
         assert!(err.contains("messages[0].role"), "{err}");
     }
 
@@ -273,10 +307,21 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(serve(listener, model));
-        let client = OpenAiClient::new(&format!("http://{addr}/v1"), None, None, std::time::Duration::from_secs(5)).unwrap();
-        assert_eq!(client.list_models().await.unwrap(), vec!["scripted".to_string()]);
-        let req = CompletionRequest::new("t", vec![Message::user("go")])
-            .with_tools(vec![json!({"name": "lookup", "parameters": {}})], ToolChoice::Required);
+        let client = OpenAiClient::new(
+            &format!("http://{addr}/v1"),
+            None,
+            None,
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(
+            client.list_models().await.unwrap(),
+            vec!["scripted".to_string()]
+        );
+        let req = CompletionRequest::new("t", vec![Message::user("go")]).with_tools(
+            vec![json!({"name": "lookup", "parameters": {}})],
+            ToolChoice::Required,
+        );
         let c = client.complete(&req).await.unwrap();
         assert_eq!(c.tool_calls[0].name, "lookup");
         assert_eq!(c.tool_calls[0].arguments, "{\"q\":1}");

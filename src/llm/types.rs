@@ -89,7 +89,10 @@ pub enum ResponseFormat {
     Text,
     JsonObject,
     /// JSON matching this schema; the embedded model enforces it with a grammar.
-    JsonSchema { name: String, schema: Value },
+    JsonSchema {
+        name: String,
+        schema: Value,
+    },
 }
 
 /// One chat-completion request.
@@ -110,6 +113,11 @@ pub struct CompletionRequest {
     /// Who asks (router, state, judge, …): for logs and accounting, never sent to the model.
     #[serde(default)]
     pub purpose: String,
+    /// The messages already describe the tools (our agents list them compactly in their prompts), so
+    /// a backend without native function calling should not render the schemas again: that would double
+    /// the prompt a small local model must read. Native function-calling endpoints still get `tools`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_described: bool,
 }
 
 impl CompletionRequest {
@@ -123,7 +131,14 @@ impl CompletionRequest {
             temperature: 0.0,
             seed: None,
             purpose: purpose.into(),
+            tools_described: false,
         }
+    }
+
+    /// Marks the tools as already described in the messages (see `tools_described`).
+    pub fn tools_described(mut self) -> Self {
+        self.tools_described = true;
+        self
     }
 
     pub fn with_tools(mut self, tools: Vec<Value>, choice: ToolChoice) -> Self {

@@ -21,7 +21,11 @@ impl Bm25Baseline {
             for api in &tool.file.api_list {
                 let text = format!("{} {} {}", tool.file.tool_name, api.name, api.description);
                 docs.push(vec![simple_terms(&text)]);
-                entries.push((tool.category.clone(), tool.file.tool_name.clone(), api.name.clone()));
+                entries.push((
+                    tool.category.clone(),
+                    tool.file.tool_name.clone(),
+                    api.name.clone(),
+                ));
             }
         }
         let index = TermIndex::build(&["text"], &docs, None)?;
@@ -47,7 +51,9 @@ impl Bm25Baseline {
             if hits.len() >= k {
                 break;
             }
-            let Some((category, tool, api)) = self.entries.get(d as usize) else { continue };
+            let Some((category, tool, api)) = self.entries.get(d as usize) else {
+                continue;
+            };
             if seen.insert((tool.clone(), api.clone())) {
                 hits.push(Hit {
                     category: category.clone(),

@@ -60,7 +60,11 @@ pub struct ApiText {
 
 impl ApiText {
     pub fn of(tool: &Tool, api: &ToolApi) -> Self {
-        let params: Vec<_> = api.required_parameters.iter().chain(&api.optional_parameters).collect();
+        let params: Vec<_> = api
+            .required_parameters
+            .iter()
+            .chain(&api.optional_parameters)
+            .collect();
         let join = |parts: Vec<String>| parts.join(" ");
         let mut response = Vec::new();
         if let Some(t) = &api.template_response {
@@ -72,9 +76,18 @@ impl ApiText {
             (DocField::ToolDescription, tool.description().to_string()),
             (DocField::ApiName, api.name.clone()),
             (DocField::ApiDescription, api.description.clone()),
-            (DocField::ParamNames, join(params.iter().map(|p| p.name.clone()).collect())),
-            (DocField::ParamDescriptions, join(params.iter().map(|p| p.description.clone()).collect())),
-            (DocField::ParamDefaults, join(params.iter().map(|p| p.default_text()).collect())),
+            (
+                DocField::ParamNames,
+                join(params.iter().map(|p| p.name.clone()).collect()),
+            ),
+            (
+                DocField::ParamDescriptions,
+                join(params.iter().map(|p| p.description.clone()).collect()),
+            ),
+            (
+                DocField::ParamDefaults,
+                join(params.iter().map(|p| p.default_text()).collect()),
+            ),
             (DocField::ResponseFields, response.join(" ")),
         ];
         ApiText {
@@ -106,7 +119,9 @@ fn response_fields(value: &Value, out: &mut Vec<String>, depth: usize) {
                 response_fields(v, out, depth + 1);
             }
         }
-        Value::Array(items) => items.iter().for_each(|v| response_fields(v, out, depth + 1)),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| response_fields(v, out, depth + 1)),
         Value::String(s) if depth == 0 => match serde_json::from_str::<Value>(s) {
             Ok(parsed) if !parsed.is_string() => response_fields(&parsed, out, depth + 1),
             _ => quoted_keys(s, out),
@@ -138,10 +153,18 @@ mod tests {
     #[test]
     fn response_keys_from_objects_lists_and_text() {
         let mut out = Vec::new();
-        response_fields(&json!({"date": "str", "line_up": [{"name": "str", "_list_length": 2}]}), &mut out, 0);
+        response_fields(
+            &json!({"date": "str", "line_up": [{"name": "str", "_list_length": 2}]}),
+            &mut out,
+            0,
+        );
         assert_eq!(out, ["date", "line_up", "name"]);
         let mut out = Vec::new();
-        response_fields(&json!("{\"title\": \"x\", \"items\": [{\"price\": 1"), &mut out, 0);
+        response_fields(
+            &json!("{\"title\": \"x\", \"items\": [{\"price\": 1"),
+            &mut out,
+            0,
+        );
         assert_eq!(out, ["title", "items", "price"]);
         let mut out = Vec::new();
         response_fields(&json!("{\"ok\": true}"), &mut out, 0);

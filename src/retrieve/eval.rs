@@ -17,7 +17,11 @@ pub struct EvalReport {
 }
 
 /// Scores both retrievers on every subset of `data`. Queries without relevant APIs are skipped.
-pub fn evaluate(data: &DataDir, ours: &Retriever, bm25: &Bm25Baseline) -> Result<EvalReport, RetrieveError> {
+pub fn evaluate(
+    data: &DataDir,
+    ours: &Retriever,
+    bm25: &Bm25Baseline,
+) -> Result<EvalReport, RetrieveError> {
     let mut all = [MetricsSum::default(), MetricsSum::default()];
     let mut report = EvalReport {
         ours: BTreeMap::new(),
@@ -27,8 +31,11 @@ pub fn evaluate(data: &DataDir, ours: &Retriever, bm25: &Bm25Baseline) -> Result
         let mut sums = [MetricsSum::default(), MetricsSum::default()];
         for q in data.queries(&subset)? {
             let ranked = [ours.search(&q.query, 10)?, bm25.search(&q.query, 10)?];
-            let relevant: HashSet<(String, String)> =
-                q.relevant().iter().map(|[t, a]| (t.clone(), a.clone())).collect();
+            let relevant: HashSet<(String, String)> = q
+                .relevant()
+                .iter()
+                .map(|[t, a]| (t.clone(), a.clone()))
+                .collect();
             if relevant.is_empty() {
                 continue;
             }
@@ -48,7 +55,9 @@ pub fn evaluate(data: &DataDir, ours: &Retriever, bm25: &Bm25Baseline) -> Result
 }
 
 fn pairs(hits: &[Hit]) -> Vec<(String, String)> {
-    hits.iter().map(|h| (h.tool_name.clone(), h.api_name.clone())).collect()
+    hits.iter()
+        .map(|h| (h.tool_name.clone(), h.api_name.clone()))
+        .collect()
 }
 
 impl EvalReport {

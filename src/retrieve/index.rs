@@ -69,7 +69,11 @@ fn pre_tokenized(tokens: &[String]) -> PreTokenizedString {
 
 impl TermIndex {
     /// Indexes `docs` in memory, or in `dir` (an empty folder) when given.
-    pub fn build(field_names: &[&str], docs: &[TokenDoc], dir: Option<&Path>) -> Result<Self, RetrieveError> {
+    pub fn build(
+        field_names: &[&str],
+        docs: &[TokenDoc],
+        dir: Option<&Path>,
+    ) -> Result<Self, RetrieveError> {
         let (schema, fields) = schema(field_names);
         let index = match dir {
             Some(d) => Index::create_in_dir(d, schema.clone())?,

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 /// NDCG@k of `ranked` against the set `relevant` (0 when nothing is relevant).
 pub fn ndcg_at<T: Eq + Hash>(ranked: &[T], relevant: &HashSet<T>, k: usize) -> f64 {
-    let ideal: f64 = (0..k.min(relevant.len())).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+    let ideal: f64 = (0..k.min(relevant.len()))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
     if ideal == 0.0 {
         return 0.0;
     }
@@ -28,7 +30,11 @@ pub fn recall_at<T: Eq + Hash>(ranked: &[T], relevant: &HashSet<T>, k: usize) ->
     if relevant.is_empty() {
         return 0.0;
     }
-    let found: HashSet<&T> = ranked.iter().take(k).filter(|x| relevant.contains(*x)).collect();
+    let found: HashSet<&T> = ranked
+        .iter()
+        .take(k)
+        .filter(|x| relevant.contains(*x))
+        .collect();
     found.len() as f64 / relevant.len() as f64
 }
 

@@ -43,7 +43,7 @@ pub enum RetrieveError {
         #[source]
         source: std::io::Error,
     },
-    #[error(transparent)]
+    #[error("{0}")]
     Data(#[from] DataError),
     #[error("{0}")]
     BadInput(String),
@@ -265,20 +265,42 @@ impl Retriever {
         let mut tool_score: HashMap<u32, f32> = HashMap::new();
         let mut seen = HashSet::new();
         let pair_field = DocField::ALL.len();
-        let terms = self.analyzer.terms(instruction).into_iter().map(|t| (t, false));
-        let pairs = self.analyzer.bigrams(instruction).into_iter().map(|t| (t, true));
+        let terms = self
+            .analyzer
+            .terms(instruction)
+            .into_iter()
+            .map(|t| (t, false));
+        let pairs = self
+            .analyzer
+            .bigrams(instruction)
+            .into_iter()
+            .map(|t| (t, true));
         for (term, is_pair) in terms.chain(pairs) {
             if !seen.insert((term.clone(), is_pair)) {
                 continue;
             }
             let mut per_api = HashMap::new();
             if is_pair {
-                self.apis.score_term(&api_searcher, pair_field, &term, w.api_pairs, &mut per_api)?;
-                self.tools.score_term(&tool_searcher, pair_field, &term, w.tool_pairs, &mut tool_score)?;
+                self.apis.score_term(
+                    &api_searcher,
+                    pair_field,
+                    &term,
+                    w.api_pairs,
+                    &mut per_api,
+                )?;
+                self.tools.score_term(
+                    &tool_searcher,
+                    pair_field,
+                    &term,
+                    w.tool_pairs,
+                    &mut tool_score,
+                )?;
             } else {
                 for (f, (&ba, &bt)) in w.api_fields.iter().zip(&w.tool_fields).enumerate() {
-                    self.apis.score_term(&api_searcher, f, &term, ba, &mut per_api)?;
-                    self.tools.score_term(&tool_searcher, f, &term, bt, &mut tool_score)?;
+                    self.apis
+                        .score_term(&api_searcher, f, &term, ba, &mut per_api)?;
+                    self.tools
+                        .score_term(&tool_searcher, f, &term, bt, &mut tool_score)?;
                 }
             }
             if !per_api.is_empty() {
@@ -310,14 +332,24 @@ impl Retriever {
         };
         let mut ranked: Vec<(u32, f32)> = candidates
             .into_iter()
-            .map(|d| (d, norm(api_total.get(&d).copied().unwrap_or(0.0), max_api) + tool_part(d)))
+            .map(|d| {
+                (
+                    d,
+                    norm(api_total.get(&d).copied().unwrap_or(0.0), max_api) + tool_part(d),
+                )
+            })
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked.truncate((4 * k).max(100));
         // Greedy coverage over the shortlist.
         let matrix: Vec<Vec<f32>> = ranked
             .iter()
-            .map(|(d, _)| api_terms.iter().map(|m| norm(m.get(d).copied().unwrap_or(0.0), max_api)).collect())
+            .map(|(d, _)| {
+                api_terms
+                    .iter()
+                    .map(|m| norm(m.get(d).copied().unwrap_or(0.0), max_api))
+                    .collect()
+            })
             .collect();
         let tool_parts: Vec<f32> = ranked.iter().map(|(d, _)| tool_part(*d)).collect();
         let mut term_weight = vec![1.0f32; api_terms.len()];
@@ -330,7 +362,12 @@ impl Retriever {
                 if taken[c] {
                     continue;
                 }
-                let s: f32 = row.iter().zip(&term_weight).map(|(x, tw)| x * tw).sum::<f32>() + tool_parts[c];
+                let s: f32 = row
+                    .iter()
+                    .zip(&term_weight)
+                    .map(|(x, tw)| x * tw)
+                    .sum::<f32>()
+                    + tool_parts[c];
                 if best.is_none_or(|(_, bs)| s > bs) {
                     best = Some((c, s));
                 }
@@ -365,7 +402,10 @@ fn token_docs(
     let api_docs: Vec<index::TokenDoc> = texts
         .iter()
         .map(|t| {
-            let mut doc: index::TokenDoc = DocField::ALL.iter().map(|f| analyzer.terms(t.get(*f))).collect();
+            let mut doc: index::TokenDoc = DocField::ALL
+                .iter()
+                .map(|f| analyzer.terms(t.get(*f)))
+                .collect();
             doc.push(analyzer.bigrams(&t.names));
             doc
         })
@@ -378,7 +418,10 @@ fn token_docs(
                 let api = &api_docs[i as usize];
                 for (f, field) in DocField::ALL.iter().enumerate() {
                     // Category and tool fields are the same for every API: count them once.
-                    let once = matches!(field, DocField::Category | DocField::ToolName | DocField::ToolDescription);
+                    let once = matches!(
+                        field,
+                        DocField::Category | DocField::ToolName | DocField::ToolDescription
+                    );
                     if !once || n == 0 {
                         doc[f].extend(api[f].iter().cloned());
                     }
@@ -430,7 +473,10 @@ fn write_index(
 ) -> Result<(), RetrieveError> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| RetrieveError::io(parent, e))?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let tmp = parent.join(format!(".{name}.{}.tmp", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(|e| RetrieveError::io(&tmp, e))?;

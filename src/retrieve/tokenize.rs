@@ -7,13 +7,96 @@ use tantivy::tokenizer::{Language, Stemmer, TextAnalyzer, TokenStream, Whitespac
 
 /// Words that carry no retrieval signal in requests or API docs ("Can you get me …").
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "additionally", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-    "but", "by", "can", "could", "did", "do", "does", "for", "from", "get", "give", "had", "has",
-    "have", "how", "i", "if", "im", "in", "into", "is", "it", "its", "just", "know", "let", "like",
-    "m", "me", "more", "most", "my", "need", "no", "not", "of", "on", "or", "other", "our", "please",
-    "provide", "s", "should", "so", "some", "such", "t", "tell", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "to", "too", "us", "very", "want", "was", "we",
-    "what", "when", "where", "which", "who", "will", "with", "would", "you", "your", "find",
+    "a",
+    "about",
+    "additionally",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "for",
+    "from",
+    "get",
+    "give",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "im",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "know",
+    "let",
+    "like",
+    "m",
+    "me",
+    "more",
+    "most",
+    "my",
+    "need",
+    "no",
+    "not",
+    "of",
+    "on",
+    "or",
+    "other",
+    "our",
+    "please",
+    "provide",
+    "s",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "to",
+    "too",
+    "us",
+    "very",
+    "want",
+    "was",
+    "we",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "find",
 ];
 
 fn is_stop(word: &str) -> bool {
@@ -88,7 +171,10 @@ impl Analyzer {
 
     /// Content terms: split, stop words dropped, stemmed.
     pub fn terms(&self, text: &str) -> Vec<String> {
-        let words: Vec<String> = split_words(text).into_iter().filter(|w| !is_stop(w)).collect();
+        let words: Vec<String> = split_words(text)
+            .into_iter()
+            .filter(|w| !is_stop(w))
+            .collect();
         self.stem_words(&words)
     }
 
@@ -96,7 +182,10 @@ impl Analyzer {
     /// ("the Read Inbox API") outscores docs that merely share its words.
     pub fn bigrams(&self, text: &str) -> Vec<String> {
         let stems = self.stem_words(&split_words(text));
-        stems.windows(2).map(|w| format!("{}_{}", w[0], w[1])).collect()
+        stems
+            .windows(2)
+            .map(|w| format!("{}_{}", w[0], w[1]))
+            .collect()
     }
 }
 
@@ -117,16 +206,25 @@ mod tests {
         assert_eq!(split_words("getUserTweets"), ["get", "user", "tweets"]);
         assert_eq!(split_words("search_by_title"), ["search", "by", "title"]);
         assert_eq!(split_words("HTMLParser v2"), ["html", "parser", "v", "2"]);
-        assert_eq!(split_words("/v1/cryptosymbols"), ["v", "1", "cryptosymbols"]);
+        assert_eq!(
+            split_words("/v1/cryptosymbols"),
+            ["v", "1", "cryptosymbols"]
+        );
         assert_eq!(split_words("TheClique"), ["the", "clique"]);
-        assert_eq!(split_words("UUIDv4 generator"), ["uuid", "v", "4", "generator"]);
+        assert_eq!(
+            split_words("UUIDv4 generator"),
+            ["uuid", "v", "4", "generator"]
+        );
         assert_eq!(split_words("Çiçeksepeti"), ["çiçeksepeti"]);
     }
 
     #[test]
     fn terms_drop_stop_words_and_stem() {
         let a = Analyzer::default();
-        assert_eq!(a.terms("Can you get me the Streaming Links?"), ["stream", "link"]);
+        assert_eq!(
+            a.terms("Can you get me the Streaming Links?"),
+            ["stream", "link"]
+        );
         assert_eq!(a.terms("searchVideos"), ["search", "video"]);
         // Query and document forms of a word meet at the same stem.
         assert_eq!(a.terms("exercises"), a.terms("Exercise"));

@@ -47,10 +47,10 @@ impl ResponseCache {
     }
 
     fn entries(&self, path: &Path) -> Arc<Entries> {
-        if let Ok(files) = self.files.read() {
-            if let Some(e) = files.get(path) {
-                return e.clone();
-            }
+        if let Ok(files) = self.files.read()
+            && let Some(e) = files.get(path)
+        {
+            return e.clone();
         }
         let entries = if path.is_file() {
             match read_json::<Entries>(path) {
@@ -141,11 +141,14 @@ pub fn import_stb_cache(src: &Path, dest: &Path) -> Result<ImportReport, DataErr
                     match super::pyrepr::parse(&key) {
                         Ok(args @ Value::Object(_)) => {
                             let k = crate::tools::args::canonical_json(&args);
-                            if merged.contains_key(&k) {
-                                report.existing += 1;
-                            } else {
-                                merged.insert(k, value);
-                                report.entries += 1;
+                            match merged.entry(k) {
+                                std::collections::btree_map::Entry::Occupied(_) => {
+                                    report.existing += 1
+                                }
+                                std::collections::btree_map::Entry::Vacant(slot) => {
+                                    slot.insert(value);
+                                    report.entries += 1;
+                                }
                             }
                         }
                         _ => report.skipped += 1,

@@ -270,13 +270,12 @@ impl VirtualApi {
             .cache
             .as_ref()
             .map(|c| (c, c.file(&tool.category, &tool.standard_name, &pure)));
-        if let Some((cache, path)) = &file {
-            if let Some(hit) = cache.get(path, &key) {
-                if let Ok(mut reply) = serde_json::from_value::<ToolReply>(hit) {
-                    reply.source = Some(ReplySource::Cache);
-                    return (Answer::Reply(reply), label);
-                }
-            }
+        if let Some((cache, path)) = &file
+            && let Some(hit) = cache.get(path, &key)
+            && let Ok(mut reply) = serde_json::from_value::<ToolReply>(hit)
+        {
+            reply.source = Some(ReplySource::Cache);
+            return (Answer::Reply(reply), label);
         }
         let doc = tool.api_doc(api);
         let problems = check_params(&doc, &args);
@@ -298,12 +297,12 @@ impl VirtualApi {
         let reply = self
             .simulate(tool.description(), &doc, template, &args, file.as_ref())
             .await;
-        if self.save {
-            if let Some((cache, path)) = &file {
-                let stored = serde_json::json!({"error": reply.error, "response": reply.response});
-                if let Err(e) = cache.put(path, &key, stored) {
-                    tracing::warn!("cannot save the response: {e}");
-                }
+        if self.save
+            && let Some((cache, path)) = &file
+        {
+            let stored = serde_json::json!({"error": reply.error, "response": reply.response});
+            if let Err(e) = cache.put(path, &key, stored) {
+                tracing::warn!("cannot save the response: {e}");
             }
         }
         (Answer::Reply(reply), label)

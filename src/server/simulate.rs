@@ -296,21 +296,21 @@ impl<'a> Gen<'a> {
             &["username", "user", "handle", "screenname"],
         ];
         for g in groups {
-            if g.contains(&k.as_str()) {
-                if let Some((_, v)) = self.args.iter().find(|(a, _)| g.contains(&a.as_str())) {
-                    return Some(v);
-                }
-            }
-        }
-        // Only the first item of a result list is "the" thing searched for; the others vary.
-        if first && matches!(k.as_str(), "name" | "title") {
-            if let Some((_, v)) = self
-                .args
-                .iter()
-                .find(|(a, _)| QUERYISH.contains(&a.as_str()))
+            if g.contains(&k.as_str())
+                && let Some((_, v)) = self.args.iter().find(|(a, _)| g.contains(&a.as_str()))
             {
                 return Some(v);
             }
+        }
+        // Only the first item of a result list is "the" thing searched for; the others vary.
+        if first
+            && matches!(k.as_str(), "name" | "title")
+            && let Some((_, v)) = self
+                .args
+                .iter()
+                .find(|(a, _)| QUERYISH.contains(&a.as_str()))
+        {
+            return Some(v);
         }
         None
     }
@@ -393,7 +393,7 @@ impl<'a> Gen<'a> {
                 }
                 number(self.float(key))
             }
-            "bool" => Value::Bool(self.rng.next_u64() % 2 == 0),
+            "bool" => Value::Bool(self.rng.next_u64().is_multiple_of(2)),
             "NoneType" => Value::Null,
             "empty list" => Value::Array(Vec::new()),
             "list" => Value::Array(Vec::new()),
@@ -422,7 +422,12 @@ impl<'a> Gen<'a> {
     fn sentence(&mut self) -> String {
         let subject = self.subject.clone().unwrap_or_else(|| self.title());
         let a = self.rng.pick(ADJ).to_lowercase();
-        let n = format!("{}s", self.rng.pick(NOUN).to_lowercase());
+        let noun = self.rng.pick(NOUN).to_lowercase();
+        let n = if noun.ends_with('s') {
+            format!("{noun}es")
+        } else {
+            format!("{noun}s")
+        };
         self.rng
             .pick(SENTENCES)
             .replace("{s}", &subject)
@@ -441,6 +446,13 @@ impl<'a> Gen<'a> {
 
     fn string(&mut self, key: &str, parent: &[String]) -> String {
         let t = tokens(key);
+        // An `error` field inside a successful answer is empty, as real APIs send it.
+        if t.len() == 1 && has(&t, &["error", "errors", "warning", "warnings"]) {
+            return String::new();
+        }
+        if matches!(key, "message" | "msg") {
+            return "Request processed successfully.".to_string();
+        }
         if has(
             &t,
             &[
@@ -1033,7 +1045,7 @@ fn generic(g: &mut Gen<'_>, doc: &ApiDoc, args: &Map<String, Value>) -> Value {
         m.insert("id".into(), Value::from(g.int("id")));
         let title = match g.echo("name", first) {
             Some(v) => scalar_text(v),
-            None => g.string("name", &[noun.clone()]),
+            None => g.string("name", std::slice::from_ref(&noun)),
         };
         m.insert("name".into(), Value::String(title));
         m.insert("description".into(), Value::String(g.sentence()));

@@ -235,11 +235,11 @@ impl ToolCaller {
             function.api,
             canonical_json(&args_value)
         );
-        if self.env.config.cache_calls {
-            if let Some(reply) = self.env.cached(&key) {
-                let code = observation::code_for_error(&reply.error);
-                return self.observe(name, arguments, reply, code, false);
-            }
+        if self.env.config.cache_calls
+            && let Some(reply) = self.env.cached(&key)
+        {
+            let code = observation::code_for_error(&reply.error);
+            return self.observe(name, arguments, reply, code, false);
         }
         // The raw text goes on the wire when it is clean JSON, as ToolBench's client sends it; anything we
         // had to repair goes as the object we understood.

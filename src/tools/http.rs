@@ -21,6 +21,8 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct HttpSource {
     url: reqwest::Url,
+    /// The URL without credentials, for messages.
+    shown: String,
     key: Option<String>,
     client: reqwest::Client,
     max_reply_bytes: usize,
@@ -29,7 +31,7 @@ pub struct HttpSource {
 impl std::fmt::Debug for HttpSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpSource")
-            .field("url", &self.url.as_str())
+            .field("url", &self.shown)
             .field("key", &self.key.as_ref().map(|_| "<set>"))
             .finish()
     }
@@ -66,9 +68,14 @@ impl HttpSource {
         });
         let client = reqwest::Client::builder()
             .redirect(policy)
+            .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ToolError::Other(format!("cannot build the HTTP client: {e}")))?;
+        let mut shown = parsed.clone();
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
         Ok(HttpSource {
+            shown: shown.to_string(),
             url: parsed,
             key: key.filter(|k| !k.is_empty()),
             client,
@@ -81,13 +88,14 @@ impl HttpSource {
         self
     }
 
+    /// The server's URL, without credentials.
     pub fn url(&self) -> &str {
-        self.url.as_str()
+        &self.shown
     }
 
     fn unreachable(&self, e: reqwest::Error) -> ToolError {
         ToolError::Unreachable {
-            url: self.url.to_string(),
+            url: self.shown.clone(),
             message: e.without_url().to_string(),
         }
     }
@@ -152,6 +160,7 @@ impl ToolSource for HttpSource {
     }
 
     fn describe(&self) -> String {
-        format!("tool server {}", self.url)
+        // Credentials in the URL (user:password@host) stay out of manifests and logs.
+        format!("tool server {}", self.shown)
     }
 }

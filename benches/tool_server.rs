@@ -1,0 +1,188 @@
+//! Tool server performance: simulation time for every API of the data, request latency over loopback
+//! HTTP (target: p50 under 5 ms for any API), and throughput under concurrent load.
+//!
+//! `cargo bench --bench tool_server [-- --data DIR --requests N --concurrency C]`; exits 1 when the
+//! latency target is missed or a repeated request answers differently.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+
+use sum2act::server::simulate::{parse_template, simulate};
+use sum2act::server::{VirtualApi, spawn};
+use sum2act::toolbench::naming::param_name;
+use sum2act::toolbench::{ApiDoc, Catalog};
+use sum2act::tools::{HttpSource, ToolRequest, ToolSource};
+
+const TARGET_P50_MS: f64 = 5.0;
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+fn default_args(doc: &ApiDoc) -> Map<String, Value> {
+    doc.required()
+        .iter()
+        .map(|p| {
+            let v = if p.default.is_null() || p.default == json!("") {
+                json!("1")
+            } else {
+                p.default.clone()
+            };
+            (param_name(&p.name), v)
+        })
+        .collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let shared = PathBuf::from(root).join("../shared/toolbench");
+    let data = flag(&args, "--data").map(PathBuf::from).unwrap_or_else(|| {
+        if shared.join("tools").is_dir() {
+            shared
+        } else {
+            PathBuf::from(root).join("toolbench/sample")
+        }
+    });
+    let requests: usize = flag(&args, "--requests")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let concurrency: usize = flag(&args, "--concurrency")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64);
+    let catalog = Arc::new(Catalog::load(&data.join("tools"))?.catalog);
+    let docs: Vec<(String, ApiDoc)> = catalog
+        .api_docs()
+        .map(|(t, d)| (t.standard_name.clone(), d))
+        .collect();
+    println!(
+        "data: {} ({} tools, {} APIs)",
+        data.display(),
+        catalog.tool_count(),
+        docs.len()
+    );
+
+    // 1. The simulator alone.
+    let mut sim = Vec::with_capacity(docs.len());
+    for (_, doc) in &docs {
+        let template = parse_template(doc);
+        let args = default_args(doc);
+        let start = Instant::now();
+        let v = simulate(doc, template.as_ref(), &args);
+        sim.push(start.elapsed());
+        std::hint::black_box(v);
+    }
+    sim.sort();
+    println!(
+        "simulate (in process): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} APIs",
+        percentile(&sim, 0.5),
+        percentile(&sim, 0.99),
+        percentile(&sim, 1.0),
+        sim.len()
+    );
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let failed = rt.block_on(async move {
+        let api = Arc::new(VirtualApi::new(catalog, None));
+        let server = spawn(api, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        let source = Arc::new(HttpSource::new(&server.url(), None)?);
+        let requests_of: Vec<ToolRequest> = docs
+            .iter()
+            .map(|(tool, doc)| ToolRequest {
+                category: doc.category_name.clone(),
+                tool_name: tool.clone(),
+                api_name: doc.api_name.clone(),
+                tool_input: Value::String(Value::Object(default_args(doc)).to_string()),
+                strip: "truncate".into(),
+            })
+            .collect();
+
+        // 2. Latency of every API over loopback HTTP, sequential, and identical on repeat.
+        let mut lat = Vec::with_capacity(requests_of.len());
+        let mut differing = 0;
+        for req in &requests_of {
+            let start = Instant::now();
+            let a = source.call(req).await?;
+            lat.push(start.elapsed());
+            let b = source.call(req).await?;
+            if a != b || !a.error.is_empty() {
+                differing += 1;
+            }
+        }
+        lat.sort();
+        let p50 = percentile(&lat, 0.5);
+        println!(
+            "request over HTTP (sequential): p50 {p50:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} APIs; {differing} differing or failed on repeat",
+            percentile(&lat, 0.9),
+            percentile(&lat, 0.99),
+            percentile(&lat, 1.0),
+            lat.len()
+        );
+
+        // 3. Throughput under concurrent load.
+        let requests_of = Arc::new(requests_of);
+        let start = Instant::now();
+        let mut load: Vec<Duration> = futures::stream::iter(0..requests)
+            .map(|i| {
+                let source = source.clone();
+                let reqs = requests_of.clone();
+                async move {
+                    let t = Instant::now();
+                    let ok = source.call(&reqs[i % reqs.len()]).await.is_ok();
+                    (t.elapsed(), ok)
+                }
+            })
+            .buffer_unordered(concurrency)
+            .filter_map(|(d, ok)| async move { ok.then_some(d) })
+            .collect()
+            .await;
+        let wall = start.elapsed();
+        load.sort();
+        println!(
+            "throughput: {:.0} requests/s ({} of {requests} ok, concurrency {concurrency}, {:.2} s); latency under load p50 {:.3} ms, p99 {:.3} ms",
+            load.len() as f64 / wall.as_secs_f64(),
+            load.len(),
+            wall.as_secs_f64(),
+            percentile(&load, 0.5),
+            percentile(&load, 0.99)
+        );
+        server.shutdown().await;
+        let mut failed = Vec::new();
+        if p50 >= TARGET_P50_MS {
+            failed.push(format!("p50 {p50:.3} ms is over the {TARGET_P50_MS} ms target"));
+        }
+        if differing > 0 {
+            failed.push(format!("{differing} APIs answered differently on repeat or with an error"));
+        }
+        if load.len() < requests {
+            failed.push(format!("{} requests failed under load", requests - load.len()));
+        }
+        Ok::<_, Box<dyn std::error::Error>>(failed)
+    })?;
+    if failed.is_empty() {
+        println!("targets met");
+        Ok(())
+    } else {
+        for f in &failed {
+            eprintln!("target missed: {f}");
+        }
+        std::process::exit(1);
+    }
+}

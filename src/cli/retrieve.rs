@@ -1,0 +1,116 @@
+//! `sum2act retrieve "instruction" -k 10`: the APIs the retriever picks for an instruction;
+//! `sum2act retrieve eval`: NDCG/recall of our retriever and plain BM25 on a data directory's queries.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+use super::{BadInput, GlobalArgs};
+use crate::config::Config;
+use crate::retrieve::{Bm25Baseline, RetrieveOptions, Retriever, default_index_dir, evaluate};
+use crate::toolbench::DataDir;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct RetrieveArgs {
+    #[command(subcommand)]
+    pub command: Option<RetrieveCommand>,
+    /// The instruction to find APIs for.
+    #[arg(value_name = "INSTRUCTION")]
+    pub instruction: Option<String>,
+    /// How many APIs to print.
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub k: u32,
+    /// Print JSON instead of a list.
+    #[arg(long)]
+    pub json: bool,
+    /// Folder of cached indices (built by `sum2act index build`); without one the index is built in memory.
+    #[arg(long, env = "SUM2ACT_INDEX_DIR", value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RetrieveCommand {
+    /// NDCG@1/3/5 and recall@5/10 per subset against each query's `relevant APIs`, for our retriever
+    /// and plain BM25; the corpus is every API under DATA/tools.
+    Eval {
+        /// Print one JSON object: {"ours": {subset: metrics, "overall": …}, "bm25": {…}}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    let options = RetrieveOptions {
+        index_dir: args.index_dir.clone().or_else(default_index_dir),
+        write: false,
+        ..RetrieveOptions::default()
+    };
+    match args.command {
+        Some(RetrieveCommand::Eval { json }) => {
+            let retriever = Retriever::build(&load.catalog, &options)?;
+            let baseline = Bm25Baseline::build(&load.catalog)?;
+            let report = evaluate(&data, &retriever, &baseline)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                println!(
+                    "data: {} ({} APIs of {} tools)",
+                    data.root().display(),
+                    retriever.api_count(),
+                    retriever.tool_count()
+                );
+                print!("{}", report.table());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            let instruction = args
+                .instruction
+                .as_deref()
+                .map(str::trim)
+                .unwrap_or_default();
+            if instruction.is_empty() {
+                return Err(BadInput(
+                    "retrieve: give an instruction (sum2act retrieve \"…\" -k 10) or `retrieve eval`".into(),
+                )
+                .into());
+            }
+            let retriever = Retriever::build(&load.catalog, &options)?;
+            let started = Instant::now();
+            let hits = retriever.search(instruction, args.k as usize)?;
+            let elapsed = started.elapsed();
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else {
+                for (i, h) in hits.iter().enumerate() {
+                    println!(
+                        "{:>3}. {:>6.3}  {} / {}  [{}]",
+                        i + 1,
+                        h.score,
+                        h.tool_name,
+                        h.api_name,
+                        h.category
+                    );
+                }
+                if hits.is_empty() {
+                    println!("no API matches");
+                }
+                eprintln!(
+                    "{} of {} APIs in {:.1} ms",
+                    hits.len(),
+                    retriever.api_count(),
+                    elapsed.as_secs_f64() * 1e3
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `sum2act serve`: the virtual RapidAPI server (StableToolBench's `/virtual` protocol) for a data
+//! directory, in the foreground until Ctrl-C; and `serve import-cache` for StableToolBench caches.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+use super::{BadInput, GlobalArgs};
+use crate::config::Config;
+use crate::llm::LlmArgs;
+use crate::server::{FaultArgs, SimulationMode, embedded_api, import_stb_cache, serve_until};
+use crate::toolbench::DataDir;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    pub action: Option<ServeAction>,
+    /// Port to listen on (0 picks a free one; the address is printed).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind; loopback by default. Binding elsewhere exposes the server to the network.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+    /// Write new simulated answers into DATA/response_cache (atomically), so reruns are identical.
+    #[arg(long)]
+    pub save: bool,
+    /// How answers that are not in the response cache are made.
+    #[arg(long, value_enum, default_value_t = SimulationMode::Schema)]
+    pub simulation: SimulationMode,
+    #[command(flatten)]
+    pub faults: FaultArgs,
+    /// The model for `--simulation llm`.
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServeAction {
+    /// Convert a StableToolBench response cache (Python-repr keys, `{tool}_for_{Category}` folders)
+    /// into our layout (canonical JSON keys), merging into DEST.
+    ImportCache {
+        /// StableToolBench's `tool_response_cache` folder.
+        src: PathBuf,
+        /// Our response cache folder, e.g. DATA/response_cache.
+        dest: PathBuf,
+    },
+}
+
+pub async fn run(
+    global: &GlobalArgs,
+    config: &Config,
+    args: ServeArgs,
+) -> anyhow::Result<ExitCode> {
+    if let Some(ServeAction::ImportCache { src, dest }) = &args.action {
+        if !src.is_dir() {
+            return Err(BadInput(format!(
+                "{}: not a folder (the StableToolBench cache to import)",
+                src.display()
+            ))
+            .into());
+        }
+        let report = import_stb_cache(src, dest)?;
+        println!(
+            "imported {} entries from {} files into {} ({} already there, {} keys skipped as unreadable)",
+            report.entries,
+            report.files,
+            dest.display(),
+            report.existing,
+            report.skipped
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let llm = match args.simulation {
+        SimulationMode::Llm => Some(
+            crate::llm::build(&args.llm, config)
+                .await
+                .context("loading the simulator model")?,
+        ),
+        SimulationMode::Schema => None,
+    };
+    let api = Arc::new(embedded_api(
+        &data,
+        args.save,
+        args.simulation,
+        &args.faults,
+        llm,
+    )?);
+    let describe = api.describe();
+    let shutdown = async {
+        stop_signal().await;
+        eprintln!("shutting down (letting requests in flight finish)");
+    };
+    if global.verbose == 0 {
+        eprintln!("(-v logs one line per request, with where its answer came from)");
+    }
+    let stats_api = api.clone();
+    serve_until(
+        api,
+        SocketAddr::new(args.host, args.port),
+        |addr| {
+            // Printed on stdout so scripts can read the address (with --port 0 in particular).
+            println!("serving {describe} at http://{addr}/virtual");
+        },
+        shutdown,
+    )
+    .await?;
+    println!("answers: {}", stats_api.stats.snapshot());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C, or SIGTERM on Unix (what service managers and `kill` send).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => {
+                    if r.is_err() {
+                        term.recv().await;
+                    }
+                }
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    if tokio::signal::ctrl_c().await.is_err() {
+        // No signal handling available: run until killed.
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,224 @@
+//! Speed of the embedded model, measured the way the agent uses it: prefill and decode rates, the gain
+//! from reusing a cached prompt prefix between router steps, the cost of grammar-constrained decoding
+//! (plain vs top-token-first), and aggregate throughput when several episodes share the model.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::local::{GenStats, GrammarMode, LocalModel};
+use super::{CompletionRequest, LlmError, Message};
+use crate::prompts::Prompts;
+
+/// Which parts to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub concurrency: Vec<usize>,
+    /// Tokens generated per sequence in the throughput runs.
+    pub tokens: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PrefixResult {
+    pub cold: GenStats,
+    pub warm: GenStats,
+    /// Cold prefill time over warm prefill time.
+    pub prefill_speedup: f64,
+    /// Cold over warm time to the full reply.
+    pub total_speedup: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GrammarResult {
+    pub plain_decode_tok_s: f64,
+    pub top_first_decode_tok_s: f64,
+    pub unconstrained_decode_tok_s: f64,
+    /// Whether both grammar modes wrote the same reply (they must).
+    pub identical_output: bool,
+    pub reply: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConcurrencyResult {
+    pub sequences: usize,
+    pub generated_tokens: u64,
+    pub wall_ms: f64,
+    /// Generated tokens over wall time, prompt processing included.
+    pub aggregate_tok_s: f64,
+    /// Tokens after the first over the decoding phase: the batching gain itself.
+    pub decode_aggregate_tok_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    pub model: String,
+    pub threads: u32,
+    pub prefill_tok_s: f64,
+    pub decode_tok_s: f64,
+    pub prefix: PrefixResult,
+    pub grammar: GrammarResult,
+    pub concurrency: Vec<ConcurrencyResult>,
+}
+
+fn prompt_err(e: crate::prompts::PromptError) -> LlmError {
+    LlmError::Config(e.to_string())
+}
+
+fn ms(s: &GenStats) -> f64 {
+    s.prefill_ms + s.decode_ms
+}
+
+fn ms_total(s: &GenStats) -> f64 {
+    s.queue_ms + s.prefill_ms + s.decode_ms
+}
+
+/// Runs every measurement on `model` (which needs at least `max(concurrency)` parallel sequences);
+/// `note` hears about each phase as it ends (the whole run takes minutes on 2 cores).
+pub async fn run(
+    model: &LocalModel,
+    options: &BenchOptions,
+    note: &dyn Fn(String),
+) -> Result<BenchReport, LlmError> {
+    let prompts = Prompts::load().map_err(prompt_err)?;
+    let system = prompts
+        .render("llm_bench_router", &[])
+        .map_err(prompt_err)?;
+    let step = |n: &str, facts: &str| {
+        prompts
+            .render("llm_bench_step", &[("step", n), ("facts", facts)])
+            .map_err(prompt_err)
+    };
+    let router = |user: String| {
+        CompletionRequest::new(
+            "bench",
+            vec![Message::system(system.clone()), Message::user(user)],
+        )
+        .with_max_tokens(48)
+    };
+
+    // Warm-up: page the weights in.
+    let _ = model
+        .complete_with_stats(
+            &CompletionRequest::new("bench", vec![Message::user("hi")]).with_max_tokens(2),
+        )
+        .await?;
+
+    // Prefix reuse: the same system prompt, a new last message, as between two router steps.
+    model.set_prefix_cache(false);
+    let (_, cold) = model
+        .complete_with_stats(&router(step("1", "none yet")?))
+        .await?;
+    model.set_prefix_cache(true);
+    let (_, warm) = model
+        .complete_with_stats(&router(step("2", "recipe 8812, lentil dal, 4 servings")?))
+        .await?;
+    note(format!(
+        "prefix cache: prefill {:.0} ms cold ({} tokens) -> {:.0} ms warm ({} cached)",
+        cold.prefill_ms, cold.prompt_tokens, warm.prefill_ms, warm.cached_tokens
+    ));
+    let prefix = PrefixResult {
+        prefill_speedup: cold.prefill_ms / warm.prefill_ms.max(1e-3),
+        total_speedup: ms(&cold) / ms(&warm).max(1e-3),
+        cold: cold.clone(),
+        warm,
+    };
+
+    // Grammar: identical JSON request, prompt already cached, so the difference is decoding alone.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 60},
+            "country": {"type": "string", "maxLength": 60},
+            "population": {"type": "integer"},
+            "summary": {"type": "string", "maxLength": 300},
+        },
+        "required": ["name", "country", "population", "summary"],
+    });
+    let city = prompts
+        .render("llm_bench_json", &[("city", "Lyon")])
+        .map_err(prompt_err)?;
+    let json_req = CompletionRequest::new("bench", vec![Message::user(city.clone())])
+        .with_json_schema("city", schema)
+        .with_max_tokens(120);
+    let text_req = CompletionRequest::new("bench", vec![Message::user(city)]).with_max_tokens(120);
+    model.set_grammar_mode(GrammarMode::TopFirst);
+    let _ = model.complete_with_stats(&json_req).await?;
+    let (fast, fast_stats) = model.complete_with_stats(&json_req).await?;
+    model.set_grammar_mode(GrammarMode::Full);
+    let (plain, plain_stats) = model.complete_with_stats(&json_req).await?;
+    model.set_grammar_mode(GrammarMode::TopFirst);
+    let (_, free_stats) = model.complete_with_stats(&text_req).await?;
+    note(format!(
+        "grammar decode tok/s: plain {:.1}, top-first {:.1}, none {:.1}",
+        plain_stats.decode_tok_s(),
+        fast_stats.decode_tok_s(),
+        free_stats.decode_tok_s()
+    ));
+    let grammar = GrammarResult {
+        plain_decode_tok_s: plain_stats.decode_tok_s(),
+        top_first_decode_tok_s: fast_stats.decode_tok_s(),
+        unconstrained_decode_tok_s: free_stats.decode_tok_s(),
+        identical_output: fast.content == plain.content,
+        reply: fast.content,
+    };
+
+    // Throughput: n sequences at once, each asked to count for a long time from its own start.
+    let mut concurrency = Vec::new();
+    for &n in &options.concurrency {
+        let requests = (0..n)
+            .map(|i| {
+                let first = i * 1000 + n * 7 + 3;
+                let (start, end) = (first.to_string(), (first + 500).to_string());
+                prompts
+                    .render("llm_bench_count", &[("start", &start), ("end", &end)])
+                    .map(|p| {
+                        CompletionRequest::new("bench", vec![Message::user(p)])
+                            .with_max_tokens(options.tokens)
+                    })
+                    .map_err(prompt_err)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let started = Instant::now();
+        let results =
+            futures::future::join_all(requests.iter().map(|r| model.complete_with_stats(r))).await;
+        let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let stats = results
+            .into_iter()
+            .map(|r| r.map(|(_, s)| s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let generated: u64 = stats.iter().map(|s| s.generated_tokens).sum();
+        // Decoding phase alone: from the first sequence's first token to the last sequence's end (all
+        // were submitted together, so their offsets share an origin).
+        let first = stats
+            .iter()
+            .map(|s| s.queue_ms + s.prefill_ms)
+            .fold(f64::MAX, f64::min);
+        let end = stats.iter().map(ms_total).fold(0.0, f64::max);
+        let after_first: u64 = stats
+            .iter()
+            .map(|s| s.generated_tokens.saturating_sub(1))
+            .sum();
+        let decode_aggregate_tok_s = after_first as f64 * 1000.0 / (end - first).max(1e-3);
+        note(format!(
+            "concurrency {n}: {generated} tokens in {wall_ms:.0} ms, decoding {decode_aggregate_tok_s:.1} tok/s aggregate"
+        ));
+        concurrency.push(ConcurrencyResult {
+            sequences: n,
+            generated_tokens: generated,
+            wall_ms,
+            aggregate_tok_s: generated as f64 * 1000.0 / wall_ms.max(1e-3),
+            decode_aggregate_tok_s,
+        });
+    }
+
+    Ok(BenchReport {
+        model: model.info().id.clone(),
+        threads: model.info().threads,
+        prefill_tok_s: cold.prefill_tok_s(),
+        decode_tok_s: free_stats.decode_tok_s(),
+        prefix,
+        grammar,
+        concurrency,
+    })
+}
