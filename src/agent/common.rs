@@ -59,11 +59,20 @@ pub enum TurnError {
 
 /// Asks the model for one action; a reply that cannot be parsed is shown back to the model once with
 /// the parse error. Returns the action and the prompt tokens of the first call.
-pub async fn turn(ctx: &SolveContext, purpose: &str, messages: Vec<Message>) -> Result<(Action, u64), TurnError> {
-    let request = CompletionRequest::new(purpose, messages.clone())
+pub async fn turn(
+    ctx: &SolveContext,
+    purpose: &str,
+    messages: Vec<Message>,
+    temperature: f32,
+) -> Result<(Action, u64), TurnError> {
+    let mut request = CompletionRequest::new(purpose, messages.clone())
         .with_tools(schemas(ctx), ToolChoice::Required)
         .tools_described()
-        .with_max_tokens(ctx.options.max_tokens);
+        .with_max_tokens(ctx.options.max_tokens)
+        .with_temperature(temperature);
+    if temperature > 0.0 {
+        request.seed = Some(ctx.llm_calls());
+    }
     let first = ctx.complete(&request).await.map_err(TurnError::Llm)?;
     let prompt_tokens = first.usage.prompt_tokens;
     let error = match parse::action(&first) {

@@ -137,7 +137,7 @@ impl Dfsdt {
                     messages.push(Message::user(diversity_prompt(s, n)?));
                     s.ctx.observer.note(&format!("re-expanding a node at depth {}", s.nodes[n].node.depth));
                 }
-                let turn = common::turn(s.ctx, "dfsdt", messages).await;
+                let turn = common::turn(s.ctx, "dfsdt", messages, 0.0).await;
                 if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
                     s.out_of_budget = true;
                     return Ok(STOP);

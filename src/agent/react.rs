@@ -51,7 +51,7 @@ impl Solver for React {
             let mut outcome = FinishKind::Limit;
             while depth < ctx.options.max_depth {
                 let index = (all_steps.len() + chain.len() + 1) as u32;
-                let (action, prompt_tokens) = match common::turn(ctx, "react", messages.clone()).await {
+                let (action, prompt_tokens) = match common::turn(ctx, "react", messages.clone(), 0.0).await {
                     Ok(r) => r,
                     Err(TurnError::Malformed(e)) => {
                         // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.

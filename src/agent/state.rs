@@ -120,7 +120,7 @@ impl State {
         }
         if !update.success || added == 0 {
             let reason = if update.failure_reason.trim().is_empty() {
-                if update.success { "returned nothing relevant to the request" } else { "the call failed" }
+                if update.success { "nothing new: its result is already in the facts" } else { "the call failed" }
             } else {
                 update.failure_reason.as_str()
             };
@@ -224,7 +224,7 @@ mod tests {
     fn success_without_new_facts_counts_as_irrelevant() {
         let mut s = State::default();
         s.apply(1, "w", "{}", &update(true, &[], "", &[]));
-        assert_eq!(s.failures[0].reason, "returned nothing relevant to the request");
+        assert_eq!(s.failures[0].reason, "nothing new: its result is already in the facts");
     }
 
     #[test]

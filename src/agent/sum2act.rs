@@ -46,12 +46,17 @@ impl Sum2Act {
         let mut steps: Vec<Step> = Vec::new();
         let mut finish = FinishKind::Limit;
         let mut error = None;
+        // Consecutive router proposals that were not executed (repeats of failed calls).
+        let mut stuck = 0;
 
         for n in 1..=ctx.options.max_steps {
-            // 1. Action proposal from the task and the state only.
-            let user = router_prompt(ctx, task, &subtasks, &state, n - 1)?;
+            // 1. Action proposal from the task and the state only. After a repeat, the router is told so
+            //    and samples with some temperature (seeded, so runs stay reproducible): greedy decoding
+            //    of an unchanged prompt would only repeat itself.
+            let user = router_prompt(ctx, task, &subtasks, &state, n - 1, stuck > 0)?;
             let messages = vec![Message::system(system.clone()), Message::user(user)];
-            let (action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages).await {
+            let temperature = if stuck > 0 { 0.8 } else { 0.0 };
+            let (action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages, temperature).await {
                 Ok((a, t)) => (a, t, Vec::new()),
                 Err(TurnError::Malformed(e)) => {
                     state.record_failure(n, "(unreadable reply)", "", &format!("the reply was not a valid action: {e}"));
@@ -75,8 +80,14 @@ impl Sum2Act {
                 notes.push("repeated a failed call; not executed".into());
                 let obs = harness_observation(&action.name, &action.arguments, &why);
                 push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+                stuck += 1;
+                if stuck >= MAX_REPEATS {
+                    error = Some(format!("the router repeated failed calls {MAX_REPEATS} times in a row"));
+                    break;
+                }
                 continue;
             }
+            stuck = 0;
 
             // 3. Execute.
             let obs = ctx.act(&action.name, &action.arguments).await;
@@ -88,7 +99,18 @@ impl Sum2Act {
                     if obs.failed {
                         state.record_failure(n, &action.name, &action.arguments, &failure_reason(&obs));
                     } else {
-                        let update = summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        let mut update = summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        // The code, not the model, knows whether the API answered: a small model sometimes
+                        // calls a good result a failure. What the result means is the model's call, but a
+                        // result it found nothing in is kept (clipped) rather than lost.
+                        if !update.success && !update.failure_reason.is_empty() {
+                            notes.push(format!("state manager: {}", update.failure_reason));
+                        }
+                        update.success = true;
+                        if update.new_facts.is_empty() {
+                            notes.push("state manager found no facts; kept the raw result".into());
+                            update.new_facts = vec![raw_fact(&action, &obs)];
+                        }
                         state.apply(n, &action.name, &action.arguments, &update);
                     }
                     state.fit(ctx.options.state_token_budget, count_tokens);
@@ -113,7 +135,18 @@ impl Sum2Act {
     }
 }
 
-fn router_prompt(ctx: &SolveContext, task: &Task, subtasks: &[String], state: &State, step: u32) -> Result<String, AgentError> {
+/// Consecutive repeats of failed calls after which the episode stops.
+const MAX_REPEATS: u32 = 3;
+
+fn router_prompt(
+    ctx: &SolveContext,
+    task: &Task,
+    subtasks: &[String],
+    state: &State,
+    step: u32,
+    repeated: bool,
+) -> Result<String, AgentError> {
+    let notice = if repeated { ctx.prompts.render("router_repeat", &[])? } else { String::new() };
     let subtasks = if subtasks.is_empty() {
         String::new()
     } else {
@@ -128,6 +161,7 @@ fn router_prompt(ctx: &SolveContext, task: &Task, subtasks: &[String], state: &S
             ("step", &step.to_string()),
             ("facts", &state.render_facts()),
             ("failures", &state.render_failures()),
+            ("notice", &notice),
         ],
     )?)
 }
@@ -163,13 +197,14 @@ async fn summarise(
         }
     };
     Ok(parsed.unwrap_or_else(|| {
-        notes.push("state manager reply unreadable; kept the raw result".into());
-        StateUpdate {
-            success: true,
-            new_facts: vec![format!("{} returned: {}", action.name, clip(&response_text(&obs.response), 280))],
-            ..StateUpdate::default()
-        }
+        notes.push("state manager reply unreadable".into());
+        StateUpdate::default()
     }))
+}
+
+/// The raw result of a call as a fact, when the state manager extracted none.
+fn raw_fact(action: &Action, obs: &Observation) -> String {
+    format!("{} returned: {}", action.name, clip(&response_text(&obs.response), 280))
 }
 
 /// Splits the task into subtasks shown to the router as a plan.

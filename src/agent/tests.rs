@@ -229,6 +229,39 @@ fn sum2act_counts_doubly_malformed_reply_as_failed_step() {
 }
 
 #[test]
+fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
+    let turns = AtomicUsize::new(0);
+    let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        if req.purpose == "state" {
+            return Ok(reply(&json!({"success": false, "new_facts": [], "failure_reason": "wrong argument", "wrong_facts": []}).to_string()));
+        }
+        Ok(if turns.fetch_add(1, Ordering::SeqCst) == 0 { weather() } else { finish("21 C") })
+    }));
+    let env = ToolEnv::new(Arc::new(FakeSource::default()), ToolConfig::default());
+    let ctx = SolveContext::new(llm, env.caller(task().functions), Arc::new(Prompts::embedded()), AgentOptions::default(), Arc::new(QuietObserver));
+    let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let state = ep.steps[0].state.clone().unwrap_or_default();
+    assert!(state["facts"][0]["text"].as_str().is_some_and(|t| t.contains("temperature_c")), "{state}");
+    assert_eq!(state["failures"], json!([]));
+    assert!(ep.steps[0].notes.iter().any(|n| n.contains("wrong argument")));
+}
+
+#[test]
+fn sum2act_stops_when_the_router_keeps_repeating_a_failed_call() {
+    let h = harness(vec![broken(), broken(), broken(), broken(), weather()], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::Limit);
+    assert_eq!(ep.steps.len(), 4);
+    assert!(ep.error.as_deref().is_some_and(|e| e.contains("repeated failed calls")));
+    let reqs: Vec<CompletionRequest> = h.llm.requests().into_iter().filter(|r| r.purpose == "router").collect();
+    // After a repeat the router is told so and samples with a seeded temperature.
+    assert!(!router_prompts(&h)[1].contains("repeated a call"));
+    assert!(router_prompts(&h)[2].contains("repeated a call"));
+    assert_eq!(reqs[1].temperature, 0.0);
+    assert!(reqs[2].temperature > 0.0 && reqs[2].seed.is_some());
+}
+
+#[test]
 fn sum2act_give_up() {
     let h = harness(vec![give_up()], AgentOptions::default());
     let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));

@@ -500,3 +500,169 @@ pub fn default_index_dir() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(cache.join("sum2act").join("index"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolbench::{Tool, ToolFile};
+    use serde_json::json;
+
+    fn tool(category: &str, name: &str, apis: serde_json::Value) -> Tool {
+        let file: ToolFile =
+            serde_json::from_value(json!({"tool_name": name, "api_list": apis})).unwrap();
+        Tool {
+            category: category.into(),
+            standard_name: crate::toolbench::naming::standardize(name),
+            file,
+        }
+    }
+
+    fn api(name: &str, desc: &str, param: &str, default: &str) -> serde_json::Value {
+        json!({"name": name, "description": desc, "required_parameters": [
+            {"name": param, "type": "STRING", "description": "", "default": default}]})
+    }
+
+    fn catalog() -> Catalog {
+        Catalog::from_tools([
+            tool(
+                "Data",
+                "TheClique",
+                json!([
+                    api("Transfermarkt search", "Search by name", "name", "messi"),
+                    api("Songkick concert", "Concert info", "id_conc", "lumineers"),
+                ]),
+            ),
+            tool(
+                "Email",
+                "Temp Mail",
+                json!([
+                    api("Read Inbox", "Read inbox messages", "email", "a@b.c"),
+                    api("Create Mailbox", "New temporary mailbox", "domain", "x.com"),
+                ]),
+            ),
+            tool(
+                "Email",
+                "Email Validator",
+                json!([api("validateEmail", "Check an email address", "email", "")]),
+            ),
+            tool(
+                "Email",
+                "Mail Checker",
+                json!([api("check mail", "Validate email address", "email", "")]),
+            ),
+            tool(
+                "Weather",
+                "WeatherNow",
+                json!([api(
+                    "currentForecast",
+                    "Weather forecast for a city",
+                    "city",
+                    "Paris"
+                )]),
+            ),
+            // The same tool under a second category, as in ToolBench.
+            tool(
+                "Other",
+                "WeatherNow",
+                json!([api(
+                    "currentForecast",
+                    "Weather forecast for a city",
+                    "city",
+                    "Paris"
+                )]),
+            ),
+        ])
+    }
+
+    fn names(hits: &[Hit]) -> Vec<(String, String)> {
+        hits.iter()
+            .map(|h| (h.tool_name.clone(), h.api_name.clone()))
+            .collect()
+    }
+
+    fn pair(t: &str, a: &str) -> (String, String) {
+        (t.to_string(), a.to_string())
+    }
+
+    #[test]
+    fn camel_case_api_names_and_defaults_match() {
+        let r = Retriever::build(&catalog(), &RetrieveOptions::default()).unwrap();
+        let hits = r
+            .search("What is the current forecast in Paris?", 3)
+            .unwrap();
+        assert_eq!(names(&hits)[0], pair("WeatherNow", "currentForecast"));
+        let hits = r.search("Search transfermarkt for messi", 3).unwrap();
+        assert_eq!(names(&hits)[0], pair("TheClique", "Transfermarkt search"));
+    }
+
+    #[test]
+    fn duplicate_apis_across_categories_are_returned_once() {
+        let r = Retriever::build(&catalog(), &RetrieveOptions::default()).unwrap();
+        let hits = r.search("weather forecast", 10).unwrap();
+        let n = names(&hits)
+            .iter()
+            .filter(|p| **p == pair("WeatherNow", "currentForecast"))
+            .count();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn every_intent_of_a_two_part_request_reaches_the_top() {
+        let r = Retriever::build(&catalog(), &RetrieveOptions::default()).unwrap();
+        let hits = r
+            .search("Validate the email address of my friend. Also read inbox messages of my temp mail.", 3)
+            .unwrap();
+        let top = names(&hits);
+        assert!(top.contains(&pair("Temp Mail", "Read Inbox")), "{top:?}");
+        assert!(
+            top.contains(&pair("Email Validator", "validateEmail"))
+                || top.contains(&pair("Mail Checker", "check mail")),
+            "{top:?}"
+        );
+    }
+
+    #[test]
+    fn scores_are_non_increasing_and_k_is_respected() {
+        let r = Retriever::build(&catalog(), &RetrieveOptions::default()).unwrap();
+        let hits = r.search("email mail inbox validate weather", 4).unwrap();
+        assert_eq!(hits.len(), 4);
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "{hits:?}"
+        );
+        assert!(r.search("email", 0).unwrap().is_empty());
+        assert!(r.search("zzzz qqqq", 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn cached_index_is_reused_and_rebuilt_when_the_catalogue_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = RetrieveOptions {
+            index_dir: Some(dir.path().to_path_buf()),
+            write: true,
+            ..RetrieveOptions::default()
+        };
+        let first = Retriever::build(&catalog(), &options).unwrap();
+        assert_eq!(first.source(), IndexSource::Built);
+        let again = Retriever::build(&catalog(), &options).unwrap();
+        assert_eq!(again.source(), IndexSource::Cached);
+        let q = "read inbox messages";
+        assert_eq!(
+            names(&first.search(q, 5).unwrap()),
+            names(&again.search(q, 5).unwrap())
+        );
+        let mut tools = catalog().tools().to_vec();
+        tools.truncate(2);
+        let smaller = Catalog::from_tools(tools);
+        let other = Retriever::build(&smaller, &options).unwrap();
+        assert_eq!(other.source(), IndexSource::Built);
+        assert_eq!(other.api_count(), 4);
+    }
+
+    #[test]
+    fn baseline_ranks_by_plain_bm25() {
+        let b = Bm25Baseline::build(&catalog()).unwrap();
+        let hits = b.search("read inbox", 2).unwrap();
+        assert_eq!(names(&hits)[0], pair("Temp Mail", "Read Inbox"));
+    }
+}

@@ -1,0 +1,130 @@
+//! `sum2act retrieve` and `sum2act index build`, driven as a user would.
+
+mod common;
+
+use common::Test;
+
+#[test]
+fn retrieve_prints_ranked_apis_of_the_sample() {
+    let out = Test::new()
+        .args(["retrieve", "--index-dir"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .args(["--data"])
+        .arg(common::sample())
+        .args(["Find me some recipes with chicken", "-k", "3"])
+        .run()
+        .success()
+        .no_panic();
+    let lines: Vec<String> = out.stdout().lines().map(String::from).collect();
+    assert!(lines.len() <= 3 && !lines.is_empty(), "{lines:?}");
+    assert!(lines[0].starts_with("  1."), "{lines:?}");
+}
+
+#[test]
+fn retrieve_json_lists_hits_with_names_and_scores() {
+    let out = Test::new()
+        .args(["retrieve", "--json", "-k", "2", "--data"])
+        .arg(common::sample())
+        .arg("weather forecast")
+        .run()
+        .success();
+    let hits: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    let hits = hits.as_array().unwrap();
+    assert!(hits.len() <= 2);
+    for h in hits {
+        for key in ["category", "tool_name", "api_name", "score"] {
+            assert!(h.get(key).is_some(), "{h}");
+        }
+    }
+}
+
+#[test]
+fn retrieve_without_instruction_is_bad_input() {
+    Test::new()
+        .args(["retrieve"])
+        .run()
+        .failure(2)
+        .stderr_has("instruction")
+        .no_panic();
+    Test::new()
+        .args(["retrieve", "   "])
+        .run()
+        .failure(2)
+        .no_panic();
+    Test::new()
+        .args(["retrieve", "x", "-k", "0"])
+        .run()
+        .failure(2)
+        .no_panic();
+}
+
+#[test]
+fn index_build_caches_and_reports_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .args(["index", "build", "--data"])
+        .arg(common::sample())
+        .arg("--index-dir")
+        .arg(dir.path())
+        .run()
+        .success()
+        .stdout_has("index built");
+    Test::new()
+        .args(["index", "build", "--data"])
+        .arg(common::sample())
+        .arg("--index-dir")
+        .arg(dir.path())
+        .run()
+        .success()
+        .stdout_has("index up to date");
+}
+
+#[test]
+fn index_build_on_missing_data_is_bad_input() {
+    Test::new()
+        .args(["index", "build", "--data", "/nonexistent/data"])
+        .run()
+        .failure(2)
+        .stderr_has("/nonexistent/data");
+}
+
+#[test]
+fn eval_on_shared_data_beats_bm25() {
+    let Some(data) = common::shared_toolbench() else {
+        eprintln!("skipped: ../shared/toolbench not present");
+        return;
+    };
+    let out = Test::new()
+        .args(["retrieve", "eval", "--json", "--data"])
+        .arg(&data)
+        .run()
+        .success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    for method in ["ours", "bm25"] {
+        let overall = &v[method]["overall"];
+        for key in ["ndcg@1", "ndcg@3", "ndcg@5", "recall@5", "recall@10"] {
+            let x = overall[key].as_f64().unwrap();
+            assert!((0.0..=100.0).contains(&x), "{method} {key} {x}");
+        }
+        assert!(v[method]["G1_instruction"].is_object());
+    }
+    let ours = v["ours"]["overall"]["ndcg@5"].as_f64().unwrap();
+    let bm25 = v["bm25"]["overall"]["ndcg@5"].as_f64().unwrap();
+    assert!(ours >= bm25 + 15.0, "ours {ours} vs bm25 {bm25}");
+}
+
+#[test]
+fn eval_table_has_both_methods_and_ends_with_overall() {
+    let table = Test::new()
+        .args(["retrieve", "eval", "--data"])
+        .arg(common::sample())
+        .run()
+        .success()
+        .stdout();
+    assert!(
+        table.contains(" bm25 ") && table.contains(" ours "),
+        "{table}"
+    );
+    let last = table.lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("overall"), "{table}");
+}
