@@ -94,6 +94,19 @@ pub async fn turn(
         .map_err(|e| TurnError::Malformed(format!("{error}; after a retry: {e}")))
 }
 
+/// Forces a `Finish` call (answer or give up) with the same messages plus an instruction to finish:
+/// used when the router has nothing new to do but does not stop by itself (small models rarely do).
+pub async fn finish_turn(ctx: &SolveContext, purpose: &str, mut messages: Vec<Message>) -> Result<Action, TurnError> {
+    let note = ctx.prompts.render("finish_now", &[]).map_err(|e| TurnError::Malformed(e.to_string()))?;
+    messages.push(Message::user(note));
+    let request = CompletionRequest::new(purpose, messages)
+        .with_tools(schemas(ctx), ToolChoice::Function(FINISH.to_string()))
+        .tools_described()
+        .with_max_tokens(ctx.options.max_tokens);
+    let reply = ctx.complete(&request).await.map_err(TurnError::Llm)?;
+    parse::action(&reply).map_err(TurnError::Malformed)
+}
+
 fn reply_text(c: &Completion) -> String {
     match c.tool_calls.first() {
         Some(t) => format!("{} {} {}", c.content, t.name, t.arguments),

@@ -3,6 +3,8 @@
 //! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
 //! stays bounded however many steps the episode takes.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -48,6 +50,8 @@ impl Sum2Act {
         let mut error = None;
         // Consecutive router proposals that were not executed (repeats of failed calls).
         let mut stuck = 0;
+        // Calls that returned data: proposing one again means there is nothing new to do.
+        let mut answered: HashSet<(String, String)> = HashSet::new();
 
         for n in 1..=ctx.options.max_steps {
             // 1. Action proposal from the task and the state only. After a repeat, the router is told so
@@ -56,7 +60,7 @@ impl Sum2Act {
             let user = router_prompt(ctx, task, &subtasks, &state, n - 1, stuck > 0)?;
             let messages = vec![Message::system(system.clone()), Message::user(user)];
             let temperature = if stuck > 0 { 0.8 } else { 0.0 };
-            let (action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages, temperature).await {
+            let (mut action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages.clone(), temperature).await {
                 Ok((a, t)) => (a, t, Vec::new()),
                 Err(TurnError::Malformed(e)) => {
                     state.record_failure(n, "(unreadable reply)", "", &format!("the reply was not a valid action: {e}"));
@@ -72,8 +76,23 @@ impl Sum2Act {
                 }
             };
 
-            // 2. A call that already failed with the same arguments is not run again: the code notices,
-            //    not the model.
+            // 2. Repeats are caught by the code, not left to the model. Proposing a call whose result is
+            //    already in the state means the router has nothing new to do: it is asked to finish.
+            //    A call that already failed is not run again; after a few such repeats, it must finish too.
+            let key = (action.name.clone(), action.arguments.clone());
+            let give_up_repeating = stuck + 1 >= MAX_REPEATS;
+            if answered.contains(&key) || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some()) {
+                notes.push("no new action proposed; asked the router to finish".into());
+                match common::finish_turn(ctx, "router", messages).await {
+                    Ok(a) => action = a,
+                    Err(TurnError::Llm(e)) => {
+                        finish = FinishKind::Error;
+                        error = Some(e.to_string());
+                        break;
+                    }
+                    Err(TurnError::Malformed(e)) => notes.push(format!("could not finish: {e}")),
+                }
+            }
             if let Some(earlier) = state.failed_before(&action.name, &action.arguments) {
                 let why = format!("this exact call already failed at step {}: {}", earlier.step, earlier.reason);
                 state.record_failure(n, &action.name, &action.arguments, "");
@@ -81,10 +100,6 @@ impl Sum2Act {
                 let obs = harness_observation(&action.name, &action.arguments, &why);
                 push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
                 stuck += 1;
-                if stuck >= MAX_REPEATS {
-                    error = Some(format!("the router repeated failed calls {MAX_REPEATS} times in a row"));
-                    break;
-                }
                 continue;
             }
             stuck = 0;
@@ -112,6 +127,7 @@ impl Sum2Act {
                             update.new_facts = vec![raw_fact(&action, &obs)];
                         }
                         state.apply(n, &action.name, &action.arguments, &update);
+                        answered.insert((action.name.clone(), action.arguments.clone()));
                     }
                     state.fit(ctx.options.state_token_budget, count_tokens);
                 }
@@ -135,7 +151,7 @@ impl Sum2Act {
     }
 }
 
-/// Consecutive repeats of failed calls after which the episode stops.
+/// Consecutive repeats of failed calls after which the router must finish.
 const MAX_REPEATS: u32 = 3;
 
 fn router_prompt(

@@ -247,18 +247,31 @@ fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
 }
 
 #[test]
-fn sum2act_stops_when_the_router_keeps_repeating_a_failed_call() {
-    let h = harness(vec![broken(), broken(), broken(), broken(), weather()], AgentOptions::default());
+fn sum2act_must_finish_after_repeating_failed_calls() {
+    let h = harness(vec![broken(), broken(), broken(), broken(), give_up()], AgentOptions::default());
     let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(ep.finish, FinishKind::Limit);
-    assert_eq!(ep.steps.len(), 4);
-    assert!(ep.error.as_deref().is_some_and(|e| e.contains("repeated failed calls")));
+    assert_eq!(ep.finish, FinishKind::GiveUp);
+    assert_eq!(tool_calls(&h), 1);
     let reqs: Vec<CompletionRequest> = h.llm.requests().into_iter().filter(|r| r.purpose == "router").collect();
     // After a repeat the router is told so and samples with a seeded temperature.
     assert!(!router_prompts(&h)[1].contains("repeated a call"));
     assert!(router_prompts(&h)[2].contains("repeated a call"));
     assert_eq!(reqs[1].temperature, 0.0);
     assert!(reqs[2].temperature > 0.0 && reqs[2].seed.is_some());
+    // The third repeat makes the harness force a Finish.
+    let last = reqs.last().map(|r| r.tool_choice.clone());
+    assert_eq!(last, Some(crate::llm::ToolChoice::Function("Finish".into())));
+    assert!(ep.steps.last().is_some_and(|s| s.notes.iter().any(|n| n.contains("asked the router to finish"))));
+}
+
+#[test]
+fn sum2act_is_asked_to_finish_when_it_repeats_a_successful_call() {
+    let h = harness(vec![weather(), weather(), finish("21 C")], AgentOptions::default());
+    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer, "21 C");
+    assert_eq!(tool_calls(&h), 1);
+    assert_eq!(ep.steps.len(), 2);
 }
 
 #[test]

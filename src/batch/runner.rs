@@ -111,11 +111,28 @@ impl StopSignal {
         }
     }
 
-    /// Escalates on every Ctrl-C and tells the user what happens next.
+    /// Escalates on every Ctrl-C (and SIGTERM, which Kubernetes sends before killing a pod) and
+    /// tells the user what happens next.
     pub fn listen_ctrl_c(&self, progress: Arc<dyn Progress>) -> tokio::task::JoinHandle<()> {
         let stop = self.clone();
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            #[cfg(unix)]
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            loop {
+                #[cfg(unix)]
+                let signalled = match term.as_mut() {
+                    Some(t) => tokio::select! {
+                        r = tokio::signal::ctrl_c() => r.is_ok(),
+                        r = t.recv() => r.is_some(),
+                    },
+                    None => tokio::signal::ctrl_c().await.is_ok(),
+                };
+                #[cfg(not(unix))]
+                let signalled = tokio::signal::ctrl_c().await.is_ok();
+                if !signalled {
+                    break;
+                }
                 match stop.escalate() {
                     1 => progress.note(
                         "stopping: no new queries; waiting for those in flight (Ctrl-C again to abandon them)",
