@@ -2,46 +2,14 @@
 //! a scripted OpenAI-compatible model on loopback. Resume, kill -9 midway, shards and merge.
 
 mod common;
-#[path = "support/mock_openai.rs"]
-mod mock_openai;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Test;
+use common::{Model, Test};
 use serde_json::Value;
-
-/// A scripted model served on its own thread for the whole test.
-struct Model {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Model {
-    fn start(latency_ms: u64) -> Model {
-        let (url, thread, stop) =
-            mock_openai::MockOpenAi::spawn_thread(Duration::from_millis(latency_ms));
-        Model {
-            url,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 fn batch(model: &Model, out: &Path, extra: &[&str]) -> Test {
     Test::new()

@@ -3,8 +3,6 @@
 //! screenshot is taken.
 
 mod common;
-#[path = "support/mock_openai.rs"]
-mod mock_openai;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +15,7 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Two small runs (sum2act and react) against a scripted model; returns their directories.
 fn two_runs(root: &Path) -> (PathBuf, PathBuf) {
-    let (url, thread, stop) = mock_openai::MockOpenAi::spawn_thread(Duration::ZERO);
+    let (url, thread, stop) = common::mock_openai::MockOpenAi::spawn_thread(Duration::ZERO);
     let a = root.join("sum2act-run");
     let b = root.join("react-run");
     for (dir, method) in [(&a, "sum2act"), (&b, "react")] {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Test, mock_llm};
+use common::{Model, Test};
 use serde_json::Value;
 
 fn with_mock(test: Test, base_url: &str) -> Test {
@@ -12,9 +12,9 @@ fn with_mock(test: Test, base_url: &str) -> Test {
 
 #[test]
 fn run_solves_a_sample_query_and_writes_its_answer_file() {
-    let llm = mock_llm::spawn();
+    let llm = Model::start(0);
     let out = tempfile::tempdir().expect("tempdir");
-    let result = with_mock(Test::new(), &llm.base_url)
+    let result = with_mock(Test::new(), &llm.url)
         .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--out"])
         .arg(out.path())
         .run()
@@ -35,9 +35,9 @@ fn run_solves_a_sample_query_and_writes_its_answer_file() {
 
 #[test]
 fn run_takes_a_typed_request_with_retrieved_tools() {
-    let llm = mock_llm::spawn();
+    let llm = Model::start(0);
     let out = tempfile::tempdir().expect("tempdir");
-    with_mock(Test::new(), &llm.base_url)
+    with_mock(Test::new(), &llm.url)
         .args(["run", "What is the weather in Lisbon right now?", "--method", "react", "--out"])
         .arg(out.path())
         .run()
@@ -49,27 +49,27 @@ fn run_takes_a_typed_request_with_retrieved_tools() {
 
 #[test]
 fn run_rejects_bad_input_with_exit_2() {
-    let llm = mock_llm::spawn();
-    with_mock(Test::new(), &llm.base_url).arg("run").run().failure(2).stderr_has("nothing to solve").no_panic();
-    with_mock(Test::new(), &llm.base_url)
+    let llm = Model::start(0);
+    with_mock(Test::new(), &llm.url).arg("run").run().failure(2).stderr_has("nothing to solve").no_panic();
+    with_mock(Test::new(), &llm.url)
         .args(["run", "--query-id", "999999"])
         .run()
         .failure(2)
         .stderr_has("no query with id 999999")
         .no_panic();
-    with_mock(Test::new(), &llm.base_url)
+    with_mock(Test::new(), &llm.url)
         .args(["run", "--query-id", "101", "--method", "magic"])
         .run()
         .failure(2)
         .stderr_has("--method")
         .no_panic();
-    with_mock(Test::new(), &llm.base_url)
+    with_mock(Test::new(), &llm.url)
         .args(["run", "hi", "--tools", "retrieved:0"])
         .run()
         .failure(2)
         .stderr_has("tool set")
         .no_panic();
-    with_mock(Test::new(), &llm.base_url)
+    with_mock(Test::new(), &llm.url)
         .args(["run", "--query-id", "101", "--data", "/nonexistent/data"])
         .run()
         .failure(2)
@@ -79,14 +79,14 @@ fn run_rejects_bad_input_with_exit_2() {
 
 #[test]
 fn chat_carries_state_and_saves_the_session() {
-    let llm = mock_llm::spawn();
+    let llm = Model::start(0);
     let dir = tempfile::tempdir().expect("tempdir");
     let save = dir.path().join("session.json");
     let input = format!(
         "What is the weather in Lisbon right now?\n/state\n/tools\n/save {}\n/reset\n/state\n/quit\n",
         save.display()
     );
-    let out = with_mock(Test::new(), &llm.base_url)
+    let out = with_mock(Test::new(), &llm.url)
         .env("XDG_CACHE_HOME", dir.path())
         .arg("chat")
         .stdin(input)

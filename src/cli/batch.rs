@@ -22,7 +22,7 @@ use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::retrieve::{RetrieveOptions, Retriever};
 use crate::server::{ToolArgs, tool_setup};
-use crate::toolbench::{DataDir, io::write_json_atomic};
+use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -82,12 +82,7 @@ pub async fn run(
         Some(s) => Shard::parse(s).map_err(batch_error)?,
         None => Shard::default(),
     };
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
-    }
-    let catalog = load.catalog;
+    let (data, catalog) = super::open_data(global)?;
     let retriever = match args.tools {
         ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &RetrieveOptions::default())?),
         _ => None,

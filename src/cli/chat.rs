@@ -17,7 +17,6 @@ use crate::retrieve::{RetrieveOptions, Retriever};
 use crate::server::{ToolArgs, tool_setup};
 use crate::session::print::PrintObserver;
 use crate::session::{Control, HELP, Session};
-use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -33,8 +32,8 @@ pub struct ChatArgs {
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow::Result<ExitCode> {
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let catalog = Arc::new(data.catalog()?.catalog);
+    let (data, catalog) = super::open_data(global)?;
+    let catalog = Arc::new(catalog);
     let retriever = match args.tools {
         ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(&catalog, &RetrieveOptions::default())?)),
         _ => None,

@@ -246,8 +246,13 @@ async fn bench(
     );
     for c in &report.concurrency {
         println!(
-            "concurrency {:>2}: {:>4} tokens in {:>7.0} ms = {:>5.1} tok/s overall, {:>5.1} tok/s decoding",
-            c.sequences, c.generated_tokens, c.wall_ms, c.aggregate_tok_s, c.decode_aggregate_tok_s
+            "concurrency {:>2}: {:>4} tokens in {:>7.0} ms = {:>5.1} tok/s overall, {:>5.1} tok/s decoding, {:>5.1} tok per CPU-second",
+            c.sequences,
+            c.generated_tokens,
+            c.wall_ms,
+            c.aggregate_tok_s,
+            c.decode_aggregate_tok_s,
+            c.tok_per_cpu_s.unwrap_or(0.0)
         );
     }
     if let Some(path) = out {

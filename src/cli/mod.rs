@@ -99,6 +99,19 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
+/// Opens `--data` (or the default) and loads its tool catalogue; broken tool files are reported and
+/// skipped, the rest loads.
+pub(crate) fn open_data(
+    global: &GlobalArgs,
+) -> Result<(crate::toolbench::DataDir, crate::toolbench::Catalog), crate::toolbench::DataError> {
+    let data = crate::toolbench::DataDir::open_or_default(global.data.as_deref())?;
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    Ok((data, load.catalog))
+}
+
 fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<BadInput>()

@@ -47,12 +47,7 @@ pub struct RunArgs {
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
-    }
-    let catalog = load.catalog;
+    let (data, catalog) = super::open_data(global)?;
     let task = resolve_task(&data, &catalog, &args)?;
     if task.functions.is_empty() {
         return Err(BadInput("no tools for this request: try --tools all or rephrase it".into()).into());

@@ -48,6 +48,21 @@ pub struct ConcurrencyResult {
     pub aggregate_tok_s: f64,
     /// Tokens after the first over the decoding phase: the batching gain itself.
     pub decode_aggregate_tok_s: f64,
+    /// Generated tokens per CPU-second of this process (Linux): comparable across runs even when other
+    /// processes share the cores, which wall-clock rates are not.
+    pub tok_per_cpu_s: Option<f64>,
+}
+
+/// CPU time (user + system, all threads) of this process so far, from `/proc/self/stat` (Linux; the
+/// kernel reports it in USER_HZ = 100 ticks per second on every architecture we build for).
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) * 10.0)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,9 +195,13 @@ pub async fn run(
             })
             .collect::<Result<Vec<_>, _>>()?;
         let started = Instant::now();
+        let cpu_before = process_cpu_ms();
         let results =
             futures::future::join_all(requests.iter().map(|r| model.complete_with_stats(r))).await;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let cpu_ms = process_cpu_ms()
+            .zip(cpu_before)
+            .map(|(after, before)| after - before);
         let stats = results
             .into_iter()
             .map(|r| r.map(|(_, s)| s))
@@ -201,7 +220,8 @@ pub async fn run(
             .sum();
         let decode_aggregate_tok_s = after_first as f64 * 1000.0 / (end - first).max(1e-3);
         note(format!(
-            "concurrency {n}: {generated} tokens in {wall_ms:.0} ms, decoding {decode_aggregate_tok_s:.1} tok/s aggregate"
+            "concurrency {n}: {generated} tokens in {wall_ms:.0} ms, decoding {decode_aggregate_tok_s:.1} tok/s aggregate, cpu {:.0} ms",
+            cpu_ms.unwrap_or(0.0)
         ));
         concurrency.push(ConcurrencyResult {
             sequences: n,
@@ -209,6 +229,7 @@ pub async fn run(
             wall_ms,
             aggregate_tok_s: generated as f64 * 1000.0 / wall_ms.max(1e-3),
             decode_aggregate_tok_s,
+            tok_per_cpu_s: cpu_ms.map(|ms| generated as f64 * 1000.0 / ms.max(1.0)),
         });
     }
 

@@ -161,4 +161,31 @@ impl Outcome {
         self
     }
 }
-pub mod mock_llm;
+#[path = "../support/mock_openai.rs"]
+pub mod mock_openai;
+
+/// The scripted OpenAI-compatible model (tests/support/mock_openai.rs) on its own thread, stopped on drop.
+pub struct Model {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Model {
+    pub fn start(latency_ms: u64) -> Model {
+        let (url, thread, stop) =
+            mock_openai::MockOpenAi::spawn_thread(std::time::Duration::from_millis(latency_ms));
+        Model { url, stop: Some(stop), thread: Some(thread) }
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
