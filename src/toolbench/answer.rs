@@ -373,7 +373,7 @@ mod tests {
     fn cot_file_converts_to_tool_steps_ending_in_finish() {
         let fns = vec![json!({"name": "get_weather_for_weather"})];
         let s = steps();
-        let file = cot_answer_file(&generation(&fns, &s[1].arguments), &[s.clone()], Some(0), 30);
+        let file = cot_answer_file(&generation(&fns, &s[1].arguments), std::slice::from_ref(&s), Some(0), 30);
         assert_eq!(file["win"], true);
         assert_eq!(file["trys"][0]["chain"].as_array().map(Vec::len), Some(5));
         assert_eq!(file["trys"][0]["chain"][0]["node_type"], "Thought");

@@ -79,10 +79,10 @@ impl DataDir {
         let mut names = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(|e| DataError::io(&dir, e))? {
             let path = entry.map_err(|e| DataError::io(&dir, e))?.path();
-            if path.extension().is_some_and(|e| e == "json") {
-                if let Some(stem) = path.file_stem() {
-                    names.push(stem.to_string_lossy().to_string());
-                }
+            if path.extension().is_some_and(|e| e == "json")
+                && let Some(stem) = path.file_stem()
+            {
+                names.push(stem.to_string_lossy().to_string());
             }
         }
         names.sort();
