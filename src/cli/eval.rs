@@ -227,6 +227,11 @@ pub async fn run(
         return Ok(ExitCode::SUCCESS);
     }
 
+    // Bad labels must fail before any judge call is paid for.
+    let labels = match &args.labels {
+        Some(path) => Some((path, report::load_labels(path).map_err(bad)?)),
+        None => None,
+    };
     let log = args
         .judge
         .judge_log
@@ -249,10 +254,9 @@ pub async fn run(
     let (logged, hits) = judge.cache_stats();
     let ms = crate::eval::metrics(&set, Some(&pr));
 
-    let calibration = match &args.labels {
-        Some(path) => {
-            let labels = report::load_labels(path).map_err(bad)?;
-            let c = report::calibrate(&pr, &labels, path).map_err(bad)?;
+    let calibration = match &labels {
+        Some((path, labels)) => {
+            let c = report::calibrate(&pr, labels, path).map_err(bad)?;
             write_json_atomic(&out.join("calibration.json"), &c)?;
             files.push(out.join("calibration.json"));
             Some(c)

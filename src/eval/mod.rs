@@ -33,7 +33,7 @@ pub enum EvalError {
     Data(#[from] crate::toolbench::DataError),
     #[error("{path}: {message}")]
     BadInput { path: PathBuf, message: String },
-    #[error("judge: {0}")]
+    #[error("the judge model failed")]
     Llm(#[from] crate::llm::LlmError),
     #[error(transparent)]
     Prompt(#[from] crate::prompts::PromptError),

@@ -175,7 +175,11 @@ impl Model {
     pub fn start(latency_ms: u64) -> Model {
         let (url, thread, stop) =
             mock_openai::MockOpenAi::spawn_thread(std::time::Duration::from_millis(latency_ms));
-        Model { url, stop: Some(stop), thread: Some(thread) }
+        Model {
+            url,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
     }
 }
 

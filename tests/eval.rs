@@ -1,0 +1,388 @@
+//! `sum2act eval` and `sum2act compare` end to end: run directories written with the library's
+//! answer-file builder, a judge served by a mock OpenAI-compatible endpoint on loopback (the real HTTP
+//! client path), reports on disk, caching, converted files, calibration and bad input.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use sum2act::toolbench::answer::{ChainStep, Generation, cot_answer_file};
+
+/// A judge endpoint: status Solved when the answer mentions a number with "JPY"/"USD", Unsolved
+/// otherwise; preference for the answer that contains "BEST". Counts its calls.
+fn mock_judge() -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().route(
+                "/v1/chat/completions",
+                axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+                    let counter = counter.clone();
+                    async move {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        let prompt = body["messages"][0]["content"].as_str().unwrap_or("").to_string();
+                        let content = if let (Some(a), Some(b)) = (prompt.find("Answer A:"), prompt.find("Answer B:")) {
+                            let best = prompt.find("BEST");
+                            let pick = if best.is_some_and(|i| i > b && i > a) { "B" } else { "A" };
+                            json!({"reason": "more complete", "better": pick}).to_string()
+                        } else {
+                            let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
+                            let solved = answer.contains("JPY") || answer.contains("USD");
+                            let label = if solved { "Solved" } else { "Unsolved" };
+                            json!({"reason": "checked the facts", "answer_status": label}).to_string()
+                        };
+                        axum::Json(json!({
+                            "model": "mock-judge",
+                            "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                            "usage": {"prompt_tokens": 100, "completion_tokens": 20}
+                        }))
+                    }
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (format!("http://{addr}/v1"), calls)
+}
+
+/// Writes one answer file in the run-directory format (ToolBench CoT file + our `sum2act` record).
+fn answer_file(dir: &Path, subset: &str, id: u64, method: &str, query: &str, answer: Option<&str>) {
+    let functions = vec![
+        json!({"name": "convert_currency_for_fx_rates_hub"}),
+        json!({"name": "Finish"}),
+    ];
+    let mut steps = vec![ChainStep {
+        thought: "convert".into(),
+        name: "convert_currency_for_fx_rates_hub".into(),
+        arguments: "{\"amount\": 250, \"from_currency\": \"EUR\", \"to_currency\": \"JPY\"}".into(),
+        observation: "{\"error\": \"\", \"response\": {\"result\": 42230.0}}".into(),
+        code: 0,
+    }];
+    let finish_args = answer
+        .map(|a| json!({"return_type": "give_answer", "final_answer": a}).to_string())
+        .unwrap_or_default();
+    if answer.is_some() {
+        steps.push(ChainStep {
+            thought: String::new(),
+            name: "Finish".into(),
+            arguments: finish_args.clone(),
+            observation: "{\"response\":\"successfully giving the final answer.\"}".into(),
+            code: 3,
+        });
+    }
+    let generation = Generation {
+        query,
+        functions: &functions,
+        final_answer: &finish_args,
+        query_count: 2,
+        total_tokens: 1000,
+        system: "system",
+    };
+    let winner = answer.map(|_| 0);
+    let mut file = cot_answer_file(&generation, &[steps], winner, 12);
+    file["sum2act"] = json!({
+        "method": method, "model": "agent-model", "subset": subset, "query_id": id, "query": query,
+        "finish": if answer.is_some() { "give_answer" } else { "limit" },
+        "answer": answer.unwrap_or(""), "steps": [],
+        "counters": {"llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 100, "tool_calls": 1,
+                     "failed_tool_calls": 0, "hallucinated_calls": 0, "steps": 2, "wall_ms": 10, "cost_usd": 0.001}
+    });
+    let path = dir.join(subset).join(format!("{id}_{method}.json"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+}
+
+fn run_dir(root: &Path, method: &str, answers: &[(u64, Option<&str>)]) -> std::path::PathBuf {
+    let dir = root.join(method);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("run.json"),
+        json!({"method": method, "model": "agent-model"}).to_string(),
+    )
+    .unwrap();
+    for (id, answer) in answers {
+        answer_file(
+            &dir,
+            "G1_instruction",
+            *id,
+            method,
+            &format!("Please convert 250 EUR to JPY ({id})."),
+            *answer,
+        );
+    }
+    dir
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn eval_scores_a_run_and_reruns_from_the_cache() {
+    let (url, calls) = mock_judge();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_dir(
+        tmp.path(),
+        "react",
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("I could not convert it.")),
+            (103, None),
+        ],
+    );
+    let eval = || {
+        common::Test::new()
+            .arg("eval")
+            .arg(&run)
+            .args(["--base-url", &url, "--judge", "mock-judge", "--votes", "3"])
+            .run()
+            .success()
+    };
+    let out = eval()
+        .stdout_has("pass rate (SoPR-style, 3 judge votes per query)")
+        .stdout_has("agreement with human labels NOT MEASURED")
+        .stdout_has("missing answers count as failures");
+    assert!(out.stdout().contains("33.3 ± 0.0"), "{}", out.stdout());
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        6,
+        "two answers × three votes; query 103 is decided by rule"
+    );
+    let report = read(&run.join("eval/pass_rate.json"));
+    assert_eq!(report["pass_rate"]["overall"]["by_rule"], 1);
+    assert_eq!(report["judge"]["model"], "mock-judge");
+    let q103 = report["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["query_id"] == 103)
+        .unwrap()
+        .clone();
+    assert_eq!(q103["source"], "rule");
+    assert_eq!(report["metrics"][0]["avg_llm_calls"], 2.0);
+    let log = std::fs::read_to_string(run.join("eval/judge_log.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 6);
+    assert!(
+        log.contains("\"prompt_hash\"")
+            && log.contains("checked the facts")
+            && log.contains("mock-judge")
+    );
+    let converted = read(&run.join("eval/converted/G1_instruction.json"));
+    assert_eq!(converted["101"]["answer"]["method"], "react");
+    for f in ["pass_rate.csv", "verdicts.csv", "metrics.csv"] {
+        assert!(run.join("eval").join(f).is_file(), "{f}");
+    }
+
+    // Re-running is free and identical.
+    eval()
+        .stdout_has("6 answered from the log this time")
+        .no_panic();
+    let again = read(&run.join("eval/pass_rate.json"));
+    assert_eq!(calls.load(Ordering::SeqCst), 6);
+    assert_eq!(report, again);
+}
+
+#[test]
+fn compare_reports_win_rate_with_intervals() {
+    let (url, calls) = mock_judge();
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run_dir(
+        tmp.path(),
+        "react",
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("It is some yen.")),
+            (103, None),
+            (104, Some("same")),
+        ],
+    );
+    let b = run_dir(
+        tmp.path(),
+        "sum2act",
+        &[
+            (101, Some("I could not do it.")),
+            (102, Some("BEST: about forty thousand yen")),
+            (103, Some("250 EUR = 42,230 JPY")),
+            (104, Some("same")),
+        ],
+    );
+    let out = common::Test::new()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--base-url",
+            &url,
+            "--judge",
+            "mock-judge",
+            "--rounds",
+            "3",
+            "--resamples",
+            "2000",
+        ])
+        .run()
+        .success()
+        .stdout_has("sum2act (candidate) vs react (reference)")
+        .stdout_has("ties count 0");
+    let dir = b.join("eval/compare_react");
+    let c = read(&dir.join("compare.json"));
+    let overall = &c["overall"];
+    // 101: reference Solved, candidate not → loss. 102: neither solved → judge prefers BEST → win.
+    // 103: reference gave up, candidate solved → win. 104: identical → tie.
+    assert_eq!(
+        (
+            overall["wins"].as_u64(),
+            overall["losses"].as_u64(),
+            overall["ties"].as_u64()
+        ),
+        (Some(2), Some(1), Some(1)),
+        "{}",
+        out.stdout()
+    );
+    assert_eq!(overall["win_rate"]["estimate"], 50.0);
+    assert!(
+        overall["win_rate"]["low"].as_f64().unwrap() <= 50.0
+            && overall["win_rate"]["high"].as_f64().unwrap() >= 50.0
+    );
+    assert!(overall["win_p_value"].as_f64().unwrap() > 0.5);
+    let prefs = std::fs::read_to_string(dir.join("preferences.csv")).unwrap();
+    assert!(
+        prefs.contains("G1_instruction,102,win,0,3,judge judge judge"),
+        "{prefs}"
+    );
+    assert!(dir.join("compare.csv").is_file());
+    let before = calls.load(Ordering::SeqCst);
+    common::Test::new()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--base-url",
+            &url,
+            "--judge",
+            "mock-judge",
+            "--resamples",
+            "2000",
+        ])
+        .run()
+        .success();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        before,
+        "the second comparison is answered from the judge log"
+    );
+    assert_eq!(read(&dir.join("compare.json")), c);
+}
+
+#[test]
+fn converted_files_ids_and_labels() {
+    let (url, _) = mock_judge();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_dir(
+        tmp.path(),
+        "react",
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("no idea")),
+        ],
+    );
+    common::Test::new()
+        .arg("eval")
+        .arg(&run)
+        .arg("--no-judge")
+        .run()
+        .success()
+        .stdout_has("judge-free metrics");
+    let converted = tmp.path().join("G1_instruction.json");
+    std::fs::copy(run.join("eval/converted/G1_instruction.json"), &converted).unwrap();
+    let ids = tmp.path().join("ids.json");
+    std::fs::write(&ids, r#"{"101": 0, "102": 0, "105": 0}"#).unwrap();
+    let labels = tmp.path().join("labels.json");
+    std::fs::write(
+        &labels,
+        r#"{"101": "Solved", "102": "Solved", "105": "Unsolved"}"#,
+    )
+    .unwrap();
+    let out = common::Test::new()
+        .arg("eval")
+        .arg("--converted")
+        .arg(&converted)
+        .arg("--ids")
+        .arg(&ids)
+        .arg("--labels")
+        .arg(&labels)
+        .args(["--base-url", &url, "--judge", "mock-judge", "--json"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout()).unwrap();
+    let overall = &v["pass_rate"]["overall"];
+    assert_eq!(
+        (overall["queries"].as_u64(), overall["missing"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert!((overall["pass_rate"].as_f64().unwrap() - 100.0 / 3.0).abs() < 1e-6);
+    assert_eq!(overall["pass_rate_without_missing"], 50.0);
+    let cal = &v["judge"]["agreement"];
+    assert_eq!(cal["n"], 3);
+    assert_eq!(cal["confusion"], json!([[1, 1, 0], [0, 1, 0]]));
+    assert!((cal["accuracy"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    // The next run shows the measured agreement next to the pass rate.
+    common::Test::new()
+        .arg("eval")
+        .arg("--converted")
+        .arg(&converted)
+        .args(["--base-url", &url, "--judge", "mock-judge"])
+        .run()
+        .success()
+        .stdout_has("agreement with human labels 66.7%");
+}
+
+#[test]
+fn bad_input_exits_2_without_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-run");
+    common::Test::new()
+        .arg("eval")
+        .arg(&missing)
+        .arg("--no-judge")
+        .run()
+        .failure(2)
+        .no_panic()
+        .stderr_has("no-run");
+    let run = run_dir(tmp.path(), "react", &[(101, Some("x"))]);
+    let labels = tmp.path().join("labels.json");
+    std::fs::write(&labels, r#"{"101": "Maybe"}"#).unwrap();
+    common::Test::new()
+        .arg("eval")
+        .arg(&run)
+        .arg("--labels")
+        .arg(&labels)
+        .args(["--base-url", "http://127.0.0.1:9/v1", "--judge", "m"])
+        .run()
+        .no_panic()
+        .failure(2)
+        .stderr_has("labels.json");
+    let broken = tmp.path().join("broken.json");
+    std::fs::write(&broken, "{\"1\": {\"answer\": 5}}").unwrap();
+    common::Test::new()
+        .arg("eval")
+        .arg("--converted")
+        .arg(&broken)
+        .arg("--no-judge")
+        .run()
+        .failure(2)
+        .no_panic()
+        .stderr_has("broken.json");
+}
