@@ -16,8 +16,15 @@ fn main() {
     let mut out = String::from("pub(crate) static EMBEDDED: &[(&str, &str)] = &[\n");
     for path in names {
         println!("cargo:rerun-if-changed={}", path.display());
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-        let _ = writeln!(out, "    ({stem:?}, include_str!({:?})),", path.display().to_string());
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    ({stem:?}, include_str!({:?})),",
+            path.display().to_string()
+        );
     }
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("prompts.rs");

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use sum2act::agent::{AgentOptions, QuietObserver, SolveContext, Solver, react::React, sum2act::Sum2Act};
+use sum2act::agent::{
+    AgentOptions, QuietObserver, SolveContext, Solver, react::React, sum2act::Sum2Act,
+};
 use sum2act::llm::scripted::{ScriptedLlm, reply};
 use sum2act::llm::{Completion, CompletionRequest, ToolCall, count_prompt_tokens};
 use sum2act::prompts::Prompts;
@@ -26,7 +28,11 @@ impl ToolSource for Listings {
         let items: Vec<Value> = (0..12)
             .map(|i| json!({"id": i, "title": format!("Listing {i} for {}", request.tool_input), "price": 100 + i, "url": format!("https://example.com/{i}")}))
             .collect();
-        Ok(ToolReply { error: String::new(), response: json!({"results": items}), source: None })
+        Ok(ToolReply {
+            error: String::new(),
+            response: json!({"results": items}),
+            source: None,
+        })
     }
 
     fn describe(&self) -> String {
@@ -53,7 +59,8 @@ fn task() -> Task {
     Task {
         subset: "bench".into(),
         query_id: 1,
-        query: "Compare prices of twenty kinds of furniture and tell me the cheapest of each.".into(),
+        query: "Compare prices of twenty kinds of furniture and tell me the cheapest of each."
+            .into(),
         functions: vec![Function::from_doc(&doc, "shop")],
         relevant: vec![],
     }
@@ -64,7 +71,10 @@ fn model() -> Arc<ScriptedLlm> {
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         let i = turn.load(Ordering::SeqCst);
         if req.purpose == "state" {
-            let fact = format!("item {i}: cheapest listing costs {} at https://example.com/{i}", 100 + i);
+            let fact = format!(
+                "item {i}: cheapest listing costs {} at https://example.com/{i}",
+                100 + i
+            );
             let facts = json!({"success": true, "new_facts": [fact], "failure_reason": "", "wrong_facts": []});
             return Ok(reply(&facts.to_string()));
         }
@@ -94,19 +104,42 @@ async fn prompt_sizes(solver: &dyn Solver, purpose: &str, options: AgentOptions)
     if let Err(e) = solver.solve(&task(), &ctx).await {
         eprintln!("episode failed: {e}");
     }
-    llm.requests().iter().filter(|r| r.purpose == purpose).map(count_prompt_tokens).collect()
+    llm.requests()
+        .iter()
+        .filter(|r| r.purpose == purpose)
+        .map(count_prompt_tokens)
+        .collect()
 }
 
 fn main() {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
         eprintln!("cannot start a runtime");
         return;
     };
     // A small state budget so the cap is reached within 20 steps (the default is 600 tokens).
-    let options = AgentOptions { max_steps: STEPS, max_depth: 3 * STEPS, state_token_budget: 250, ..AgentOptions::default() };
-    let s2a = rt.block_on(prompt_sizes(&Sum2Act::new(&options), "router", options.clone()));
-    let react = rt.block_on(prompt_sizes(&React::new(&options), "react", options.clone()));
-    println!("router prompt tokens per step (cl100k); Sum2Act state budget {} tokens", options.state_token_budget);
+    let options = AgentOptions {
+        max_steps: STEPS,
+        max_depth: 3 * STEPS,
+        state_token_budget: 250,
+        ..AgentOptions::default()
+    };
+    let s2a = rt.block_on(prompt_sizes(
+        &Sum2Act::new(&options),
+        "router",
+        options.clone(),
+    ));
+    let react = rt.block_on(prompt_sizes(
+        &React::new(&options),
+        "react",
+        options.clone(),
+    ));
+    println!(
+        "router prompt tokens per step (cl100k); Sum2Act state budget {} tokens",
+        options.state_token_budget
+    );
     println!("{:>4} {:>10} {:>10}", "step", "sum2act", "react");
     for i in 0..STEPS as usize {
         let a = s2a.get(i).map_or("-".to_string(), u64::to_string);
@@ -117,5 +150,9 @@ fn main() {
         (Some(f), Some(l)) => *l as f64 / (*f).max(1) as f64,
         _ => 0.0,
     };
-    println!("growth last/first: sum2act {:.2}x, react {:.2}x", growth(&s2a), growth(&react));
+    println!(
+        "growth last/first: sum2act {:.2}x, react {:.2}x",
+        growth(&s2a),
+        growth(&react)
+    );
 }

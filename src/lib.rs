@@ -14,5 +14,5 @@ pub mod prompts;
 pub mod retrieve;
 pub mod server;
 pub mod session;
-pub mod tools;
 pub mod toolbench;
+pub mod tools;

@@ -6,7 +6,10 @@ fn main() -> ExitCode {
     sum2act::llm::ensure_openmp_passive();
     let cli = sum2act::cli::Cli::parse();
     sum2act::logging::init(cli.global.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -65,7 +65,8 @@ impl Prompts {
                     source,
                 })?;
                 if let Some(stem) = path.file_stem() {
-                    self.templates.insert(stem.to_string_lossy().to_string(), text);
+                    self.templates
+                        .insert(stem.to_string_lossy().to_string(), text);
                 }
             }
         }
@@ -103,7 +104,11 @@ pub fn short_hash(text: &str) -> String {
 
 /// Fills `{key}` placeholders in one pass (values are not re-scanned, so a value containing `{x}` is safe).
 /// Only `{identifier}` counts as a placeholder; other braces (JSON examples) pass through.
-pub fn render_template(name: &str, template: &str, vars: &[(&str, &str)]) -> Result<String, PromptError> {
+pub fn render_template(
+    name: &str,
+    template: &str,
+    vars: &[(&str, &str)],
+) -> Result<String, PromptError> {
     let mut out = String::with_capacity(template.len() + 256);
     let mut rest = template;
     while let Some(start) = rest.find('{') {
@@ -112,7 +117,9 @@ pub fn render_template(name: &str, template: &str, vars: &[(&str, &str)]) -> Res
         let end = after.find('}');
         let key = end.map(|e| &after[..e]);
         match key {
-            Some(k) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            Some(k)
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
                 match vars.iter().find(|(n, _)| *n == k) {
                     Some((_, v)) => out.push_str(v),
                     None => {
@@ -152,7 +159,12 @@ mod tests {
 
     #[test]
     fn unfilled_placeholder_is_an_error() {
-        let err = render_template("t", "Hi {name}", &[]).err().map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("prompt `t`: placeholder {name} was not filled"));
+        let err = render_template("t", "Hi {name}", &[])
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("prompt `t`: placeholder {name} was not filled")
+        );
     }
 }

@@ -7,7 +7,8 @@ use common::{Model, Test};
 use serde_json::Value;
 
 fn with_mock(test: Test, base_url: &str) -> Test {
-    test.env("OPENAI_BASE_URL", base_url).env("SUM2ACT_MODEL", "mock")
+    test.env("OPENAI_BASE_URL", base_url)
+        .env("SUM2ACT_MODEL", "mock")
 }
 
 #[test]
@@ -15,7 +16,14 @@ fn run_solves_a_sample_query_and_writes_its_answer_file() {
     let llm = Model::start(0);
     let out = tempfile::tempdir().expect("tempdir");
     let result = with_mock(Test::new(), &llm.url)
-        .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--out"])
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--out",
+        ])
         .arg(out.path())
         .run()
         .success()
@@ -23,13 +31,20 @@ fn run_solves_a_sample_query_and_writes_its_answer_file() {
         .stdout_has("state:")
         .stdout_has("give_answer");
     let path = out.path().join("G1_instruction/101_sum2act.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), result.stdout()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), result.stdout()));
     let file: Value = serde_json::from_str(&text).expect("answer file is JSON");
     assert_eq!(file["answer_generation"]["valid_data"], true);
-    assert!(file["answer_generation"]["final_answer"].as_str().is_some_and(|s| s.contains("give_answer")));
+    assert!(
+        file["answer_generation"]["final_answer"]
+            .as_str()
+            .is_some_and(|s| s.contains("give_answer"))
+    );
     assert_eq!(file["sum2act"]["finish"], "give_answer");
     // The observation came from the embedded server and says where it came from.
-    let source = file["sum2act"]["steps"][0]["observation"]["source"].as_str().unwrap_or("");
+    let source = file["sum2act"]["steps"][0]["observation"]["source"]
+        .as_str()
+        .unwrap_or("");
     assert!(["cache", "simulated"].contains(&source), "source {source}");
 }
 
@@ -38,7 +53,13 @@ fn run_takes_a_typed_request_with_retrieved_tools() {
     let llm = Model::start(0);
     let out = tempfile::tempdir().expect("tempdir");
     with_mock(Test::new(), &llm.url)
-        .args(["run", "What is the weather in Lisbon right now?", "--method", "react", "--out"])
+        .args([
+            "run",
+            "What is the weather in Lisbon right now?",
+            "--method",
+            "react",
+            "--out",
+        ])
         .arg(out.path())
         .run()
         .success()
@@ -50,7 +71,12 @@ fn run_takes_a_typed_request_with_retrieved_tools() {
 #[test]
 fn run_rejects_bad_input_with_exit_2() {
     let llm = Model::start(0);
-    with_mock(Test::new(), &llm.url).arg("run").run().failure(2).stderr_has("nothing to solve").no_panic();
+    with_mock(Test::new(), &llm.url)
+        .arg("run")
+        .run()
+        .failure(2)
+        .stderr_has("nothing to solve")
+        .no_panic();
     with_mock(Test::new(), &llm.url)
         .args(["run", "--query-id", "999999"])
         .run()
@@ -94,7 +120,18 @@ fn chat_carries_state_and_saves_the_session() {
         .success()
         .stdout_has("give_answer")
         .stdout_has("state cleared");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&save).expect("saved session")).expect("JSON");
-    assert_eq!(saved["episodes"].as_array().map(Vec::len), Some(1), "{}", out.stdout());
-    assert!(saved["state"]["facts"].as_array().is_some_and(|f| !f.is_empty()));
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&save).expect("saved session"))
+            .expect("JSON");
+    assert_eq!(
+        saved["episodes"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        out.stdout()
+    );
+    assert!(
+        saved["state"]["facts"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+    );
 }

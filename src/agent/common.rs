@@ -8,18 +8,26 @@ use crate::toolbench::answer::{ChainStep, Generation};
 use crate::toolbench::{FINISH, Function, Task, function_schemas};
 use crate::tools::{Observation, ReplySource};
 
+use super::SolveContext;
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{self, Action};
 use super::state::clip;
-use super::SolveContext;
 
 /// One line per function: name, description and parameters, compact enough for a small model's context.
 pub fn tool_listing(functions: &[Function]) -> String {
     let mut out = String::new();
     for f in functions {
         let desc = f.doc.description().trim();
-        let desc = if desc.is_empty() { f.doc.api_name.as_str() } else { desc };
-        out.push_str(&format!("- {}: {}", f.name, clip(&desc.replace('\n', " "), 160)));
+        let desc = if desc.is_empty() {
+            f.doc.api_name.as_str()
+        } else {
+            desc
+        };
+        out.push_str(&format!(
+            "- {}: {}",
+            f.name,
+            clip(&desc.replace('\n', " "), 160)
+        ));
         let props = &f.schema["parameters"]["properties"];
         let params: Vec<String> = f
             .params
@@ -27,7 +35,11 @@ pub fn tool_listing(functions: &[Function]) -> String {
             .map(|p| {
                 let spec = &props[p.as_str()];
                 let ty = spec["type"].as_str().unwrap_or("string");
-                let req = if f.required.contains(p) { "required" } else { "optional" };
+                let req = if f.required.contains(p) {
+                    "required"
+                } else {
+                    "optional"
+                };
                 match spec.get("example_value") {
                     Some(ex) => format!("{p} ({ty}, {req}, e.g. {})", clip(&ex.to_string(), 40)),
                     None => format!("{p} ({ty}, {req})"),
@@ -79,14 +91,23 @@ pub async fn turn(
         Ok(a) => return Ok((a, prompt_tokens)),
         Err(e) => e,
     };
-    ctx.observer.note(&format!("malformed reply ({error}); asking again"));
-    let names: Vec<&str> = ctx.tools.functions().iter().map(|f| f.name.as_str()).chain([FINISH]).collect();
+    ctx.observer
+        .note(&format!("malformed reply ({error}); asking again"));
+    let names: Vec<&str> = ctx
+        .tools
+        .functions()
+        .iter()
+        .map(|f| f.name.as_str())
+        .chain([FINISH])
+        .collect();
     let repair = ctx
         .prompts
         .render("repair", &[("error", &error), ("names", &names.join(", "))])
         .map_err(|e| TurnError::Malformed(e.to_string()))?;
     let mut retry = request.clone();
-    retry.messages.push(Message::assistant(clip(&reply_text(&first), 600)));
+    retry
+        .messages
+        .push(Message::assistant(clip(&reply_text(&first), 600)));
     retry.messages.push(Message::user(repair));
     let second = ctx.complete(&retry).await.map_err(TurnError::Llm)?;
     parse::action(&second)
@@ -96,8 +117,15 @@ pub async fn turn(
 
 /// Forces a `Finish` call (answer or give up) with the same messages plus an instruction to finish:
 /// used when the router has nothing new to do but does not stop by itself (small models rarely do).
-pub async fn finish_turn(ctx: &SolveContext, purpose: &str, mut messages: Vec<Message>) -> Result<Action, TurnError> {
-    let note = ctx.prompts.render("finish_now", &[]).map_err(|e| TurnError::Malformed(e.to_string()))?;
+pub async fn finish_turn(
+    ctx: &SolveContext,
+    purpose: &str,
+    mut messages: Vec<Message>,
+) -> Result<Action, TurnError> {
+    let note = ctx
+        .prompts
+        .render("finish_now", &[])
+        .map_err(|e| TurnError::Malformed(e.to_string()))?;
     messages.push(Message::user(note));
     let request = CompletionRequest::new(purpose, messages)
         .with_tools(schemas(ctx), ToolChoice::Function(FINISH.to_string()))

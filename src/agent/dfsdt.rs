@@ -69,7 +69,10 @@ impl Solver for Dfsdt {
             node: Node::new(NodeType::ActionInput, "", 0),
             children: Vec::new(),
             parent: None,
-            messages: vec![Message::system(system.clone()), Message::user(task.query.clone())],
+            messages: vec![
+                Message::system(system.clone()),
+                Message::user(task.query.clone()),
+            ],
             step: None,
             terminal: false,
             give_up: false,
@@ -92,7 +95,9 @@ impl Solver for Dfsdt {
             (None, None) if search.llm_error.is_some() => (FinishKind::Error, None, "give_answer"),
             (None, None) => (FinishKind::Limit, None, "give_answer"),
         };
-        let path = path_end.map(|end| path_steps(&search.nodes, end)).unwrap_or_default();
+        let path = path_end
+            .map(|end| path_steps(&search.nodes, end))
+            .unwrap_or_default();
         let (_, final_raw) = common::final_answer(&path);
         let functions = common::schemas(ctx);
         let generation = common::generation(task, ctx, &functions, &final_raw, &system);
@@ -102,20 +107,45 @@ impl Solver for Dfsdt {
             "max_query_count": ctx.options.max_llm_calls, "answer": 1, "with_filter": false
         });
         let winning = (finish == FinishKind::GiveAnswer).then(|| common::chain_steps(&path));
-        let answer_file = dfs_answer_file(&generation, &root, winning.as_deref(), finish_type, forward_args);
+        let answer_file = dfs_answer_file(
+            &generation,
+            &root,
+            winning.as_deref(),
+            finish_type,
+            forward_args,
+        );
         let details = json!({
             "tree_size": root.size(), "tree_max_length": root.max_length(), "expansions": search.expansions,
             "explored_steps": search.explored.len(), "out_of_budget": search.out_of_budget,
         });
-        let steps = if path.is_empty() { search.explored.clone() } else { path };
+        let steps = if path.is_empty() {
+            search.explored.clone()
+        } else {
+            path
+        };
         let error = search.llm_error.clone();
-        Ok(common::episode("dfsdt", task, ctx, Outcome { finish, steps, details, error, answer_file }))
+        Ok(common::episode(
+            "dfsdt",
+            task,
+            ctx,
+            Outcome {
+                finish,
+                steps,
+                details,
+                error,
+                answer_file,
+            },
+        ))
     }
 }
 
 impl Dfsdt {
     /// Returns ToolBench's back-off value: 1 = try the next sibling, >1 = unwind that many levels.
-    fn dfs<'s, 'a: 's>(&'s self, s: &'s mut Search<'a>, n: usize) -> BoxFuture<'s, Result<i64, AgentError>> {
+    fn dfs<'s, 'a: 's>(
+        &'s self,
+        s: &'s mut Search<'a>,
+        n: usize,
+    ) -> BoxFuture<'s, Result<i64, AgentError>> {
         Box::pin(async move {
             s.expansions += 1;
             s.nodes[n].node.expand_num = s.expansions;
@@ -135,7 +165,10 @@ impl Dfsdt {
                 let mut messages = s.nodes[n].messages.clone();
                 if !s.nodes[n].children.is_empty() {
                     messages.push(Message::user(diversity_prompt(s, n)?));
-                    s.ctx.observer.note(&format!("re-expanding a node at depth {}", s.nodes[n].node.depth));
+                    s.ctx.observer.note(&format!(
+                        "re-expanding a node at depth {}",
+                        s.nodes[n].node.depth
+                    ));
                 }
                 let turn = common::turn(s.ctx, "dfsdt", messages, 0.0).await;
                 if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
@@ -146,7 +179,8 @@ impl Dfsdt {
                     Ok((action, prompt_tokens)) => expand(s, n, action, prompt_tokens).await,
                     Err(TurnError::Malformed(e)) => {
                         let depth = s.nodes[n].node.depth + 1;
-                        let mut thought = Node::new(NodeType::Thought, format!("(unreadable reply: {e})"), depth);
+                        let mut thought =
+                            Node::new(NodeType::Thought, format!("(unreadable reply: {e})"), depth);
                         thought.pruned = true;
                         add(s, n, thought, None)
                     }
@@ -169,7 +203,12 @@ impl Dfsdt {
 }
 
 /// Runs the action and hangs its chain (Thought?, Action, Action Input) under `parent`; returns the last node.
-async fn expand(s: &mut Search<'_>, parent: usize, action: super::parse::Action, prompt_tokens: u64) -> usize {
+async fn expand(
+    s: &mut Search<'_>,
+    parent: usize,
+    action: super::parse::Action,
+    prompt_tokens: u64,
+) -> usize {
     let obs = s.ctx.act(&action.name, &action.arguments).await;
     let index = s.explored.len() as u32 + 1;
     let call = ToolCall {
@@ -181,16 +220,33 @@ async fn expand(s: &mut Search<'_>, parent: usize, action: super::parse::Action,
     let mut depth = s.nodes[parent].node.depth;
     if !action.thought.trim().is_empty() {
         depth += 1;
-        at = add(s, at, Node::new(NodeType::Thought, action.thought.clone(), depth), None);
+        at = add(
+            s,
+            at,
+            Node::new(NodeType::Thought, action.thought.clone(), depth),
+            None,
+        );
     }
     depth += 1;
-    at = add(s, at, Node::new(NodeType::Action, action.name.clone(), depth), None);
+    at = add(
+        s,
+        at,
+        Node::new(NodeType::Action, action.name.clone(), depth),
+        None,
+    );
     depth += 1;
     let mut input = Node::new(NodeType::ActionInput, action.arguments.clone(), depth);
     input.observation = Some(obs.text.clone());
     input.observation_code = Some(obs.code);
     let finish = obs.finish.clone();
-    let st = step(index, action.thought.clone(), action.name, action.arguments, obs, prompt_tokens);
+    let st = step(
+        index,
+        action.thought.clone(),
+        action.name,
+        action.arguments,
+        obs,
+        prompt_tokens,
+    );
     s.ctx.observer.step(&st);
     s.explored.push(st.clone());
     let last = add(s, at, input, Some(st));
@@ -198,7 +254,10 @@ async fn expand(s: &mut Search<'_>, parent: usize, action: super::parse::Action,
     assistant.tool_calls = vec![call.clone()];
     let mut messages = s.nodes[parent].messages.clone();
     messages.push(assistant);
-    messages.push(Message::tool(&call, s.nodes[last].node.observation.clone().unwrap_or_default()));
+    messages.push(Message::tool(
+        &call,
+        s.nodes[last].node.observation.clone().unwrap_or_default(),
+    ));
     s.nodes[last].messages = messages;
     match finish {
         Some(Finish::Answer(_)) => {
@@ -261,7 +320,10 @@ fn diversity_prompt(s: &Search<'_>, n: usize) -> Result<String, AgentError> {
         .filter(|o| !o.is_empty())
         .map(|o| format!("Your last observation before these attempts was: {o}"))
         .unwrap_or_default();
-    Ok(s.ctx.prompts.render("dfs_diversity", &[("previous", &previous), ("former_observation", &former)])?)
+    Ok(s.ctx.prompts.render(
+        "dfs_diversity",
+        &[("previous", &previous), ("former_observation", &former)],
+    )?)
 }
 
 fn path_steps(nodes: &[TreeNode], end: usize) -> Vec<Step> {
@@ -279,6 +341,10 @@ fn path_steps(nodes: &[TreeNode], end: usize) -> Vec<Step> {
 
 fn build_tree(nodes: &[TreeNode], i: usize) -> Node {
     let mut node = nodes[i].node.clone();
-    node.children = nodes[i].children.iter().map(|&c| build_tree(nodes, c)).collect();
+    node.children = nodes[i]
+        .children
+        .iter()
+        .map(|&c| build_tree(nodes, c))
+        .collect();
     node
 }

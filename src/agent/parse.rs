@@ -87,7 +87,11 @@ fn react_text(text: &str) -> Option<Action> {
     if name.is_empty() {
         return None;
     }
-    let thought = text[..a].trim().trim_start_matches("Thought:").trim().to_string();
+    let thought = text[..a]
+        .trim()
+        .trim_start_matches("Thought:")
+        .trim()
+        .to_string();
     let arguments = first_json_object(input)
         .map(|v| v.to_string())
         .unwrap_or_else(|| normalise_arguments(input.trim()));
@@ -99,7 +103,9 @@ fn react_text(text: &str) -> Option<Action> {
 }
 
 fn prose_before_json(raw: &str) -> String {
-    raw.find('{').map(|i| raw[..i].trim().to_string()).unwrap_or_default()
+    raw.find('{')
+        .map(|i| raw[..i].trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Canonical arguments text: valid JSON objects are re-serialised compactly (sorted keys), anything else
@@ -111,7 +117,9 @@ pub fn normalise_arguments(raw: &str) -> String {
     }
     match serde_json::from_str::<Value>(t) {
         Ok(v @ Value::Object(_)) => v.to_string(),
-        _ => first_json_object(t).map(|v| v.to_string()).unwrap_or_else(|| t.to_string()),
+        _ => first_json_object(t)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| t.to_string()),
     }
 }
 
@@ -200,8 +208,10 @@ mod tests {
 
     #[test]
     fn react_text_format() {
-        let a = action_from_text("Thought: need data\nAction: search_for_x\nAction Input: {\"q\": \"cats\"}")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let a = action_from_text(
+            "Thought: need data\nAction: search_for_x\nAction Input: {\"q\": \"cats\"}",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.name, "search_for_x");
         assert_eq!(a.thought, "need data");
         assert_eq!(a.arguments, "{\"q\":\"cats\"}");

@@ -45,27 +45,41 @@ impl Solver for React {
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
 
         for t in 0..self.tries {
-            let mut messages = vec![Message::system(system.clone()), Message::user(task.query.clone())];
+            let mut messages = vec![
+                Message::system(system.clone()),
+                Message::user(task.query.clone()),
+            ];
             let mut chain: Vec<Step> = Vec::new();
             let mut depth = 0;
             let mut outcome = FinishKind::Limit;
             while depth < ctx.options.max_depth {
                 let index = (all_steps.len() + chain.len() + 1) as u32;
-                let (action, prompt_tokens) = match common::turn(ctx, "react", messages.clone(), 0.0).await {
-                    Ok(r) => r,
-                    Err(TurnError::Malformed(e)) => {
-                        // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
-                        ctx.observer.note(&format!("try {}: unreadable reply ({e}); chain pruned", t + 1));
-                        let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                        chain.push(step(index, String::new(), String::new(), String::new(), obs, 0));
-                        break;
-                    }
-                    Err(TurnError::Llm(e)) => {
-                        outcome = FinishKind::Error;
-                        error = Some(e.to_string());
-                        break;
-                    }
-                };
+                let (action, prompt_tokens) =
+                    match common::turn(ctx, "react", messages.clone(), 0.0).await {
+                        Ok(r) => r,
+                        Err(TurnError::Malformed(e)) => {
+                            // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
+                            ctx.observer.note(&format!(
+                                "try {}: unreadable reply ({e}); chain pruned",
+                                t + 1
+                            ));
+                            let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+                            chain.push(step(
+                                index,
+                                String::new(),
+                                String::new(),
+                                String::new(),
+                                obs,
+                                0,
+                            ));
+                            break;
+                        }
+                        Err(TurnError::Llm(e)) => {
+                            outcome = FinishKind::Error;
+                            error = Some(e.to_string());
+                            break;
+                        }
+                    };
                 let obs = ctx.act(&action.name, &action.arguments).await;
                 let call = ToolCall {
                     id: format!("call_{index}"),
@@ -77,7 +91,14 @@ impl Solver for React {
                 messages.push(assistant);
                 messages.push(Message::tool(&call, obs.text.clone()));
                 let ended = obs.finish.clone();
-                let s = step(index, action.thought, action.name, action.arguments, obs, prompt_tokens);
+                let s = step(
+                    index,
+                    action.thought,
+                    action.name,
+                    action.arguments,
+                    obs,
+                    prompt_tokens,
+                );
                 depth += levels(&s);
                 ctx.observer.step(&s);
                 chain.push(s);
@@ -105,16 +126,34 @@ impl Solver for React {
             }
         }
 
-        let winning_steps = winner.and_then(|w| tries.get(w)).cloned().unwrap_or_default();
+        let winning_steps = winner
+            .and_then(|w| tries.get(w))
+            .cloned()
+            .unwrap_or_default();
         let (_, final_raw) = common::final_answer(&winning_steps);
         let functions = common::schemas(ctx);
         let generation = common::generation(task, ctx, &functions, &final_raw, &system);
         let chains: Vec<_> = tries.iter().map(|c| common::chain_steps(c)).collect();
         let answer_file = cot_answer_file(&generation, &chains, winner, ctx.options.max_depth);
         // The episode's steps are the winning chain when there is one, else the last try.
-        let steps = if winner.is_some() { winning_steps } else { tries.last().cloned().unwrap_or_default() };
+        let steps = if winner.is_some() {
+            winning_steps
+        } else {
+            tries.last().cloned().unwrap_or_default()
+        };
         let details = json!({"tries": tries.len(), "total_steps_all_tries": all_steps.len()});
-        Ok(common::episode("react", task, ctx, Outcome { finish, steps, details, error, answer_file }))
+        Ok(common::episode(
+            "react",
+            task,
+            ctx,
+            Outcome {
+                finish,
+                steps,
+                details,
+                error,
+                answer_file,
+            },
+        ))
     }
 }
 

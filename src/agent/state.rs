@@ -90,7 +90,11 @@ impl State {
             step,
             action: action.to_string(),
             arguments: arguments.to_string(),
-            reason: if reason.is_empty() { "no usable result".to_string() } else { reason },
+            reason: if reason.is_empty() {
+                "no usable result".to_string()
+            } else {
+                reason
+            },
             attempts: 1,
         });
     }
@@ -120,7 +124,11 @@ impl State {
         }
         if !update.success || added == 0 {
             let reason = if update.failure_reason.trim().is_empty() {
-                if update.success { "nothing new: its result is already in the facts" } else { "the call failed" }
+                if update.success {
+                    "nothing new: its result is already in the facts"
+                } else {
+                    "the call failed"
+                }
             } else {
                 update.failure_reason.as_str()
             };
@@ -137,7 +145,9 @@ impl State {
         for f in &mut self.facts {
             f.text = clip(&f.text, 120);
         }
-        while count(&self.render_facts()) + count(&self.render_failures()) > budget && self.facts.len() > 1 {
+        while count(&self.render_facts()) + count(&self.render_failures()) > budget
+            && self.facts.len() > 1
+        {
             let old = self.facts.remove(0);
             let joined = if self.compressed.is_empty() {
                 old.text
@@ -146,7 +156,9 @@ impl State {
             };
             self.compressed = clip(&joined, 240);
         }
-        while count(&self.render_facts()) + count(&self.render_failures()) > budget && self.failures.len() > 1 {
+        while count(&self.render_facts()) + count(&self.render_failures()) > budget
+            && self.failures.len() > 1
+        {
             self.failures.remove(0);
         }
     }
@@ -174,8 +186,18 @@ impl State {
         self.failures
             .iter()
             .map(|f| {
-                let times = if f.attempts > 1 { format!(" (tried {} times)", f.attempts) } else { String::new() };
-                format!("- {} {}: {}{}", f.action, clip(&f.arguments, 160), f.reason, times)
+                let times = if f.attempts > 1 {
+                    format!(" (tried {} times)", f.attempts)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "- {} {}: {}{}",
+                    f.action,
+                    clip(&f.arguments, 160),
+                    f.reason,
+                    times
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -214,7 +236,12 @@ mod tests {
         s.apply(1, "w", "{}", &update(true, &["Paris is 21C"], "", &[]));
         assert_eq!(s.facts.len(), 1);
         assert!(s.failures.is_empty());
-        s.apply(2, "w", "{\"city\":\"X\"}", &update(false, &[], "unknown city", &[]));
+        s.apply(
+            2,
+            "w",
+            "{\"city\":\"X\"}",
+            &update(false, &[], "unknown city", &[]),
+        );
         assert_eq!(s.failures.len(), 1);
         assert_eq!(s.failures[0].reason, "unknown city");
         assert!(s.failed_before("w", "{\"city\":\"X\"}").is_some());
@@ -224,7 +251,10 @@ mod tests {
     fn success_without_new_facts_counts_as_irrelevant() {
         let mut s = State::default();
         s.apply(1, "w", "{}", &update(true, &[], "", &[]));
-        assert_eq!(s.failures[0].reason, "nothing new: its result is already in the facts");
+        assert_eq!(
+            s.failures[0].reason,
+            "nothing new: its result is already in the facts"
+        );
     }
 
     #[test]

@@ -41,10 +41,19 @@ impl Solver for Sum2Act {
 impl Sum2Act {
     /// Runs the loop from a given state (an interactive session carries it across requests) and returns
     /// the episode and the state it ended with.
-    pub async fn solve_from(&self, task: &Task, ctx: &SolveContext, mut state: State) -> Result<(Episode, State), AgentError> {
+    pub async fn solve_from(
+        &self,
+        task: &Task,
+        ctx: &SolveContext,
+        mut state: State,
+    ) -> Result<(Episode, State), AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
         let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
-        let subtasks = if ctx.options.decompose { decompose(task, ctx, &tools).await? } else { Vec::new() };
+        let subtasks = if ctx.options.decompose {
+            decompose(task, ctx, &tools).await?
+        } else {
+            Vec::new()
+        };
         let mut steps: Vec<Step> = Vec::new();
         let mut finish = FinishKind::Limit;
         let mut error = None;
@@ -60,28 +69,49 @@ impl Sum2Act {
             let user = router_prompt(ctx, task, &subtasks, &state, n - 1, stuck > 0)?;
             let messages = vec![Message::system(system.clone()), Message::user(user)];
             let temperature = if stuck > 0 { 0.8 } else { 0.0 };
-            let (mut action, prompt_tokens, mut notes) = match common::turn(ctx, "router", messages.clone(), temperature).await {
-                Ok((a, t)) => (a, t, Vec::new()),
-                Err(TurnError::Malformed(e)) => {
-                    state.record_failure(n, "(unreadable reply)", "", &format!("the reply was not a valid action: {e}"));
-                    let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                    let bad = Action { thought: String::new(), name: String::new(), arguments: String::new() };
-                    push(ctx, &mut steps, n, &bad, obs, &state, 0, vec!["malformed router reply".into()]);
-                    continue;
-                }
-                Err(TurnError::Llm(e)) => {
-                    finish = FinishKind::Error;
-                    error = Some(e.to_string());
-                    break;
-                }
-            };
+            let (mut action, prompt_tokens, mut notes) =
+                match common::turn(ctx, "router", messages.clone(), temperature).await {
+                    Ok((a, t)) => (a, t, Vec::new()),
+                    Err(TurnError::Malformed(e)) => {
+                        state.record_failure(
+                            n,
+                            "(unreadable reply)",
+                            "",
+                            &format!("the reply was not a valid action: {e}"),
+                        );
+                        let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+                        let bad = Action {
+                            thought: String::new(),
+                            name: String::new(),
+                            arguments: String::new(),
+                        };
+                        push(
+                            ctx,
+                            &mut steps,
+                            n,
+                            &bad,
+                            obs,
+                            &state,
+                            0,
+                            vec!["malformed router reply".into()],
+                        );
+                        continue;
+                    }
+                    Err(TurnError::Llm(e)) => {
+                        finish = FinishKind::Error;
+                        error = Some(e.to_string());
+                        break;
+                    }
+                };
 
             // 2. Repeats are caught by the code, not left to the model. Proposing a call whose result is
             //    already in the state means the router has nothing new to do: it is asked to finish.
             //    A call that already failed is not run again; after a few such repeats, it must finish too.
             let key = (action.name.clone(), action.arguments.clone());
             let give_up_repeating = stuck + 1 >= MAX_REPEATS;
-            if answered.contains(&key) || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some()) {
+            if answered.contains(&key)
+                || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some())
+            {
                 notes.push("no new action proposed; asked the router to finish".into());
                 match common::finish_turn(ctx, "router", messages).await {
                     Ok(a) => action = a,
@@ -94,11 +124,23 @@ impl Sum2Act {
                 }
             }
             if let Some(earlier) = state.failed_before(&action.name, &action.arguments) {
-                let why = format!("this exact call already failed at step {}: {}", earlier.step, earlier.reason);
+                let why = format!(
+                    "this exact call already failed at step {}: {}",
+                    earlier.step, earlier.reason
+                );
                 state.record_failure(n, &action.name, &action.arguments, "");
                 notes.push("repeated a failed call; not executed".into());
                 let obs = harness_observation(&action.name, &action.arguments, &why);
-                push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+                push(
+                    ctx,
+                    &mut steps,
+                    n,
+                    &action,
+                    obs,
+                    &state,
+                    prompt_tokens,
+                    notes,
+                );
                 stuck += 1;
                 continue;
             }
@@ -112,9 +154,15 @@ impl Sum2Act {
                 None => {
                     // 4. Summarise into the state.
                     if obs.failed {
-                        state.record_failure(n, &action.name, &action.arguments, &failure_reason(&obs));
+                        state.record_failure(
+                            n,
+                            &action.name,
+                            &action.arguments,
+                            &failure_reason(&obs),
+                        );
                     } else {
-                        let mut update = summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        let mut update =
+                            summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
                         // The code, not the model, knows whether the API answered: a small model sometimes
                         // calls a good result a failure. What the result means is the model's call, but a
                         // result it found nothing in is kept (clipped) rather than lost.
@@ -133,7 +181,16 @@ impl Sum2Act {
                 }
             }
             let done = obs.finish.is_some();
-            push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+            push(
+                ctx,
+                &mut steps,
+                n,
+                &action,
+                obs,
+                &state,
+                prompt_tokens,
+                notes,
+            );
             if done {
                 break;
             }
@@ -143,10 +200,26 @@ impl Sum2Act {
         let functions = common::schemas(ctx);
         let generation = common::generation(task, ctx, &functions, &final_raw, &system);
         let winner = (finish == FinishKind::GiveAnswer).then_some(0);
-        let answer_file = cot_answer_file(&generation, &[common::chain_steps(&steps)], winner, ctx.options.max_steps);
+        let answer_file = cot_answer_file(
+            &generation,
+            &[common::chain_steps(&steps)],
+            winner,
+            ctx.options.max_steps,
+        );
         let router_tokens: Vec<u64> = steps.iter().map(|s| s.prompt_tokens).collect();
         let details = json!({"state": state.to_value(), "subtasks": subtasks, "router_prompt_tokens": router_tokens});
-        let episode = common::episode("sum2act", task, ctx, Outcome { finish, steps, details, error, answer_file });
+        let episode = common::episode(
+            "sum2act",
+            task,
+            ctx,
+            Outcome {
+                finish,
+                steps,
+                details,
+                error,
+                answer_file,
+            },
+        );
         Ok((episode, state))
     }
 }
@@ -162,11 +235,19 @@ fn router_prompt(
     step: u32,
     repeated: bool,
 ) -> Result<String, AgentError> {
-    let notice = if repeated { ctx.prompts.render("router_repeat", &[])? } else { String::new() };
+    let notice = if repeated {
+        ctx.prompts.render("router_repeat", &[])?
+    } else {
+        String::new()
+    };
     let subtasks = if subtasks.is_empty() {
         String::new()
     } else {
-        let list: Vec<String> = subtasks.iter().enumerate().map(|(i, s)| format!("{}. {s}", i + 1)).collect();
+        let list: Vec<String> = subtasks
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {s}", i + 1))
+            .collect();
         format!("Plan:\n{}\n", list.join("\n"))
     };
     Ok(ctx.prompts.render(
@@ -206,7 +287,8 @@ async fn summarise(
         .with_json_schema("state_update", update_schema())
         .with_max_tokens(ctx.options.max_tokens);
     let parsed = match ctx.complete(&request).await {
-        Ok(c) => first_json_object(&c.content).and_then(|v| serde_json::from_value::<StateUpdate>(v).ok()),
+        Ok(c) => first_json_object(&c.content)
+            .and_then(|v| serde_json::from_value::<StateUpdate>(v).ok()),
         Err(e) => {
             notes.push(format!("state manager unavailable: {e}"));
             None
@@ -220,12 +302,22 @@ async fn summarise(
 
 /// The raw result of a call as a fact, when the state manager extracted none.
 fn raw_fact(action: &Action, obs: &Observation) -> String {
-    format!("{} returned: {}", action.name, clip(&response_text(&obs.response), 280))
+    format!(
+        "{} returned: {}",
+        action.name,
+        clip(&response_text(&obs.response), 280)
+    )
 }
 
 /// Splits the task into subtasks shown to the router as a plan.
-async fn decompose(task: &Task, ctx: &SolveContext, tools: &str) -> Result<Vec<String>, AgentError> {
-    let prompt = ctx.prompts.render("decompose", &[("tools", tools), ("query", &task.query)])?;
+async fn decompose(
+    task: &Task,
+    ctx: &SolveContext,
+    tools: &str,
+) -> Result<Vec<String>, AgentError> {
+    let prompt = ctx
+        .prompts
+        .render("decompose", &[("tools", tools), ("query", &task.query)])?;
     let schema = json!({
         "type": "object",
         "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 5}},
@@ -239,18 +331,25 @@ async fn decompose(task: &Task, ctx: &SolveContext, tools: &str) -> Result<Vec<S
             .and_then(|v| serde_json::from_value::<Vec<String>>(v["subtasks"].clone()).ok())
             .unwrap_or_default(),
         Err(e) => {
-            ctx.observer.note(&format!("decomposition failed ({e}); going on without a plan"));
+            ctx.observer.note(&format!(
+                "decomposition failed ({e}); going on without a plan"
+            ));
             Vec::new()
         }
     };
     if !subtasks.is_empty() {
-        ctx.observer.note(&format!("plan: {}", subtasks.join(" | ")));
+        ctx.observer
+            .note(&format!("plan: {}", subtasks.join(" | ")));
     }
     Ok(subtasks)
 }
 
 fn failure_reason(obs: &Observation) -> String {
-    if obs.error.is_empty() { clip(&obs.text, 200) } else { clip(&obs.error, 200) }
+    if obs.error.is_empty() {
+        clip(&obs.text, 200)
+    } else {
+        clip(&obs.error, 200)
+    }
 }
 
 fn response_text(v: &Value) -> String {

@@ -90,7 +90,10 @@ fn call(name: &str, args: Value) -> Completion {
 }
 
 fn finish(answer: &str) -> Completion {
-    call("Finish", json!({"return_type": "give_answer", "final_answer": answer}))
+    call(
+        "Finish",
+        json!({"return_type": "give_answer", "final_answer": answer}),
+    )
 }
 
 fn give_up() -> Completion {
@@ -106,7 +109,10 @@ fn broken() -> Completion {
 }
 
 fn state_reply(facts: &[&str]) -> Completion {
-    reply(&json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []}).to_string())
+    reply(
+        &json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []})
+            .to_string(),
+    )
 }
 
 struct Harness {
@@ -158,18 +164,32 @@ fn router_prompts(h: &Harness) -> Vec<String> {
         .requests()
         .iter()
         .filter(|r| r.purpose == "router")
-        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n"))
+        .map(|r| {
+            r.messages
+                .iter()
+                .map(|m| m.content.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .collect()
 }
 
 #[test]
 fn sum2act_success_updates_state_and_finishes() {
-    let h = harness(vec![weather(), finish("It is 21 C in Paris.")], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![weather(), finish("It is 21 C in Paris.")],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.answer, "It is 21 C in Paris.");
     assert_eq!(ep.steps.len(), 2);
-    let facts = &ep.steps[0].state.as_ref().map(|s| s["facts"].clone()).unwrap_or_default();
+    let facts = &ep.steps[0]
+        .state
+        .as_ref()
+        .map(|s| s["facts"].clone())
+        .unwrap_or_default();
     assert_eq!(facts[0]["text"], "Paris is 21 C");
     // The router's second prompt carries the fact, not the raw observation.
     let prompts = router_prompts(&h);
@@ -182,26 +202,49 @@ fn sum2act_success_updates_state_and_finishes() {
 
 #[test]
 fn sum2act_failure_is_recorded_and_not_repeated() {
-    let h = harness(vec![broken(), broken(), weather(), finish("21 C")], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![broken(), broken(), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     // The repeated failed call was not sent to the tool source again.
     assert_eq!(tool_calls(&h), 2);
-    assert!(ep.steps[1].notes.iter().any(|n| n.contains("repeated a failed call")));
+    assert!(
+        ep.steps[1]
+            .notes
+            .iter()
+            .any(|n| n.contains("repeated a failed call"))
+    );
     let prompts = router_prompts(&h);
-    assert!(prompts[1].contains("broken_api_for_weather"), "{}", prompts[1]);
+    assert!(
+        prompts[1].contains("broken_api_for_weather"),
+        "{}",
+        prompts[1]
+    );
     assert!(prompts[1].contains("API not working"));
-    let failures = &ep.steps[1].state.as_ref().map(|s| s["failures"].clone()).unwrap_or_default();
+    let failures = &ep.steps[1]
+        .state
+        .as_ref()
+        .map(|s| s["failures"].clone())
+        .unwrap_or_default();
     assert_eq!(failures[0]["attempts"], 2);
     assert_eq!(ep.counters.failed_tool_calls, 1);
 }
 
 #[test]
 fn sum2act_stops_at_step_limit_with_bounded_prompts() {
-    let options = AgentOptions { max_steps: 6, ..AgentOptions::default() };
-    let turns: Vec<Completion> = (0..6).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let options = AgentOptions {
+        max_steps: 6,
+        ..AgentOptions::default()
+    };
+    let turns: Vec<Completion> = (0..6)
+        .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
+        .collect();
     let h = harness(turns, options);
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::Limit);
     assert_eq!(ep.steps.len(), 6);
     assert_eq!(ep.answer_file["answer_generation"]["valid_data"], false);
@@ -209,19 +252,32 @@ fn sum2act_stops_at_step_limit_with_bounded_prompts() {
 
 #[test]
 fn sum2act_recovers_from_malformed_reply() {
-    let h = harness(vec![reply("I am not sure"), weather(), finish("21 C")], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![reply("I am not sure"), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.steps.len(), 2);
     // The repair request showed the parse error to the model.
     let repair = &h.llm.requests()[1];
-    assert!(repair.messages.last().is_some_and(|m| m.content.contains("could not be used")));
+    assert!(
+        repair
+            .messages
+            .last()
+            .is_some_and(|m| m.content.contains("could not be used"))
+    );
 }
 
 #[test]
 fn sum2act_counts_doubly_malformed_reply_as_failed_step() {
-    let h = harness(vec![reply("??"), reply("still no"), weather(), finish("21 C")], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![reply("??"), reply("still no"), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.steps.len(), 3);
     assert!(ep.steps[0].notes.iter().any(|n| n.contains("malformed")));
@@ -235,24 +291,53 @@ fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
         if req.purpose == "state" {
             return Ok(reply(&json!({"success": false, "new_facts": [], "failure_reason": "wrong argument", "wrong_facts": []}).to_string()));
         }
-        Ok(if turns.fetch_add(1, Ordering::SeqCst) == 0 { weather() } else { finish("21 C") })
+        Ok(if turns.fetch_add(1, Ordering::SeqCst) == 0 {
+            weather()
+        } else {
+            finish("21 C")
+        })
     }));
     let env = ToolEnv::new(Arc::new(FakeSource::default()), ToolConfig::default());
-    let ctx = SolveContext::new(llm, env.caller(task().functions), Arc::new(Prompts::embedded()), AgentOptions::default(), Arc::new(QuietObserver));
+    let ctx = SolveContext::new(
+        llm,
+        env.caller(task().functions),
+        Arc::new(Prompts::embedded()),
+        AgentOptions::default(),
+        Arc::new(QuietObserver),
+    );
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let state = ep.steps[0].state.clone().unwrap_or_default();
-    assert!(state["facts"][0]["text"].as_str().is_some_and(|t| t.contains("temperature_c")), "{state}");
+    assert!(
+        state["facts"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("temperature_c")),
+        "{state}"
+    );
     assert_eq!(state["failures"], json!([]));
-    assert!(ep.steps[0].notes.iter().any(|n| n.contains("wrong argument")));
+    assert!(
+        ep.steps[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("wrong argument"))
+    );
 }
 
 #[test]
 fn sum2act_must_finish_after_repeating_failed_calls() {
-    let h = harness(vec![broken(), broken(), broken(), broken(), give_up()], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![broken(), broken(), broken(), broken(), give_up()],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveUp);
     assert_eq!(tool_calls(&h), 1);
-    let reqs: Vec<CompletionRequest> = h.llm.requests().into_iter().filter(|r| r.purpose == "router").collect();
+    let reqs: Vec<CompletionRequest> = h
+        .llm
+        .requests()
+        .into_iter()
+        .filter(|r| r.purpose == "router")
+        .collect();
     // After a repeat the router is told so and samples with a seeded temperature.
     assert!(!router_prompts(&h)[1].contains("repeated a call"));
     assert!(router_prompts(&h)[2].contains("repeated a call"));
@@ -260,14 +345,25 @@ fn sum2act_must_finish_after_repeating_failed_calls() {
     assert!(reqs[2].temperature > 0.0 && reqs[2].seed.is_some());
     // The third repeat makes the harness force a Finish.
     let last = reqs.last().map(|r| r.tool_choice.clone());
-    assert_eq!(last, Some(crate::llm::ToolChoice::Function("Finish".into())));
-    assert!(ep.steps.last().is_some_and(|s| s.notes.iter().any(|n| n.contains("asked the router to finish"))));
+    assert_eq!(
+        last,
+        Some(crate::llm::ToolChoice::Function("Finish".into()))
+    );
+    assert!(ep.steps.last().is_some_and(|s| {
+        s.notes
+            .iter()
+            .any(|n| n.contains("asked the router to finish"))
+    }));
 }
 
 #[test]
 fn sum2act_is_asked_to_finish_when_it_repeats_a_successful_call() {
-    let h = harness(vec![weather(), weather(), finish("21 C")], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let h = harness(
+        vec![weather(), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.answer, "21 C");
     assert_eq!(tool_calls(&h), 1);
@@ -277,7 +373,8 @@ fn sum2act_is_asked_to_finish_when_it_repeats_a_successful_call() {
 #[test]
 fn sum2act_give_up() {
     let h = harness(vec![give_up()], AgentOptions::default());
-    let ep = run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep =
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveUp);
     assert!(ep.answer.is_empty());
 }
@@ -296,22 +393,35 @@ fn sum2act_state_carries_over() {
 
 #[test]
 fn react_sees_history_and_respects_depth() {
-    let options = AgentOptions { max_depth: 6, ..AgentOptions::default() };
+    let options = AgentOptions {
+        max_depth: 6,
+        ..AgentOptions::default()
+    };
     let h = harness(vec![weather(), broken(), weather()], options);
-    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     // Each step with a thought is 3 levels: two steps reach depth 6.
     assert_eq!(ep.finish, FinishKind::Limit);
     assert_eq!(ep.steps.len(), 2);
     let second = &h.llm.requests()[1];
-    assert!(second.messages.iter().any(|m| m.content.contains("temperature_c")));
+    assert!(
+        second
+            .messages
+            .iter()
+            .any(|m| m.content.contains("temperature_c"))
+    );
     assert_eq!(ep.answer_file["trys"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]
 fn react_tries_again_after_give_up() {
-    let options = AgentOptions { tries: 2, ..AgentOptions::default() };
+    let options = AgentOptions {
+        tries: 2,
+        ..AgentOptions::default()
+    };
     let h = harness(vec![give_up(), weather(), finish("21 C")], options);
-    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.answer_file["try_count"], 2);
     assert_eq!(ep.answer_file["trys"][1]["win"], true);
@@ -321,48 +431,95 @@ fn react_tries_again_after_give_up() {
 const LEVELS: u32 = 3;
 
 fn is_diverse(r: &CompletionRequest) -> bool {
-    r.messages.last().is_some_and(|m| m.content.contains("not the first attempt"))
+    r.messages
+        .last()
+        .is_some_and(|m| m.content.contains("not the first attempt"))
 }
 
 #[test]
 fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
-    let options = AgentOptions { max_depth: 2 * LEVELS, width: 2, ..AgentOptions::default() };
-    let turns: Vec<Completion> = (0..6).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let options = AgentOptions {
+        max_depth: 2 * LEVELS,
+        width: 2,
+        ..AgentOptions::default()
+    };
+    let turns: Vec<Completion> = (0..6)
+        .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
+        .collect();
     let h = harness(turns, options);
-    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::Limit);
     let reqs = h.llm.requests();
     assert_eq!(reqs.len(), 6);
     // root, child, child again, root again, new child, new child again.
-    let depth_of = |r: &CompletionRequest| r.messages.iter().filter(|m| m.role == crate::llm::Role::Tool).count();
+    let depth_of = |r: &CompletionRequest| {
+        r.messages
+            .iter()
+            .filter(|m| m.role == crate::llm::Role::Tool)
+            .count()
+    };
     let order: Vec<(usize, bool)> = reqs.iter().map(|r| (depth_of(r), is_diverse(r))).collect();
-    assert_eq!(order, vec![(0, false), (1, false), (1, true), (0, true), (1, false), (1, true)]);
+    assert_eq!(
+        order,
+        vec![
+            (0, false),
+            (1, false),
+            (1, true),
+            (0, true),
+            (1, false),
+            (1, true)
+        ]
+    );
     // The re-expansion lists the earlier attempt's call and output.
-    let text = reqs[2].messages.last().map(|m| m.content.clone()).unwrap_or_default();
-    assert!(text.contains("C1") && text.contains("temperature_c"), "{text}");
+    let text = reqs[2]
+        .messages
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    assert!(
+        text.contains("C1") && text.contains("temperature_c"),
+        "{text}"
+    );
     assert_eq!(ep.answer_file["tree"]["size"], 1 + 6 * 3);
 }
 
 #[test]
 fn dfsdt_give_up_backs_off_an_extra_level() {
-    let options = AgentOptions { max_depth: 4 * LEVELS, width: 2, ..AgentOptions::default() };
+    let options = AgentOptions {
+        max_depth: 4 * LEVELS,
+        width: 2,
+        ..AgentOptions::default()
+    };
     let h = harness(vec![weather(), give_up(), finish("21 C")], options);
-    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     let reqs = h.llm.requests();
     assert_eq!(reqs.len(), 3);
     // After the give-up below the first child, the search resumes at the root, not at that child.
     assert_eq!(reqs[2].messages.len(), 3);
     assert!(is_diverse(&reqs[2]));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
-    assert_eq!(ep.answer_file["answer_generation"]["finish_type"], "give_answer");
+    assert_eq!(
+        ep.answer_file["answer_generation"]["finish_type"],
+        "give_answer"
+    );
 }
 
 #[test]
 fn dfsdt_stops_at_budget() {
-    let options = AgentOptions { max_depth: 100, max_llm_calls: 3, width: 2, ..AgentOptions::default() };
-    let turns: Vec<Completion> = (0..10).map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")}))).collect();
+    let options = AgentOptions {
+        max_depth: 100,
+        max_llm_calls: 3,
+        width: 2,
+        ..AgentOptions::default()
+    };
+    let turns: Vec<Completion> = (0..10)
+        .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
+        .collect();
     let h = harness(turns, options);
-    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(h.llm.requests().len(), 3);
     assert_eq!(ep.details["out_of_budget"], true);
     assert_eq!(ep.finish, FinishKind::Limit);
@@ -372,11 +529,19 @@ fn dfsdt_stops_at_budget() {
 
 #[test]
 fn dfsdt_only_give_up_reports_give_up() {
-    let options = AgentOptions { max_depth: LEVELS, width: 1, ..AgentOptions::default() };
+    let options = AgentOptions {
+        max_depth: LEVELS,
+        width: 1,
+        ..AgentOptions::default()
+    };
     let h = harness(vec![give_up()], options);
-    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveUp);
-    assert_eq!(ep.answer_file["answer_generation"]["finish_type"], "give_up");
+    assert_eq!(
+        ep.answer_file["answer_generation"]["finish_type"],
+        "give_up"
+    );
     assert_eq!(ep.answer_file["answer_generation"]["valid_data"], true);
 }
 
@@ -389,11 +554,17 @@ fn every_method_writes_a_convertible_answer_file() {
         assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
         let file = ep.to_json();
         assert_eq!(file["answer_generation"]["query"], task().query);
-        assert!(file["answer_generation"]["final_answer"].as_str().is_some_and(|s| s.contains("give_answer")));
+        assert!(
+            file["answer_generation"]["final_answer"]
+                .as_str()
+                .is_some_and(|s| s.contains("give_answer"))
+        );
         let conv = crate::toolbench::answer::convert(&file, method);
-        let last = crate::toolbench::answer::converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
+        let last =
+            crate::toolbench::answer::converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
         assert_eq!(last["name"], "Finish", "{method}");
-        let back = Episode::from_json(&file).unwrap_or_else(|| panic!("{method}: episode does not read back"));
+        let back = Episode::from_json(&file)
+            .unwrap_or_else(|| panic!("{method}: episode does not read back"));
         assert_eq!(back.counters, ep.counters);
     }
 }

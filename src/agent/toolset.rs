@@ -26,7 +26,9 @@ impl FromStr for ToolSet {
             _ => match s.strip_prefix("retrieved:").map(str::parse::<usize>) {
                 Some(Ok(k)) if k > 0 => Ok(ToolSet::Retrieved(k)),
                 _ if s == "retrieved" => Ok(ToolSet::Retrieved(DEFAULT_K)),
-                _ => Err(format!("`{s}` is not a tool set: use oracle, all or retrieved:K (K ≥ 1)")),
+                _ => Err(format!(
+                    "`{s}` is not a tool set: use oracle, all or retrieved:K (K ≥ 1)"
+                )),
             },
         }
     }
@@ -68,7 +70,8 @@ pub fn task_for(
         ToolSet::Oracle => {}
         ToolSet::All => task.functions = all_functions(catalog),
         ToolSet::Retrieved(k) => {
-            let retriever = retriever.ok_or_else(|| DataError::Other("retrieved tools need an index".into()))?;
+            let retriever = retriever
+                .ok_or_else(|| DataError::Other("retrieved tools need an index".into()))?;
             task.functions = retrieved_functions(&query.query, k, catalog, retriever)?;
         }
     }
@@ -88,7 +91,11 @@ pub fn instruction_task(
         api_list: None,
         relevant_apis: None,
     };
-    let set = if set == ToolSet::Oracle { ToolSet::Retrieved(DEFAULT_K) } else { set };
+    let set = if set == ToolSet::Oracle {
+        ToolSet::Retrieved(DEFAULT_K)
+    } else {
+        set
+    };
     task_for("interactive", &query, set, catalog, retriever)
 }
 

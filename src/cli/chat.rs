@@ -35,7 +35,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
     let (data, catalog) = super::open_data(global)?;
     let catalog = Arc::new(catalog);
     let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(&catalog, &RetrieveOptions::default())?)),
+        ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(
+            &catalog,
+            &RetrieveOptions::default(),
+        )?)),
         _ => None,
     };
     let llm = crate::llm::build(&args.llm, config).await?;

@@ -63,7 +63,13 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         for r in &rows {
             println!(
                 "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13.2} {:>13.2}",
-                r.subset, r.queries, r.tools, r.apis, r.categories, r.mean_api_list, r.mean_relevant
+                r.subset,
+                r.queries,
+                r.tools,
+                r.apis,
+                r.categories,
+                r.mean_api_list,
+                r.mean_relevant
             );
         }
         let total: usize = rows.iter().map(|r| r.queries).sum();

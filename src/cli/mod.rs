@@ -5,8 +5,8 @@ mod batch;
 mod chat;
 mod compare;
 mod data;
-mod index;
 pub mod eval;
+mod index;
 mod llm;
 mod merge;
 mod report;
@@ -26,7 +26,9 @@ use crate::config::Config;
 /// offline by default (embedded model + embedded tool server + shipped sample).
 #[derive(Debug, Parser)]
 #[command(name = "sum2act", version, about, long_about = None)]
-#[command(after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model")]
+#[command(
+    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -117,7 +119,8 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
         c.is::<BadInput>()
             || c.is::<crate::toolbench::DataError>()
             || c.is::<crate::config::ConfigError>()
-            || c.downcast_ref::<crate::llm::LlmError>().is_some_and(|e| e.is_bad_input())
+            || c.downcast_ref::<crate::llm::LlmError>()
+                .is_some_and(|e| e.is_bad_input())
     })
 }
 

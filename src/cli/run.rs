@@ -50,17 +50,32 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     let (data, catalog) = super::open_data(global)?;
     let task = resolve_task(&data, &catalog, &args)?;
     if task.functions.is_empty() {
-        return Err(BadInput("no tools for this request: try --tools all or rephrase it".into()).into());
+        return Err(
+            BadInput("no tools for this request: try --tools all or rephrase it".into()).into(),
+        );
     }
     let options = args.agent.options(config);
-    let solver = crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
+    let solver =
+        crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
     let llm = crate::llm::build(&args.llm, config).await?;
     let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
     let prompts = Arc::new(Prompts::load()?);
 
-    println!("method: {} · model: {} · tools: {}", solver.method(), llm.model_id(), setup.env.describe());
+    println!(
+        "method: {} · model: {} · tools: {}",
+        solver.method(),
+        llm.model_id(),
+        setup.env.describe()
+    );
     println!("request: {}", task.query);
-    println!("functions: {}", task.functions.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "));
+    println!(
+        "functions: {}",
+        task.functions
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let ctx = SolveContext::new(
         llm,
         setup.env.caller(task.functions.clone()),
@@ -71,23 +86,41 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     let episode = solver.solve(&task, &ctx).await?;
     print_outcome(&episode);
     let path = args.out.join(&task.subset).join(episode.file_name());
-    write_json_atomic(&path, &episode.to_json()).with_context(|| format!("writing {}", path.display()))?;
+    write_json_atomic(&path, &episode.to_json())
+        .with_context(|| format!("writing {}", path.display()))?;
     println!("answer file: {}", path.display());
     if let Some(server) = setup.server {
         server.shutdown().await;
     }
-    Ok(if episode.finish == FinishKind::Error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if episode.finish == FinishKind::Error {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Result<Task> {
-    let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_))) || (args.query_id.is_none() && args.tools.is_none());
-    let retriever = if needs_index { Some(Retriever::build(catalog, &RetrieveOptions::default())?) } else { None };
+    let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_)))
+        || (args.query_id.is_none() && args.tools.is_none());
+    let retriever = if needs_index {
+        Some(Retriever::build(catalog, &RetrieveOptions::default())?)
+    } else {
+        None
+    };
     match (&args.instruction, args.query_id) {
-        (Some(_), Some(_)) => Err(BadInput("give either an instruction or --query-id, not both".into()).into()),
-        (None, None) => Err(BadInput("nothing to solve: give an instruction, or --query-id N [--subset NAME]".into()).into()),
-        (Some(text), None) => {
-            Ok(instruction_task(text, args.tools.unwrap_or(ToolSet::Oracle), catalog, retriever.as_ref())?)
+        (Some(_), Some(_)) => {
+            Err(BadInput("give either an instruction or --query-id, not both".into()).into())
         }
+        (None, None) => Err(BadInput(
+            "nothing to solve: give an instruction, or --query-id N [--subset NAME]".into(),
+        )
+        .into()),
+        (Some(text), None) => Ok(instruction_task(
+            text,
+            args.tools.unwrap_or(ToolSet::Oracle),
+            catalog,
+            retriever.as_ref(),
+        )?),
         (None, Some(id)) => {
             let subsets = match &args.subset {
                 Some(s) => vec![s.clone()],
@@ -95,12 +128,20 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
             };
             let mut found = Vec::new();
             for subset in subsets {
-                if let Some(q) = data.queries(&subset)?.into_iter().find(|q| q.query_id == id) {
+                if let Some(q) = data
+                    .queries(&subset)?
+                    .into_iter()
+                    .find(|q| q.query_id == id)
+                {
                     found.push((subset, q));
                 }
             }
             match found.len() {
-                0 => Err(BadInput(format!("no query with id {id} in {}", data.root().display())).into()),
+                0 => Err(BadInput(format!(
+                    "no query with id {id} in {}",
+                    data.root().display()
+                ))
+                .into()),
                 1 => {
                     let (subset, q) = &found[0];
                     let set = args.tools.unwrap_or(ToolSet::Oracle);
@@ -108,7 +149,11 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
                 }
                 _ => {
                     let names: Vec<&str> = found.iter().map(|(s, _)| s.as_str()).collect();
-                    Err(BadInput(format!("query id {id} is in several subsets ({}); pick one with --subset", names.join(", "))).into())
+                    Err(BadInput(format!(
+                        "query id {id} is in several subsets ({}); pick one with --subset",
+                        names.join(", ")
+                    ))
+                    .into())
                 }
             }
         }

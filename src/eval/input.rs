@@ -89,25 +89,26 @@ impl Answer {
     /// The answer text shown to the judge: our record's answer, else the `final_answer` field of the
     /// raw Finish arguments, else the raw string.
     pub fn final_text(&self) -> String {
-        if let Some(r) = &self.record {
-            if r.finish == "give_answer" && !r.answer.trim().is_empty() {
-                return r.answer.clone();
-            }
+        if let Some(r) = &self.record
+            && r.finish == "give_answer"
+            && !r.answer.trim().is_empty()
+        {
+            return r.answer.clone();
         }
         finish_answer_text(&self.converted.answer.final_answer)
     }
 
     /// Why this answer is Unsolved without asking the judge, if it is: no Finish, gave up, empty answer.
     pub fn rule_failure(&self) -> Option<String> {
-        if let Some(r) = &self.record {
-            if r.finish != "give_answer" {
-                let finish = if r.finish.is_empty() {
-                    "none"
-                } else {
-                    r.finish.as_str()
-                };
-                return Some(format!("no final answer (finish: {finish})"));
-            }
+        if let Some(r) = &self.record
+            && r.finish != "give_answer"
+        {
+            let finish = if r.finish.is_empty() {
+                "none"
+            } else {
+                r.finish.as_str()
+            };
+            return Some(format!("no final answer (finish: {finish})"));
         }
         let raw = &self.converted.answer.final_answer;
         if raw.contains("give_up_and_restart") {
@@ -469,10 +470,10 @@ fn load_run_dir(path: &Path, subset_dirs: &[PathBuf]) -> Result<AnswerSet, EvalE
             if set.method.is_empty() {
                 set.method = method.clone();
             }
-            if set.model.is_empty() {
-                if let Some(r) = &record {
-                    set.model = r.model.clone();
-                }
+            if set.model.is_empty()
+                && let Some(r) = &record
+            {
+                set.model = r.model.clone();
             }
             let key = QueryKey::new(subset.clone(), query_id);
             set.expected.insert(key.clone());

@@ -98,10 +98,13 @@ fn is_error_response(text: &str) -> bool {
     }
 }
 
+/// An answer's counters (absent when it is missing) and its pass-rate score (when judged).
+type CountsAndScore = (Option<Counts>, Option<f64>);
+
 /// Metrics per subset, then overall (last).
 pub fn metrics(set: &AnswerSet, pass: Option<&PassRate>) -> Vec<Metrics> {
     let scores = pass.map(|p| p.by_key());
-    let mut groups: BTreeMap<String, Vec<(Option<Counts>, Option<f64>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<CountsAndScore>> = BTreeMap::new();
     for key in &set.expected {
         let c = set.answers.get(key).map(counts);
         let s = scores.as_ref().map(|m| m.get(key).map_or(0.0, |v| v.score));

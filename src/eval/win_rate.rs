@@ -262,9 +262,20 @@ pub async fn compare(
             }
         })
         .collect();
+    let (mut ref_name, mut cand_name) = (reference.0.name(), candidate.0.name());
+    if ref_name == cand_name {
+        // Same method on both sides (e.g. two models): tell them apart by folder.
+        let folder = |s: &AnswerSet| {
+            s.source
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+        };
+        ref_name = folder(reference.0).unwrap_or_else(|| "reference".into());
+        cand_name = folder(candidate.0).unwrap_or_else(|| "candidate".into());
+    }
     Ok(summarise(
-        reference.0.name(),
-        candidate.0.name(),
+        ref_name,
+        cand_name,
         judge.model_id(),
         rounds,
         options,

@@ -108,7 +108,10 @@ impl Session {
                         println!("  {} — {}", f.name, f.doc.description());
                     }
                 }
-                None => println!("no request yet: tools are chosen per request ({})", self.toolset),
+                None => println!(
+                    "no request yet: tools are chosen per request ({})",
+                    self.toolset
+                ),
             },
             "/save" => {
                 if rest.trim().is_empty() {
@@ -126,7 +129,12 @@ impl Session {
     }
 
     async fn ask(&mut self, request: &str) -> Result<(), SessionError> {
-        let mut task = instruction_task(request, self.toolset, &self.catalog, self.retriever.as_deref())?;
+        let mut task = instruction_task(
+            request,
+            self.toolset,
+            &self.catalog,
+            self.retriever.as_deref(),
+        )?;
         task.query_id = self.episodes.len() as u64 + 1;
         if task.functions.is_empty() {
             println!("no tools match this request; try rephrasing it");

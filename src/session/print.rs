@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use crate::agent::{Observer, Step};
 use crate::agent::state::clip;
+use crate::agent::{Observer, Step};
 
 /// Prints steps to stdout.
 pub struct PrintObserver {
@@ -14,7 +14,9 @@ pub struct PrintObserver {
 
 impl Default for PrintObserver {
     fn default() -> Self {
-        PrintObserver { observation_chars: 300 }
+        PrintObserver {
+            observation_chars: 300,
+        }
     }
 }
 
@@ -25,7 +27,11 @@ impl Observer for PrintObserver {
         if !step.thought.trim().is_empty() {
             let _ = writeln!(out, "  thought: {}", clip(step.thought.trim(), 200));
         }
-        let name = if step.action.is_empty() { "(no action)" } else { step.action.as_str() };
+        let name = if step.action.is_empty() {
+            "(no action)"
+        } else {
+            step.action.as_str()
+        };
         let _ = writeln!(out, "  action:  {name} {}", clip(&step.arguments, 200));
         let obs = &step.observation;
         let status = if obs.failed { "failed" } else { "ok" };
@@ -55,12 +61,22 @@ impl Observer for PrintObserver {
 pub fn print_state(out: &mut impl Write, state: &serde_json::Value) {
     let facts = state["facts"].as_array().cloned().unwrap_or_default();
     let failures = state["failures"].as_array().cloned().unwrap_or_default();
-    let _ = writeln!(out, "  state:   {} fact(s), {} failed call(s)", facts.len(), failures.len());
+    let _ = writeln!(
+        out,
+        "  state:   {} fact(s), {} failed call(s)",
+        facts.len(),
+        failures.len()
+    );
     if let Some(c) = state["compressed"].as_str() {
         let _ = writeln!(out, "    (earlier) {}", clip(c, 200));
     }
     for (i, f) in facts.iter().enumerate() {
-        let _ = writeln!(out, "    {}. {}", i + 1, clip(f["text"].as_str().unwrap_or(""), 200));
+        let _ = writeln!(
+            out,
+            "    {}. {}",
+            i + 1,
+            clip(f["text"].as_str().unwrap_or(""), 200)
+        );
     }
     for f in &failures {
         let _ = writeln!(

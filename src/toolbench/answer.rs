@@ -85,7 +85,12 @@ impl Node {
 
     /// Levels of this subtree (a leaf has 1).
     pub fn max_length(&self) -> usize {
-        1 + self.children.iter().map(Node::max_length).max().unwrap_or(0)
+        1 + self
+            .children
+            .iter()
+            .map(Node::max_length)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -132,7 +137,9 @@ pub fn chain_messages(system: &str, query: &str, steps: &[ChainStep]) -> Vec<Val
             "content": s.thought,
             "tool_calls": [{"id": id, "type": "function", "function": {"name": s.name, "arguments": s.arguments}}]
         }));
-        msgs.push(json!({"role": "tool", "name": s.name, "content": s.observation, "tool_call_id": id}));
+        msgs.push(
+            json!({"role": "tool", "name": s.name, "content": s.observation, "tool_call_id": id}),
+        );
     }
     msgs
 }
@@ -160,16 +167,32 @@ pub fn cot_answer_file(
         .iter()
         .enumerate()
         .map(|(i, steps)| {
-            let chain: Vec<Value> = chain_nodes(steps, 1).iter().map(|n| n.to_json(false)).collect();
+            let chain: Vec<Value> = chain_nodes(steps, 1)
+                .iter()
+                .map(|n| n.to_json(false))
+                .collect();
             json!({"chain": chain, "win": Some(i) == winner})
         })
         .collect();
     let winning = winner.and_then(|w| tries.get(w));
     let candidates: Vec<Value> = winning
-        .map(|steps| vec![Value::Array(chain_nodes(steps, 1).iter().map(|n| n.to_json(false)).collect())])
+        .map(|steps| {
+            vec![Value::Array(
+                chain_nodes(steps, 1)
+                    .iter()
+                    .map(|n| n.to_json(false))
+                    .collect(),
+            )]
+        })
         .unwrap_or_default();
     let train: Vec<Value> = winning
-        .map(|steps| vec![Value::Array(chain_messages(generation.system, generation.query, steps))])
+        .map(|steps| {
+            vec![Value::Array(chain_messages(
+                generation.system,
+                generation.query,
+                steps,
+            ))]
+        })
         .unwrap_or_default();
     json!({
         "win": winner.is_some(),
@@ -212,7 +235,11 @@ pub fn dfs_answer_file(
         ag["train_messages"] = json!([chain_messages(generation.system, generation.query, steps)]);
     }
     let candidates: Vec<Value> = answer_path
-        .map(|s| vec![Value::Array(chain_nodes(s, 1).iter().map(|n| n.to_json(false)).collect())])
+        .map(|s| {
+            vec![Value::Array(
+                chain_nodes(s, 1).iter().map(|n| n.to_json(false)).collect(),
+            )]
+        })
         .unwrap_or_default();
     json!({
         "win": answer_path.is_some(),
@@ -228,11 +255,18 @@ pub fn convert(file: &Value, method: &str) -> Value {
     let ag = &file["answer_generation"];
     let valid = ag["valid_data"].as_bool().unwrap_or(false);
     let mut steps: Vec<Value> = Vec::new();
-    let last_messages = ag["train_messages"].as_array().and_then(|t| t.last()).and_then(Value::as_array);
+    let last_messages = ag["train_messages"]
+        .as_array()
+        .and_then(|t| t.last())
+        .and_then(Value::as_array);
     match last_messages {
         Some(msgs) if valid => steps = steps_from_messages(msgs),
         _ => {
-            if let Some(chain) = file["trys"].as_array().and_then(|t| t.first()).and_then(|t| t["chain"].as_array()) {
+            if let Some(chain) = file["trys"]
+                .as_array()
+                .and_then(|t| t.first())
+                .and_then(|t| t["chain"].as_array())
+            {
                 steps = steps_from_nodes(chain.iter());
             } else if let Some(root) = file["tree"].get("tree") {
                 let mut path = Vec::new();
@@ -249,10 +283,18 @@ pub fn convert(file: &Value, method: &str) -> Value {
     let mut details = Value::Null;
     for step in steps.into_iter().rev() {
         let mut s = step;
-        s["next"] = if details.is_null() { json!([]) } else { json!([details]) };
+        s["next"] = if details.is_null() {
+            json!([])
+        } else {
+            json!([details])
+        };
         details = s;
     }
-    let user_next = if details.is_null() { json!([]) } else { json!([details]) };
+    let user_next = if details.is_null() {
+        json!([])
+    } else {
+        json!([details])
+    };
     let tree = json!([{"role": "system", "message": "", "next": [{"role": "user", "message": "", "next": user_next}]}]);
     json!({
         "query": ag["query"],
@@ -283,7 +325,9 @@ fn steps_from_messages(msgs: &[Value]) -> Vec<Value> {
                 let response = if name == "Finish" {
                     ""
                 } else {
-                    msgs.get(i + 1).and_then(|n| n["content"].as_str()).unwrap_or("")
+                    msgs.get(i + 1)
+                        .and_then(|n| n["content"].as_str())
+                        .unwrap_or("")
                 };
                 steps.push(json!({"role": "tool", "message": {"name": name, "arguments": f["arguments"], "response": response}}));
                 if name == "Finish" {
@@ -303,7 +347,9 @@ fn steps_from_nodes<'a>(nodes: impl Iterator<Item = &'a Value>) -> Vec<Value> {
     let mut pending_action: Option<String> = None;
     for n in nodes {
         match n["node_type"].as_str() {
-            Some("Thought") => steps.push(json!({"role": "assistant", "message": n["description"]})),
+            Some("Thought") => {
+                steps.push(json!({"role": "assistant", "message": n["description"]}))
+            }
             Some("Action") => pending_action = n["description"].as_str().map(str::to_string),
             Some("Action Input") => {
                 let name = pending_action.take().unwrap_or_default();
@@ -373,7 +419,12 @@ mod tests {
     fn cot_file_converts_to_tool_steps_ending_in_finish() {
         let fns = vec![json!({"name": "get_weather_for_weather"})];
         let s = steps();
-        let file = cot_answer_file(&generation(&fns, &s[1].arguments), std::slice::from_ref(&s), Some(0), 30);
+        let file = cot_answer_file(
+            &generation(&fns, &s[1].arguments),
+            std::slice::from_ref(&s),
+            Some(0),
+            30,
+        );
         assert_eq!(file["win"], true);
         assert_eq!(file["trys"][0]["chain"].as_array().map(Vec::len), Some(5));
         assert_eq!(file["trys"][0]["chain"][0]["node_type"], "Thought");

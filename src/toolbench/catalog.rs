@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::DataError;
 use super::io::read_json;
 use super::model::{ApiDoc, Tool, ToolApi, ToolFile};
 use super::naming::{pure_api_name, standardize};
-use super::DataError;
 
 /// The loaded tools, indexed for the lookups the agent, server and retriever make.
 #[derive(Debug, Default, Clone)]
@@ -60,12 +60,18 @@ impl Catalog {
     fn read_tool(category: &str, path: &Path) -> Result<Tool, DataError> {
         let file: ToolFile = read_json(path)?;
         for (i, api) in file.api_list.iter().enumerate() {
-            let params = api.required_parameters.iter().chain(&api.optional_parameters);
+            let params = api
+                .required_parameters
+                .iter()
+                .chain(&api.optional_parameters);
             for (j, p) in params.enumerate() {
                 if !p.has_known_type() {
                     return Err(DataError::invalid(
                         path,
-                        format!("api_list[{i}] ({}) parameter {j} `{}`.type", api.name, p.name),
+                        format!(
+                            "api_list[{i}] ({}) parameter {j} `{}`.type",
+                            api.name, p.name
+                        ),
                         format!("unknown parameter type {:?}", p.kind),
                     ));
                 }
@@ -95,7 +101,10 @@ impl Catalog {
         let i = self.tools.len();
         self.by_category
             .insert((tool.category.clone(), tool.standard_name.clone()), i);
-        self.by_name.entry(tool.standard_name.clone()).or_default().push(i);
+        self.by_name
+            .entry(tool.standard_name.clone())
+            .or_default()
+            .push(i);
         self.tools.push(tool);
     }
 
@@ -131,7 +140,10 @@ impl Catalog {
         let folder = super::naming::standard_category(category);
         self.by_category
             .get(&(folder.clone(), std_name.clone()))
-            .or_else(|| self.by_category.get(&(category.to_string(), std_name.clone())))
+            .or_else(|| {
+                self.by_category
+                    .get(&(category.to_string(), std_name.clone()))
+            })
             .or_else(|| self.by_name.get(&std_name).and_then(|v| v.first()))
             .or_else(|| self.by_name.get(tool_name).and_then(|v| v.first()))
             .map(|&i| &self.tools[i])
@@ -144,7 +156,12 @@ impl Catalog {
             .api_list
             .iter()
             .find(|a| a.name == api_name)
-            .or_else(|| tool.file.api_list.iter().find(|a| pure_api_name(&a.name) == wanted))
+            .or_else(|| {
+                tool.file
+                    .api_list
+                    .iter()
+                    .find(|a| pure_api_name(&a.name) == wanted)
+            })
     }
 
     /// Completes a query's API entry from the catalogue: minimal entries get their full doc.

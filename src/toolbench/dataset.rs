@@ -6,18 +6,20 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::DataError;
 use super::catalog::{Catalog, CatalogLoad};
 use super::io::read_json;
 use super::model::Query;
 use super::schema::Function;
-use super::DataError;
 
 /// Environment variable naming the default data directory.
 pub const DATA_ENV: &str = "SUM2ACT_DATA";
 
 /// The shipped sample, found next to the sources this binary was built from.
 pub fn sample_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench").join("sample")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("toolbench")
+        .join("sample")
 }
 
 /// A data directory on disk.
@@ -193,7 +195,11 @@ impl SubsetStats {
             relevant += q.relevant().len();
             for a in q.apis() {
                 tools.insert(a.tool_name.as_str());
-                apis.insert((a.category_name.as_str(), a.tool_name.as_str(), a.api_name.as_str()));
+                apis.insert((
+                    a.category_name.as_str(),
+                    a.tool_name.as_str(),
+                    a.api_name.as_str(),
+                ));
                 categories.insert(a.category_name.as_str());
             }
         }

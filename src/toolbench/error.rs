@@ -33,7 +33,11 @@ impl DataError {
         }
     }
 
-    pub fn invalid(path: impl Into<PathBuf>, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn invalid(
+        path: impl Into<PathBuf>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         DataError::Invalid {
             path: path.into(),
             field: field.into(),

@@ -29,7 +29,10 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Dat
 
 /// Writes `bytes` to `path` atomically: a temp file in the same folder, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
@@ -55,10 +58,13 @@ mod tests {
 
     #[test]
     fn json_errors_name_file_and_path() {
-        let err = parse_json::<Vec<Query>>(Path::new("q.json"), r#"[{"query": "x", "query_id": "seven"}]"#)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = parse_json::<Vec<Query>>(
+            Path::new("q.json"),
+            r#"[{"query": "x", "query_id": "seven"}]"#,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
         assert!(err.contains("q.json"), "{err}");
         assert!(err.contains("[0].query_id"), "{err}");
     }
@@ -84,7 +90,9 @@ mod tests {
         assert!(write_json_atomic(&path, &vec![4]).is_ok());
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         assert_eq!(text.trim(), "[\n  4\n]");
-        let leftovers = std::fs::read_dir(dir.path().join("sub")).map(|d| d.count()).unwrap_or(0);
+        let leftovers = std::fs::read_dir(dir.path().join("sub"))
+            .map(|d| d.count())
+            .unwrap_or(0);
         assert_eq!(leftovers, 1);
     }
 }

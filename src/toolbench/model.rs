@@ -101,7 +101,9 @@ impl ApiDoc {
     /// in which case it is kept as a plain string).
     pub fn template(&self) -> Option<Value> {
         match &self.template_response {
-            Some(Value::String(s)) => Some(serde_json::from_str(s).unwrap_or(Value::String(s.clone()))),
+            Some(Value::String(s)) => {
+                Some(serde_json::from_str(s).unwrap_or(Value::String(s.clone())))
+            }
             Some(v) => Some(v.clone()),
             None => None,
         }

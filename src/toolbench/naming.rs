@@ -105,7 +105,10 @@ mod tests {
 
     #[test]
     fn standardize_leading_digit_gets_prefix() {
-        assert_eq!(standardize("4D Dream Dictionary"), "get_4d_dream_dictionary");
+        assert_eq!(
+            standardize("4D Dream Dictionary"),
+            "get_4d_dream_dictionary"
+        );
         assert_eq!(standardize("  100% Success"), "get_100_success");
     }
 
@@ -141,7 +144,10 @@ mod tests {
 
     #[test]
     fn category_folder_names() {
-        assert_eq!(standard_category("Health and Fitness"), "Health_and_Fitness");
+        assert_eq!(
+            standard_category("Health and Fitness"),
+            "Health_and_Fitness"
+        );
         assert_eq!(standard_category("News, Media"), "News_Media");
         assert_eq!(standard_category("Video/Images"), "Video_Images");
     }

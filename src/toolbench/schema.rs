@@ -32,8 +32,9 @@ impl Function {
     /// Builds the function for an API doc; `standard_tool_name` is the tool file's base name.
     pub fn from_doc(doc: &ApiDoc, standard_tool_name: &str) -> Self {
         let name = function_name(&doc.api_name, standard_tool_name);
-        let mut description =
-            format!("This is the subfunction for tool \"{standard_tool_name}\", you can use this tool.");
+        let mut description = format!(
+            "This is the subfunction for tool \"{standard_tool_name}\", you can use this tool."
+        );
         let api_desc = doc.description().trim();
         if !api_desc.is_empty() {
             let replaced = api_desc.replace(&doc.api_name, &name);
@@ -152,7 +153,10 @@ mod tests {
     #[test]
     fn schema_has_toolbench_shape() {
         let f = Function::from_doc(
-            &doc(vec![param("name", "STRING", "messi"), param("id", "NUMBER", "")], vec![]),
+            &doc(
+                vec![param("name", "STRING", "messi"), param("id", "NUMBER", "")],
+                vec![],
+            ),
             "theclique",
         );
         assert_eq!(f.name, "transfermarkt_search_for_theclique");
@@ -163,7 +167,10 @@ mod tests {
         assert_eq!(params["properties"]["name"]["example_value"], "messi");
         assert!(params["properties"]["is_id"].get("example_value").is_none());
         let desc = f.schema["description"].as_str().unwrap_or_default();
-        assert!(desc.contains("transfermarkt_search_for_theclique finds players"), "{desc}");
+        assert!(
+            desc.contains("transfermarkt_search_for_theclique finds players"),
+            "{desc}"
+        );
     }
 
     #[test]
@@ -171,7 +178,10 @@ mod tests {
         let f = Function::from_doc(&doc(vec![], vec![param("channel_name", "STRING", "")]), "t");
         assert_eq!(f.schema["parameters"]["properties"], json!({}));
         let f = Function::from_doc(
-            &doc(vec![param("q", "STRING", "")], vec![param("channel_name", "STRING", "")]),
+            &doc(
+                vec![param("q", "STRING", "")],
+                vec![param("channel_name", "STRING", "")],
+            ),
             "t",
         );
         assert_eq!(f.schema["parameters"]["optional"], json!(["channel_name"]));

@@ -82,10 +82,10 @@ impl Test {
             Stdio::null()
         });
         let mut child = self.cmd.spawn().expect("spawn sum2act");
-        if let Some(text) = self.stdin.take() {
-            if let Some(mut pipe) = child.stdin.take() {
-                let _ = pipe.write_all(text.as_bytes());
-            }
+        if let Some(text) = self.stdin.take()
+            && let Some(mut pipe) = child.stdin.take()
+        {
+            let _ = pipe.write_all(text.as_bytes());
         }
         Outcome(child.wait_with_output().expect("wait for sum2act"))
     }
