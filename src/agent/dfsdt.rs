@@ -14,7 +14,6 @@ use crate::tools::Finish;
 
 use super::common::{self, Outcome, TurnError};
 use super::episode::{Episode, FinishKind, Step};
-use super::react::step;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 /// Back-off value that unwinds the whole search (an answer was found or the budget is spent).
@@ -239,14 +238,7 @@ async fn expand(
     input.observation = Some(obs.text.clone());
     input.observation_code = Some(obs.code);
     let finish = obs.finish.clone();
-    let st = step(
-        index,
-        action.thought.clone(),
-        action.name,
-        action.arguments,
-        obs,
-        prompt_tokens,
-    );
+    let st = Step::new(index, &action, obs, prompt_tokens);
     s.ctx.observer.step(&st);
     s.explored.push(st.clone());
     let last = add(s, at, input, Some(st));

@@ -67,6 +67,27 @@ pub struct Step {
     pub notes: Vec<String>,
 }
 
+impl Step {
+    /// A step for `action` and what it produced; the state and notes are added by the method.
+    pub fn new(
+        index: u32,
+        action: &super::parse::Action,
+        observation: Observation,
+        prompt_tokens: u64,
+    ) -> Self {
+        Step {
+            index,
+            thought: action.thought.clone(),
+            action: action.name.clone(),
+            arguments: action.arguments.clone(),
+            observation,
+            state: None,
+            prompt_tokens,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// The result of solving one task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Episode {

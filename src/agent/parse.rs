@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::llm::Completion;
 
 /// An action chosen by a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Action {
     pub thought: String,
     pub name: String,

@@ -12,6 +12,7 @@ use crate::tools::Finish;
 
 use super::common::{self, Outcome, TurnError, harness_observation};
 use super::episode::{Episode, FinishKind, Step};
+use super::parse::Action;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 pub struct React {
@@ -64,14 +65,7 @@ impl Solver for React {
                                 t + 1
                             ));
                             let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                            chain.push(step(
-                                index,
-                                String::new(),
-                                String::new(),
-                                String::new(),
-                                obs,
-                                0,
-                            ));
+                            chain.push(Step::new(index, &Action::default(), obs, 0));
                             break;
                         }
                         Err(TurnError::Llm(e)) => {
@@ -91,14 +85,7 @@ impl Solver for React {
                 messages.push(assistant);
                 messages.push(Message::tool(&call, obs.text.clone()));
                 let ended = obs.finish.clone();
-                let s = step(
-                    index,
-                    action.thought,
-                    action.name,
-                    action.arguments,
-                    obs,
-                    prompt_tokens,
-                );
+                let s = Step::new(index, &action, obs, prompt_tokens);
                 depth += levels(&s);
                 ctx.observer.step(&s);
                 chain.push(s);
@@ -154,25 +141,5 @@ impl Solver for React {
                 answer_file,
             },
         ))
-    }
-}
-
-pub(crate) fn step(
-    index: u32,
-    thought: String,
-    action: String,
-    arguments: String,
-    observation: crate::tools::Observation,
-    prompt_tokens: u64,
-) -> Step {
-    Step {
-        index,
-        thought,
-        action,
-        arguments,
-        observation,
-        state: None,
-        prompt_tokens,
-        notes: Vec::new(),
     }
 }

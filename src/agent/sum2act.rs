@@ -80,11 +80,7 @@ impl Sum2Act {
                             &format!("the reply was not a valid action: {e}"),
                         );
                         let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                        let bad = Action {
-                            thought: String::new(),
-                            name: String::new(),
-                            arguments: String::new(),
-                        };
+                        let bad = Action::default();
                         push(
                             ctx,
                             &mut steps,
@@ -371,14 +367,9 @@ fn push(
     notes: Vec<String>,
 ) {
     let step = Step {
-        index,
-        thought: action.thought.clone(),
-        action: action.name.clone(),
-        arguments: action.arguments.clone(),
-        observation,
         state: Some(state.to_value()),
-        prompt_tokens,
         notes,
+        ..Step::new(index, action, observation, prompt_tokens)
     };
     ctx.observer.step(&step);
     steps.push(step);
