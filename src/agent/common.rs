@@ -135,6 +135,43 @@ pub async fn finish_turn(
     parse::action(&reply).map_err(TurnError::Malformed)
 }
 
+/// The repeat guard of ReAct and DFSDT: an exact repeat of a call made earlier on the same chain
+/// (`earlier`) is not run again; the model is asked to finish instead. Returns the action to run and,
+/// when the guard stepped in, a note for the step. A finish reply that cannot be read leaves the
+/// repeat to run as proposed, which is what ToolBench would have done anyway.
+pub async fn guard_repeat(
+    ctx: &SolveContext,
+    purpose: &str,
+    messages: Vec<Message>,
+    action: Action,
+    earlier: &[Step],
+) -> Result<(Action, Option<String>), LlmError> {
+    let repeats = |s: &Step| s.action == action.name && s.arguments == action.arguments;
+    if !ctx.options.repeat_guard || action.name == FINISH || !earlier.iter().any(repeats) {
+        return Ok((action, None));
+    }
+    ctx.observer.note(&format!(
+        "{} repeated; asking the model to finish",
+        action.name
+    ));
+    match finish_turn(ctx, purpose, messages).await {
+        Ok(finish) => Ok((
+            finish,
+            Some(format!(
+                "repeated {}; asked the model to finish",
+                action.name
+            )),
+        )),
+        Err(TurnError::Llm(e)) => Err(e),
+        Err(TurnError::Malformed(e)) => Ok((
+            action,
+            Some(format!(
+                "repeated call; the finish reply was unreadable ({e})"
+            )),
+        )),
+    }
+}
+
 fn reply_text(c: &Completion) -> String {
     match c.tool_calls.first() {
         Some(t) => format!("{} {} {}", c.content, t.name, t.arguments),

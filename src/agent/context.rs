@@ -29,6 +29,10 @@ pub struct AgentOptions {
     pub width: u32,
     /// Tokens the model may write per call.
     pub max_tokens: u32,
+    /// ReAct/DFSDT: an exact repeat of a call already made on the same chain is not run again; the
+    /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
+    /// where a small model can spend its whole budget repeating one call.
+    pub repeat_guard: bool,
 }
 
 impl Default for AgentOptions {
@@ -42,6 +46,7 @@ impl Default for AgentOptions {
             tries: 1,
             width: 2,
             max_tokens: 384,
+            repeat_guard: true,
         }
     }
 }

@@ -169,13 +169,25 @@ impl Dfsdt {
                         s.nodes[n].node.depth
                     ));
                 }
-                let turn = common::turn(s.ctx, "dfsdt", messages, 0.0).await;
+                let turn = match common::turn(s.ctx, "dfsdt", messages.clone(), 0.0).await {
+                    Ok((action, prompt_tokens)) => {
+                        let earlier = path_steps(&s.nodes, n);
+                        match common::guard_repeat(s.ctx, "dfsdt", messages, action, &earlier).await
+                        {
+                            Ok((action, note)) => Ok((action, prompt_tokens, note)),
+                            Err(e) => Err(TurnError::Llm(e)),
+                        }
+                    }
+                    Err(e) => Err(e),
+                };
                 if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
                     s.out_of_budget = true;
                     return Ok(STOP);
                 }
                 let child = match turn {
-                    Ok((action, prompt_tokens)) => expand(s, n, action, prompt_tokens).await,
+                    Ok((action, prompt_tokens, note)) => {
+                        expand(s, n, action, prompt_tokens, note).await
+                    }
                     Err(TurnError::Malformed(e)) => {
                         let depth = s.nodes[n].node.depth + 1;
                         let mut thought =
@@ -207,6 +219,7 @@ async fn expand(
     parent: usize,
     action: super::parse::Action,
     prompt_tokens: u64,
+    note: Option<String>,
 ) -> usize {
     let obs = s.ctx.act(&action.name, &action.arguments).await;
     let index = s.explored.len() as u32 + 1;
@@ -238,7 +251,8 @@ async fn expand(
     input.observation = Some(obs.text.clone());
     input.observation_code = Some(obs.code);
     let finish = obs.finish.clone();
-    let st = Step::new(index, &action, obs, prompt_tokens);
+    let mut st = Step::new(index, &action, obs, prompt_tokens);
+    st.notes.extend(note);
     s.ctx.observer.step(&st);
     s.explored.push(st.clone());
     let last = add(s, at, input, Some(st));

@@ -74,6 +74,22 @@ impl Solver for React {
                             break;
                         }
                     };
+                let (action, note) = match common::guard_repeat(
+                    ctx,
+                    "react",
+                    messages.clone(),
+                    action,
+                    &chain,
+                )
+                .await
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        outcome = FinishKind::Error;
+                        error = Some(e.to_string());
+                        break;
+                    }
+                };
                 let obs = ctx.act(&action.name, &action.arguments).await;
                 let call = ToolCall {
                     id: format!("call_{index}"),
@@ -85,7 +101,8 @@ impl Solver for React {
                 messages.push(assistant);
                 messages.push(Message::tool(&call, obs.text.clone()));
                 let ended = obs.finish.clone();
-                let s = Step::new(index, &action, obs, prompt_tokens);
+                let mut s = Step::new(index, &action, obs, prompt_tokens);
+                s.notes.extend(note);
                 depth += levels(&s);
                 ctx.observer.step(&s);
                 chain.push(s);

@@ -427,6 +427,62 @@ fn react_tries_again_after_give_up() {
     assert_eq!(ep.answer_file["trys"][1]["win"], true);
 }
 
+fn forces_finish(r: &CompletionRequest) -> bool {
+    r.tool_choice == crate::llm::ToolChoice::Function("Finish".into())
+}
+
+#[test]
+fn react_is_asked_to_finish_when_it_repeats_a_call() {
+    let h = harness(
+        vec![weather(), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer, "21 C");
+    // The repeat was not sent to the tool; the third request forced a Finish.
+    assert_eq!(tool_calls(&h), 1);
+    assert_eq!(ep.steps.len(), 2);
+    assert!(ep.steps[1].notes.iter().any(|n| n.contains("repeated")));
+    let reqs = h.llm.requests();
+    assert_eq!(reqs.iter().filter(|r| forces_finish(r)).count(), 1);
+    assert!(forces_finish(&reqs[2]));
+}
+
+#[test]
+fn react_without_repeat_guard_runs_the_repeat() {
+    let options = AgentOptions {
+        repeat_guard: false,
+        ..AgentOptions::default()
+    };
+    let h = harness(vec![weather(), weather(), finish("21 C")], options);
+    let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.steps.len(), 3);
+    assert_eq!(ep.steps[1].action, "get_weather_for_weather");
+    assert!(ep.steps[1].notes.is_empty());
+    assert!(!h.llm.requests().iter().any(forces_finish));
+}
+
+#[test]
+fn dfsdt_is_asked_to_finish_when_it_repeats_a_call_on_its_path() {
+    let h = harness(
+        vec![weather(), weather(), finish("21 C")],
+        AgentOptions::default(),
+    );
+    let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(tool_calls(&h), 1);
+    assert!(forces_finish(&h.llm.requests()[2]));
+    assert_eq!(
+        ep.answer_file["answer_generation"]["finish_type"],
+        "give_answer"
+    );
+}
+
 /// Levels per DFSDT step with our scripted replies (thought + action + input).
 const LEVELS: u32 = 3;
 

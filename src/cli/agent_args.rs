@@ -36,6 +36,10 @@ pub struct AgentArgs {
     /// Tokens the model may write per call.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
+    /// ReAct/DFSDT: run exact repeats of earlier calls again instead of asking the model to finish
+    /// (ToolBench's behaviour).
+    #[arg(long)]
+    pub no_repeat_guard: bool,
 }
 
 impl AgentArgs {
@@ -53,6 +57,7 @@ impl AgentArgs {
             tries: self.tries.unwrap_or(d.tries),
             width: self.width.unwrap_or(d.width),
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
+            repeat_guard: !self.no_repeat_guard,
         }
     }
 
@@ -69,6 +74,7 @@ impl AgentArgs {
             "tries": o.tries,
             "width": o.width,
             "max_tokens": o.max_tokens,
+            "repeat_guard": o.repeat_guard,
         })
     }
 }
