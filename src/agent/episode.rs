@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub use crate::toolbench::answer::Counters;
 use crate::tools::Observation;
 
 /// How an episode ended.
@@ -30,21 +31,6 @@ impl FinishKind {
             FinishKind::Error => "error",
         }
     }
-}
-
-/// The counters every method reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counters {
-    pub llm_calls: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub tool_calls: u64,
-    pub failed_tool_calls: u64,
-    /// Calls to a function name that does not exist.
-    pub hallucinated_calls: u64,
-    pub steps: u64,
-    pub wall_ms: u64,
-    pub cost_usd: f64,
 }
 
 /// One action and what came of it.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
+use crate::toolbench::answer::Counters;
 use crate::toolbench::io::parse_json;
 
 /// The part of an answer file's `sum2act` record that batch bookkeeping needs.
@@ -24,20 +25,7 @@ pub struct EpisodeView {
     #[serde(default)]
     pub finish: String,
     #[serde(default)]
-    pub counters: ViewCounters,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ViewCounters {
-    pub llm_calls: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub tool_calls: u64,
-    pub failed_tool_calls: u64,
-    pub steps: u64,
-    pub wall_ms: u64,
-    pub cost_usd: f64,
+    pub counters: Counters,
 }
 
 impl EpisodeView {

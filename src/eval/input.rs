@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{EvalError, QueryKey};
+pub use crate::toolbench::answer::Counters;
 use crate::toolbench::io::{read_json, write_json_atomic};
 use crate::toolbench::{FINISH, answer};
 
@@ -39,21 +40,6 @@ pub struct ConvertedAnswer {
     /// The trajectory as a tree of `{role, message, next}` nodes; the first path is the one taken.
     #[serde(default)]
     pub answer_details: Value,
-}
-
-/// Counters our agents record per query (absent in converted files).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Counters {
-    pub llm_calls: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub tool_calls: u64,
-    pub failed_tool_calls: u64,
-    pub hallucinated_calls: u64,
-    pub steps: u64,
-    pub wall_ms: u64,
-    pub cost_usd: f64,
 }
 
 /// The part of our `sum2act` record the evaluator needs.

@@ -1,7 +1,25 @@
 //! ToolBench answer files (SPEC §5.1) and StableToolBench's converted format (§5.2). Our files are
 //! accepted by their converter and evaluator, and theirs by ours.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+/// The counters every method reports, stored in our record of an answer file (`sum2act.counters`).
+/// Missing fields read as zero, so older files and other harnesses' records still load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Counters {
+    pub llm_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub tool_calls: u64,
+    pub failed_tool_calls: u64,
+    /// Calls to a function name that does not exist.
+    pub hallucinated_calls: u64,
+    pub steps: u64,
+    pub wall_ms: u64,
+    pub cost_usd: f64,
+}
 
 /// Node kinds of ToolBench's trees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
