@@ -837,9 +837,8 @@ impl Engine<'_> {
     }
 
     fn grammar(&mut self, schema: &Value) -> Result<LlamaSampler, LlmError> {
-        let gbnf = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
-            LlmError::Local(format!("cannot turn the JSON schema into a grammar: {e}"))
-        })?;
+        let gbnf = super::gbnf::grammar(schema)
+            .map_err(|e| LlmError::Local(format!("no grammar for the requested output: {e}")))?;
         if let Some(g) = self.grammars.get(&gbnf) {
             return Ok(g.clone());
         }
@@ -1056,14 +1055,16 @@ fn action_schema(request: &CompletionRequest) -> Result<Value, LlmError> {
                 "name": {"const": name},
                 "arguments": clean_parameters(&f["parameters"]),
             },
-            "required": ["thought", "name", "arguments"],
+            // Name first, so the arguments follow the chosen tool; the thought comes last because small
+            // models asked for it first tend to open with a refusal and then give up.
+            "required": ["name", "arguments", "thought"],
         }));
     }
     if request.tool_choice == ToolChoice::Auto {
         branches.push(json!({
             "type": "object",
             "properties": {"thought": thought, "content": {"type": "string", "maxLength": 2000}},
-            "required": ["thought", "content"],
+            "required": ["content", "thought"],
         }));
     }
     if branches.is_empty() {

@@ -6,6 +6,7 @@ mod args;
 #[cfg(feature = "local-model")]
 pub mod bench;
 mod error;
+pub mod gbnf;
 pub mod limits;
 #[cfg(feature = "local-model")]
 pub mod local;
