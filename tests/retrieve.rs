@@ -128,3 +128,54 @@ fn eval_table_has_both_methods_and_ends_with_overall() {
     let last = table.lines().last().unwrap_or_default().to_string();
     assert!(last.starts_with("overall"), "{table}");
 }
+
+#[test]
+fn eval_on_one_half_scores_fewer_queries() {
+    let queries = |half: &str| {
+        let table = Test::new()
+            .args(["retrieve", "eval", "--half", half, "--data"])
+            .arg(common::sample())
+            .run()
+            .success()
+            .stdout();
+        let last = table.lines().last().unwrap_or_default().to_string();
+        assert!(last.starts_with("overall"), "{table}");
+        last.split_whitespace()
+            .last()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap()
+    };
+    let (all, even, odd) = (queries("all"), queries("even"), queries("odd"));
+    assert_eq!(even + odd, all);
+}
+
+#[test]
+fn bad_weights_file_is_bad_input_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("weights.json");
+    std::fs::write(&bad, r#"{"tool_weight": 1.0, "no_such_weight": 2}"#).unwrap();
+    Test::new()
+        .args(["retrieve", "--data"])
+        .arg(common::sample())
+        .arg("--weights")
+        .arg(&bad)
+        .arg("weather")
+        .run()
+        .failure(2)
+        .stderr_has("weights.json")
+        .stderr_has("no_such_weight")
+        .no_panic();
+    Test::new()
+        .args([
+            "retrieve",
+            "eval",
+            "--weights",
+            "/nonexistent/w.json",
+            "--data",
+        ])
+        .arg(common::sample())
+        .run()
+        .failure(2)
+        .stderr_has("/nonexistent/w.json")
+        .no_panic();
+}

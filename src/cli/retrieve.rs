@@ -9,7 +9,9 @@ use clap::{Args, Subcommand};
 
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::retrieve::{Bm25Baseline, RetrieveOptions, Retriever, default_index_dir, evaluate};
+use crate::retrieve::{
+    Bm25Baseline, Half, RetrieveOptions, Retriever, Weights, default_index_dir, evaluate,
+};
 use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
@@ -29,6 +31,10 @@ pub struct RetrieveArgs {
     /// Folder of cached indices (built by `sum2act index build`); without one the index is built in memory.
     #[arg(long, env = "SUM2ACT_INDEX_DIR", value_name = "DIR")]
     pub index_dir: Option<PathBuf>,
+    /// Ranking weights as JSON (fields of the default weights; missing ones keep their default),
+    /// for tuning.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub weights: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +45,13 @@ pub enum RetrieveCommand {
         /// Print one JSON object: {"ours": {subset: metrics, "overall": …}, "bm25": {…}}.
         #[arg(long)]
         json: bool,
+        /// Score only queries with an even or odd query_id (the default weights were tuned on the
+        /// even ones, so `odd` is the held-out check).
+        #[arg(long, value_enum, default_value = "all")]
+        half: Half,
+        /// Also print every query whose NDCG@5 is below this (0–100): relevant APIs vs our top 5.
+        #[arg(long, value_name = "NDCG")]
+        misses: Option<f64>,
     },
 }
 
@@ -48,16 +61,19 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
     for broken in &load.broken {
         eprintln!("warning: skipped broken tool file: {broken}");
     }
-    let options = RetrieveOptions {
+    let mut options = RetrieveOptions {
         index_dir: args.index_dir.clone().or_else(default_index_dir),
         write: false,
         ..RetrieveOptions::default()
     };
+    if let Some(path) = &args.weights {
+        options.weights = read_weights(path)?;
+    }
     match args.command {
-        Some(RetrieveCommand::Eval { json }) => {
+        Some(RetrieveCommand::Eval { json, half, misses }) => {
             let retriever = Retriever::build(&load.catalog, &options)?;
             let baseline = Bm25Baseline::build(&load.catalog)?;
-            let report = evaluate(&data, &retriever, &baseline)?;
+            let report = evaluate(&data, &retriever, &baseline, half)?;
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
@@ -68,6 +84,9 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
                     retriever.tool_count()
                 );
                 print!("{}", report.table());
+            }
+            if let Some(below) = misses {
+                eprint!("{}", report.misses(below));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -113,4 +132,11 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn read_weights(path: &std::path::Path) -> anyhow::Result<Weights> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("--weights {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| BadInput(format!("--weights {}: {e}", path.display())).into())
 }

@@ -151,13 +151,27 @@ impl TermIndex {
         boost: f32,
         out: &mut HashMap<u32, f32>,
     ) -> Result<(), RetrieveError> {
+        self.for_each_score(searcher, field, term, boost, |d, x| {
+            *out.entry(d).or_insert(0.0) += x;
+        })
+    }
+
+    /// Calls `f(doc, boost × BM25)` once for every document whose field `field` holds `term`.
+    pub fn for_each_score(
+        &self,
+        searcher: &Searcher,
+        field: usize,
+        term: &str,
+        boost: f32,
+        mut f: impl FnMut(u32, f32),
+    ) -> Result<(), RetrieveError> {
         if boost == 0.0 {
             return Ok(());
         }
-        let Some(&f) = self.fields.get(field) else {
+        let Some(&field) = self.fields.get(field) else {
             return Ok(());
         };
-        let term = Term::from_field_text(f, term);
+        let term = Term::from_field_text(field, term);
         if searcher.doc_freq(&term)? == 0 {
             return Ok(());
         }
@@ -167,7 +181,7 @@ impl TermIndex {
             let ords = &self.ords[seg];
             weight.for_each(reader, &mut |doc, score| {
                 if let Some(&ord) = ords.get(doc as usize) {
-                    *out.entry(ord).or_insert(0.0) += boost * score;
+                    f(ord, boost * score);
                 }
             })?;
         }

@@ -1,21 +1,26 @@
 //! API retrieval over a tool catalogue: which APIs an instruction needs, best first.
 //!
 //! Two tantivy indices, both over expanded, pre-tokenized text ([`doc`], [`tokenize`]): one document
-//! per API and one per tool (all its APIs together). An API's score is its own multi-field BM25 plus
-//! its tool's, each normalised by the query's best, so a tool that matches several parts of a
-//! multi-part request lifts all its APIs. The list is then picked greedily: once an API is chosen,
-//! the query terms it matched count less, so the next picks cover the request's other intents
-//! instead of repeating the first one through competing tools.
+//! per API and one per tool (all its APIs together). A query term scores a document by its best
+//! field plus a small share of its other fields (so a common word repeated across a document's
+//! fields cannot outweigh a rare one). An API's score is its own score plus its tool's, each
+//! normalised by the query's best, so a tool that matches several parts of a multi-part request
+//! lifts all its APIs. The list is then picked greedily, and each pick changes what the next
+//! needs: the query terms it matched count less, each intent of the request ([`intent`]) that it
+//! serves asks for less, and its category earns a small bonus. So the next picks cover the
+//! request's other intents instead of repeating the first one through competing tools.
 
 mod baseline;
 mod doc;
 mod eval;
 mod index;
+pub mod intent;
 mod metrics;
 pub mod tokenize;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -25,13 +30,13 @@ use crate::toolbench::{Catalog, DataError};
 
 pub use baseline::Bm25Baseline;
 pub use doc::{ApiText, DocField};
-pub use eval::{EvalReport, evaluate};
+pub use eval::{EvalReport, Half, QueryDetail, evaluate};
 pub use index::TermIndex;
 pub use metrics::{Metrics, MetricsSum, ndcg_at, recall_at};
 use tokenize::Analyzer;
 
 /// Bumped whenever analysis or the index layout changes, so cached indices are rebuilt.
-const INDEX_VERSION: u32 = 1;
+const INDEX_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RetrieveError {
@@ -68,9 +73,7 @@ pub struct Hit {
 }
 
 /// Ranking weights. The defaults were chosen by coordinate search on the development queries in
-/// `../shared/toolbench` (see the README): per-field boosts of the API and tool indices, the boost
-/// of the name word-pair field, the weight of the tool score, and how much a query term still
-/// counts once a chosen API has matched it.
+/// `../shared/toolbench` with an even `query_id` (the odd ones are held out; see the README).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Weights {
@@ -82,6 +85,17 @@ pub struct Weights {
     pub tool_pairs: f32,
     pub tool_weight: f32,
     pub coverage_discount: f32,
+    /// Weight of the per-intent coverage term (0: intents are not split).
+    pub intent_weight: f32,
+    /// How much of an intent's demand an API serving it fully uses up (0..1).
+    pub intent_discount: f32,
+    /// Weight of a scene-setting opening sentence relative to a request.
+    pub context_weight: f32,
+    /// How much a term's match in a document's other fields adds to its best field (1: sum).
+    pub field_tie: f32,
+    /// Bonus for an API in the category of an API already picked: ToolBench's multi-API
+    /// requests mostly stay within one category.
+    pub category_bonus: f32,
 }
 
 impl Default for Weights {
@@ -89,12 +103,17 @@ impl Default for Weights {
         // category, tool name, tool description, API name, API description, parameter names,
         // parameter descriptions, parameter defaults, response fields
         Weights {
-            api_fields: [0.5, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 1.0, 0.3],
-            tool_fields: [0.5, 1.0, 1.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.3],
-            api_pairs: 0.5,
+            api_fields: [0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 0.3],
+            tool_fields: [1.0, 1.0, 1.0, 2.0, 1.0, 0.5, 0.5, 0.5, 0.3],
+            api_pairs: 0.375,
             tool_pairs: 0.5,
             tool_weight: 1.5,
             coverage_discount: 0.7,
+            intent_weight: 1.0,
+            intent_discount: 0.8,
+            context_weight: 0.3,
+            field_tie: 0.1,
+            category_bonus: 0.2,
         }
     }
 }
@@ -132,6 +151,8 @@ struct Entry {
     tool_name: String,
     api_name: String,
     tool: u32,
+    /// Category number, for the coherence bonus.
+    cat: u32,
 }
 
 /// The API retriever (see the module doc for the ranking).
@@ -177,7 +198,10 @@ impl Retriever {
         let mut entries = Vec::with_capacity(catalog.api_count());
         let mut tool_apis = Vec::with_capacity(catalog.tool_count());
         let mut texts = Vec::with_capacity(catalog.api_count());
+        let mut cats: HashMap<&str, u32> = HashMap::new();
         for (ti, tool) in catalog.tools().iter().enumerate() {
+            let next = cats.len() as u32;
+            let cat = *cats.entry(tool.category.as_str()).or_insert(next);
             let mut ids = Vec::new();
             for api in &tool.file.api_list {
                 ids.push(entries.len() as u32);
@@ -186,6 +210,7 @@ impl Retriever {
                     tool_name: tool.file.tool_name.clone(),
                     api_name: api.name.clone(),
                     tool: ti as u32,
+                    cat,
                 });
                 texts.push(ApiText::of(tool, api));
             }
@@ -258,102 +283,104 @@ impl Retriever {
             return Ok(Vec::new());
         }
         let w = &self.weights;
-        let api_searcher = self.apis.searcher();
-        let tool_searcher = self.tools.searcher();
-        // Per query term (and word pair): its contribution to each API and to each tool.
-        let mut api_terms: Vec<HashMap<u32, f32>> = Vec::new();
-        let mut tool_score: HashMap<u32, f32> = HashMap::new();
-        let mut seen = HashSet::new();
-        let pair_field = DocField::ALL.len();
-        let terms = self
-            .analyzer
-            .terms(instruction)
-            .into_iter()
-            .map(|t| (t, false));
-        let pairs = self
-            .analyzer
-            .bigrams(instruction)
-            .into_iter()
-            .map(|t| (t, true));
-        for (term, is_pair) in terms.chain(pairs) {
-            if !seen.insert((term.clone(), is_pair)) {
-                continue;
-            }
-            let mut per_api = HashMap::new();
-            if is_pair {
-                self.apis.score_term(
-                    &api_searcher,
-                    pair_field,
-                    &term,
-                    w.api_pairs,
-                    &mut per_api,
-                )?;
-                self.tools.score_term(
-                    &tool_searcher,
-                    pair_field,
-                    &term,
-                    w.tool_pairs,
-                    &mut tool_score,
-                )?;
-            } else {
-                for (f, (&ba, &bt)) in w.api_fields.iter().zip(&w.tool_fields).enumerate() {
-                    self.apis
-                        .score_term(&api_searcher, f, &term, ba, &mut per_api)?;
-                    self.tools
-                        .score_term(&tool_searcher, f, &term, bt, &mut tool_score)?;
-                }
-            }
-            if !per_api.is_empty() {
-                api_terms.push(per_api);
+        let scorer = TermScorer::new(self);
+        let parts = intent::split_intents(instruction);
+        // The whole instruction, term by term (the coverage below discounts terms one by one).
+        let whole_keys = self.term_keys(instruction);
+        let mut api_terms: Vec<Rc<TermHits>> = Vec::new();
+        let mut cache: HashMap<(String, bool), Rc<TermHits>> = HashMap::new();
+        let mut whole = Relevance::new(self.entries.len(), self.tool_apis.len(), w.tool_weight);
+        for key in &whole_keys {
+            let hits = scorer.hits(key, &mut cache)?;
+            whole.add(&hits);
+            if !hits.api.is_empty() {
+                api_terms.push(hits);
             }
         }
-        let mut api_total: HashMap<u32, f32> = HashMap::new();
-        for m in &api_terms {
-            for (&d, &s) in m {
-                *api_total.entry(d).or_insert(0.0) += s;
-            }
-        }
-        let max_api = api_total.values().copied().fold(0.0f32, f32::max);
-        let max_tool = tool_score.values().copied().fold(0.0f32, f32::max);
-        if max_api <= 0.0 && max_tool <= 0.0 {
+        whole.finish();
+        if whole.is_empty() {
             return Ok(Vec::new());
         }
-        let norm = |x: f32, m: f32| if m > 0.0 { x / m } else { 0.0 };
-        // Candidates: APIs that match, and every API of a matching tool.
-        let mut candidates: HashSet<u32> = api_total.keys().copied().collect();
-        for &t in tool_score.keys() {
-            if let Some(ids) = self.tool_apis.get(t as usize) {
-                candidates.extend(ids);
+        // Each intent on its own, normalised by its own best, so a request served by weaker
+        // matches still gets its best API into the list.
+        let mut intents: Vec<(f32, Relevance)> = Vec::new();
+        if w.intent_weight > 0.0 && parts.len() > 1 {
+            for part in &parts {
+                let mut r = Relevance::new(self.entries.len(), self.tool_apis.len(), w.tool_weight);
+                for key in self.term_keys(&part.text) {
+                    let hits = scorer.hits(&key, &mut cache)?;
+                    r.add(&hits);
+                }
+                r.finish();
+                if !r.is_empty() {
+                    let weight = if part.context { w.context_weight } else { 1.0 };
+                    intents.push((weight, r));
+                }
             }
         }
-        let tool_part = |d: u32| {
-            let t = self.entries[d as usize].tool;
-            w.tool_weight * norm(tool_score.get(&t).copied().unwrap_or(0.0), max_tool)
-        };
+        let intent_total: f32 = intents.iter().map(|(x, _)| x).sum();
+        // Candidates: APIs that match, and every API of a matching tool.
+        let mut is_candidate: Vec<bool> = whole.api.iter().map(|&x| x > 0.0).collect();
+        for (t, _) in whole.tool.iter().enumerate().filter(|(_, x)| **x > 0.0) {
+            for &d in &self.tool_apis[t] {
+                is_candidate[d as usize] = true;
+            }
+        }
+        let candidates: Vec<u32> = (0..is_candidate.len() as u32)
+            .filter(|&d| is_candidate[d as usize])
+            .collect();
+        let score_of = |r: &Relevance, d: u32| r.score(d, self.entries[d as usize].tool);
         let mut ranked: Vec<(u32, f32)> = candidates
-            .into_iter()
-            .map(|d| {
-                (
-                    d,
-                    norm(api_total.get(&d).copied().unwrap_or(0.0), max_api) + tool_part(d),
-                )
-            })
+            .iter()
+            .map(|&d| (d, score_of(&whole, d)))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked.truncate((4 * k).max(100));
+        let shortlist = (4 * k).max(100);
+        let mut chosen: Vec<u32> = ranked.iter().take(shortlist).map(|(d, _)| *d).collect();
+        // Each intent's own best APIs join the shortlist.
+        for (_, r) in &intents {
+            let mut own: Vec<(u32, f32)> =
+                candidates.iter().map(|&d| (d, score_of(r, d))).collect();
+            let n = k.max(10).min(own.len());
+            let by_score = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+            if n < own.len() {
+                own.select_nth_unstable_by(n, by_score);
+            }
+            own[..n].sort_by(by_score);
+            for &(d, _) in &own[..n] {
+                if !chosen.contains(&d) {
+                    chosen.push(d);
+                }
+            }
+        }
         // Greedy coverage over the shortlist.
-        let matrix: Vec<Vec<f32>> = ranked
+        let matrix: Vec<Vec<f32>> = chosen
             .iter()
-            .map(|(d, _)| {
+            .map(|d| {
                 api_terms
                     .iter()
-                    .map(|m| norm(m.get(d).copied().unwrap_or(0.0), max_api))
+                    .map(|m| norm(m.api_score(*d), whole.max_api))
                     .collect()
             })
             .collect();
-        let tool_parts: Vec<f32> = ranked.iter().map(|(d, _)| tool_part(*d)).collect();
+        let tool_parts: Vec<f32> = chosen
+            .iter()
+            .map(|&d| whole.tool_part(self.entries[d as usize].tool))
+            .collect();
+        // Per candidate and intent: how well it serves the intent, 0..1.
+        let serves: Vec<Vec<f32>> = chosen
+            .iter()
+            .map(|&d| {
+                intents
+                    .iter()
+                    .map(|(_, r)| score_of(r, d) / (1.0 + w.tool_weight))
+                    .collect()
+            })
+            .collect();
         let mut term_weight = vec![1.0f32; api_terms.len()];
-        let mut taken = vec![false; ranked.len()];
+        let mut unserved = vec![1.0f32; intents.len()];
+        let mut picked_cats: HashSet<u32> = HashSet::new();
+        let mut taken = vec![false; chosen.len()];
         let mut emitted = HashSet::new();
         let mut hits = Vec::with_capacity(k);
         while hits.len() < k {
@@ -362,24 +389,43 @@ impl Retriever {
                 if taken[c] {
                     continue;
                 }
-                let s: f32 = row
+                let mut s: f32 = row
                     .iter()
                     .zip(&term_weight)
                     .map(|(x, tw)| x * tw)
                     .sum::<f32>()
                     + tool_parts[c];
+                if picked_cats.contains(&self.entries[chosen[c] as usize].cat) {
+                    s += w.category_bonus;
+                }
+                if intent_total > 0.0 {
+                    let gain: f32 = serves[c]
+                        .iter()
+                        .zip(&unserved)
+                        .zip(&intents)
+                        .map(|((x, u), (iw, _))| iw * x * u)
+                        .sum();
+                    s += w.intent_weight * gain / intent_total;
+                }
                 if best.is_none_or(|(_, bs)| s > bs) {
                     best = Some((c, s));
                 }
             }
             let Some((c, score)) = best else { break };
             taken[c] = true;
+            // The category bonus can lift a later pick above an earlier one; the printed scores
+            // follow the rank.
+            let score = hits.last().map_or(score, |h: &Hit| score.min(h.score));
             for (tw, x) in term_weight.iter_mut().zip(&matrix[c]) {
                 if *x > 0.0 {
                     *tw *= w.coverage_discount;
                 }
             }
-            let e = &self.entries[ranked[c].0 as usize];
+            for (u, x) in unserved.iter_mut().zip(&serves[c]) {
+                *u *= 1.0 - w.intent_discount * x;
+            }
+            let e = &self.entries[chosen[c] as usize];
+            picked_cats.insert(e.cat);
             if emitted.insert((e.tool_name.clone(), e.api_name.clone())) {
                 hits.push(Hit {
                     category: e.category.clone(),
@@ -390,6 +436,165 @@ impl Retriever {
             }
         }
         Ok(hits)
+    }
+
+    /// The query terms of a text and its word pairs, each once.
+    fn term_keys(&self, text: &str) -> Vec<(String, bool)> {
+        let mut seen = HashSet::new();
+        let terms = self.analyzer.terms(text).into_iter().map(|t| (t, false));
+        let pairs = self.analyzer.bigrams(text).into_iter().map(|t| (t, true));
+        terms
+            .chain(pairs)
+            .filter(|k| seen.insert(k.clone()))
+            .collect()
+    }
+}
+
+fn norm(x: f32, max: f32) -> f32 {
+    if max > 0.0 { x / max } else { 0.0 }
+}
+
+/// One query term's weighted BM25 contribution to each API and to each tool, by document number.
+struct TermHits {
+    api: Vec<(u32, f32)>,
+    tool: Vec<(u32, f32)>,
+}
+
+impl TermHits {
+    fn api_score(&self, d: u32) -> f32 {
+        self.api
+            .binary_search_by_key(&d, |&(x, _)| x)
+            .map_or(0.0, |i| self.api[i].1)
+    }
+}
+
+struct TermScorer<'a> {
+    retriever: &'a Retriever,
+    apis: tantivy::Searcher,
+    tools: tantivy::Searcher,
+}
+
+/// Per document: the sum over fields and the best field.
+#[derive(Default)]
+struct FieldScores {
+    sum_max: HashMap<u32, (f32, f32)>,
+}
+
+impl FieldScores {
+    fn add(&mut self, d: u32, x: f32) {
+        let e = self.sum_max.entry(d).or_insert((0.0, 0.0));
+        e.0 += x;
+        e.1 = e.1.max(x);
+    }
+
+    /// The best field fully, the others by `tie`, sorted by document.
+    fn combine(self, tie: f32) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = self
+            .sum_max
+            .into_iter()
+            .map(|(d, (sum, max))| (d, max + tie * (sum - max)))
+            .collect();
+        out.sort_by_key(|&(d, _)| d);
+        out
+    }
+}
+
+impl<'a> TermScorer<'a> {
+    fn new(retriever: &'a Retriever) -> Self {
+        TermScorer {
+            retriever,
+            apis: retriever.apis.searcher(),
+            tools: retriever.tools.searcher(),
+        }
+    }
+
+    fn hits(
+        &self,
+        key: &(String, bool),
+        cache: &mut HashMap<(String, bool), Rc<TermHits>>,
+    ) -> Result<Rc<TermHits>, RetrieveError> {
+        if let Some(h) = cache.get(key) {
+            return Ok(h.clone());
+        }
+        let r = self.retriever;
+        let w = &r.weights;
+        let (term, is_pair) = (&key.0, key.1);
+        let mut api = FieldScores::default();
+        let mut tool = FieldScores::default();
+        if is_pair {
+            let f = DocField::ALL.len();
+            r.apis
+                .for_each_score(&self.apis, f, term, w.api_pairs, |d, x| api.add(d, x))?;
+            r.tools
+                .for_each_score(&self.tools, f, term, w.tool_pairs, |d, x| tool.add(d, x))?;
+        } else {
+            // The best field counts fully, the others by the tie factor, so a common word
+            // repeated across a document's fields cannot outweigh a rare word found in one.
+            for (f, (&ba, &bt)) in w.api_fields.iter().zip(&w.tool_fields).enumerate() {
+                r.apis
+                    .for_each_score(&self.apis, f, term, ba, |d, x| api.add(d, x))?;
+                r.tools
+                    .for_each_score(&self.tools, f, term, bt, |d, x| tool.add(d, x))?;
+            }
+        }
+        let h = Rc::new(TermHits {
+            api: api.combine(w.field_tie),
+            tool: tool.combine(w.field_tie),
+        });
+        cache.insert(key.clone(), h.clone());
+        Ok(h)
+    }
+}
+
+/// Summed API and tool scores of a text (dense, by document number), with their maxima for
+/// normalising.
+struct Relevance {
+    api: Vec<f32>,
+    tool: Vec<f32>,
+    max_api: f32,
+    max_tool: f32,
+    tool_weight: f32,
+}
+
+impl Relevance {
+    fn new(apis: usize, tools: usize, tool_weight: f32) -> Self {
+        Relevance {
+            api: vec![0.0; apis],
+            tool: vec![0.0; tools],
+            max_api: 0.0,
+            max_tool: 0.0,
+            tool_weight,
+        }
+    }
+
+    fn add(&mut self, hits: &TermHits) {
+        for (out, part) in [(&mut self.api, &hits.api), (&mut self.tool, &hits.tool)] {
+            for &(d, x) in part {
+                if let Some(v) = out.get_mut(d as usize) {
+                    *v += x;
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.max_api = self.api.iter().copied().fold(0.0f32, f32::max);
+        self.max_tool = self.tool.iter().copied().fold(0.0f32, f32::max);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.max_api <= 0.0 && self.max_tool <= 0.0
+    }
+
+    fn tool_part(&self, tool: u32) -> f32 {
+        let x = self.tool.get(tool as usize).copied().unwrap_or(0.0);
+        self.tool_weight * norm(x, self.max_tool)
+    }
+
+    /// Own score plus weighted tool score, each relative to the best (0 ..= 1 + tool weight).
+    fn score(&self, api: u32, tool: u32) -> f32 {
+        let x = self.api.get(api as usize).copied().unwrap_or(0.0);
+        norm(x, self.max_api) + self.tool_part(tool)
     }
 }
 
@@ -664,5 +869,139 @@ mod tests {
         let b = Bm25Baseline::build(&catalog()).unwrap();
         let hits = b.search("read inbox", 2).unwrap();
         assert_eq!(names(&hits)[0], pair("Temp Mail", "Read Inbox"));
+    }
+
+    fn with(weights: Weights) -> RetrieveOptions {
+        RetrieveOptions {
+            weights,
+            ..RetrieveOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_rare_word_in_one_field_beats_a_common_word_repeated_across_fields() {
+        let location = |name: &str| {
+            json!({"name": name, "description": "Location time zone for a location",
+                "required_parameters": [{"name": "location", "type": "STRING",
+                    "description": "location name", "default": ""}],
+                "template_response": {"location": "str", "current": "str"}})
+        };
+        let mut tools = catalog().tools().to_vec();
+        tools.push(tool(
+            "Location",
+            "World Time",
+            json!([
+                location("Timezone for Location"),
+                location("Current time by location")
+            ]),
+        ));
+        // "location" is a common word of the catalogue, "ISS" a rare one.
+        for name in ["Geo Lookup", "Place Finder", "Maps Plus", "Address Book"] {
+            tools.push(tool("Location", name, json!([location("Location search")])));
+        }
+        tools.push(tool(
+            "Science",
+            "ISS Tracker",
+            json!([{"name": "get", "description": "gets you the data"}]),
+        ));
+        let catalog = Catalog::from_tools(tools);
+        let q = "location of the ISS";
+        let r = Retriever::build(&catalog, &RetrieveOptions::default()).unwrap();
+        assert_eq!(
+            names(&r.search(q, 3).unwrap())[0],
+            pair("ISS Tracker", "get")
+        );
+        // Summing every field instead lets the repeated common word win.
+        let summed = Weights {
+            field_tie: 1.0,
+            ..Weights::default()
+        };
+        let r = Retriever::build(&catalog, &with(summed)).unwrap();
+        assert_ne!(
+            names(&r.search(q, 3).unwrap())[0],
+            pair("ISS Tracker", "get")
+        );
+    }
+
+    /// A tool with many APIs matching one intent strongly, and a weak match for the other intent.
+    fn crowded_catalog() -> Catalog {
+        let forecast = |name: &str| api(name, "Weather forecast for a city", "city", "Paris");
+        let mut tools = catalog().tools().to_vec();
+        tools.push(tool(
+            "Weather",
+            "Forecast Hub",
+            json!([
+                forecast("Hourly forecast"),
+                forecast("Daily forecast"),
+                forecast("Weekly forecast"),
+                forecast("Forecast alerts"),
+            ]),
+        ));
+        tools.push(tool(
+            "Music",
+            "Tune Box",
+            json!([api("Playlist songs", "Songs of a playlist", "id", "")]),
+        ));
+        Catalog::from_tools(tools)
+    }
+
+    #[test]
+    fn each_intent_gets_its_best_api_into_the_top() {
+        let q = "I need the hourly, daily and weekly weather forecast for Paris and any weather \
+                 alerts. Additionally, show the songs of my playlist.";
+        let r = Retriever::build(&crowded_catalog(), &RetrieveOptions::default()).unwrap();
+        let top = names(&r.search(q, 3).unwrap());
+        assert!(top.contains(&pair("Tune Box", "Playlist songs")), "{top:?}");
+        assert!(top[0].0 == "Forecast Hub", "{top:?}");
+        // Without the per-intent term the strong tool's siblings fill the list.
+        let whole_only = Weights {
+            intent_weight: 0.0,
+            ..Weights::default()
+        };
+        let r = Retriever::build(&crowded_catalog(), &with(whole_only)).unwrap();
+        let top = names(&r.search(q, 3).unwrap());
+        assert!(
+            !top.contains(&pair("Tune Box", "Playlist songs")),
+            "{top:?}"
+        );
+    }
+
+    #[test]
+    fn a_second_pick_from_the_first_picks_category_is_preferred() {
+        // Two identical inbox readers for the second intent; only the later one shares the
+        // category of the first pick.
+        let reader = |category: &str, name: &str| {
+            tool(
+                category,
+                name,
+                json!([api("Read Inbox", "Read inbox messages", "box", "")]),
+            )
+        };
+        let catalog = Catalog::from_tools([
+            tool(
+                "Tools",
+                "Email Validator",
+                json!([api("validateEmail", "Check an email address", "email", "")]),
+            ),
+            reader("Misc", "Inbox Reader"),
+            reader("Tools", "Inbox Viewer"),
+        ]);
+        let q = "Validate the email address. Also read inbox messages.";
+        let order = |weights: Weights| {
+            let r = Retriever::build(&catalog, &with(weights)).unwrap();
+            names(&r.search(q, 3).unwrap())
+        };
+        let plain = order(Weights {
+            category_bonus: 0.0,
+            ..Weights::default()
+        });
+        assert_eq!(plain[0], pair("Email Validator", "validateEmail"));
+        assert_eq!(plain[1], pair("Inbox Reader", "Read Inbox"));
+        let coherent = order(Weights::default());
+        assert_eq!(
+            coherent[1],
+            pair("Inbox Viewer", "Read Inbox"),
+            "{coherent:?}"
+        );
     }
 }

@@ -125,10 +125,13 @@ fn split_run(run: &[char], out: &mut Vec<String>) {
         let (prev, cur) = (run[i - 1], run[i]);
         let digit_change = prev.is_numeric() != cur.is_numeric();
         let hump = prev.is_lowercase() && cur.is_uppercase();
+        // A plural acronym (`GUIDs`, `URLs`) is one word, not `GUI` + `Ds`.
+        let plural = run.get(i + 1) == Some(&'s') && i + 2 == run.len();
         let acronym_end = prev.is_uppercase()
             && cur.is_uppercase()
             && run.get(i + 1).is_some_and(|n| n.is_lowercase())
-            && !run.get(i + 2).is_some_and(|n| n.is_numeric());
+            && !run.get(i + 2).is_some_and(|n| n.is_numeric())
+            && !plural;
         // A version suffix after an acronym: `UUIDv4` → uuid, v, 4.
         let version = prev.is_uppercase()
             && cur.is_lowercase()
@@ -216,6 +219,8 @@ mod tests {
             ["uuid", "v", "4", "generator"]
         );
         assert_eq!(split_words("Çiçeksepeti"), ["çiçeksepeti"]);
+        assert_eq!(split_words("5 GUIDs, URLs"), ["5", "guids", "urls"]);
+        assert_eq!(split_words("IDs"), ["ids"]);
     }
 
     #[test]
