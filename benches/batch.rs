@@ -8,7 +8,7 @@
 //! Uses /work/shared-style data (`../shared/toolbench`, G1_instruction) when present, else the sample.
 //! `cargo bench --bench batch` (exits 1 when a target is missed).
 
-#[path = "../tests/support/mock_openai.rs"]
+#[path = "../tests/cli/support/mock_openai.rs"]
 mod mock_openai;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `sum2act run` and `sum2act chat` end to end: the real binary, the embedded tool server on loopback,
 //! and a deterministic mock model behind the OpenAI-compatible client.
 
-mod common;
+use crate::common;
 
 use common::{Model, Test};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! answer-file builder, a judge served by a mock OpenAI-compatible endpoint on loopback (the real HTTP
 //! client path), reports on disk, caching, converted files, calibration and bad input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

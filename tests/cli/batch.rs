@@ -1,7 +1,7 @@
 //! `sum2act batch` end to end: the real binary over the shipped sample, the embedded tool server, and
 //! a scripted OpenAI-compatible model on loopback. Resume, kill -9 midway, shards and merge.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

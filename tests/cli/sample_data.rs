@@ -1,7 +1,7 @@
 //! The shipped sample benchmark (toolbench/sample) and the data layer on the shared ToolBench data:
 //! everything loads, cross-references resolve, and broken input is reported rather than fatal.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -164,7 +164,7 @@ impl Outcome {
 #[path = "../support/mock_openai.rs"]
 pub mod mock_openai;
 
-/// The scripted OpenAI-compatible model (tests/support/mock_openai.rs) on its own thread, stopped on drop.
+/// The scripted OpenAI-compatible model (tests/cli/support/mock_openai.rs) on its own thread, stopped on drop.
 pub struct Model {
     pub url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,

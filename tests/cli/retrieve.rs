@@ -1,6 +1,6 @@
 //! `sum2act retrieve` and `sum2act index build`, driven as a user would.
 
-mod common;
+use crate::common;
 
 use common::Test;
 

@@ -2,7 +2,7 @@
 //! Chromium is installed, rendered headless: a click on a query opens its trajectory, and a
 //! screenshot is taken.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The OpenAI-compatible client against a mock server on loopback: retries honouring Retry-After,
 //! token accounting, typed errors, failover, and `sum2act llm check` / record / replay end to end.
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! HTTP client and the tool caller as the agents use them; plus the caller's limits, retries, redirects
 //! and truncation against tiny mock servers, and `sum2act serve` as a process.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr};
