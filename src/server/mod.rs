@@ -3,6 +3,7 @@
 //! `run`/`batch`/`chat` their tool environment: a remote server, or this one on loopback.
 
 pub mod cache;
+mod catalog_source;
 pub mod engine;
 pub mod faults;
 pub mod llm_sim;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use cache::{ImportReport, ResponseCache, import_stb_cache};
+pub use catalog_source::CatalogSource;
 pub use engine::{Answer, SimulationMode, VirtualApi};
 pub use faults::{FaultConfig, FaultKind, FaultMix};
 pub use routes::{ServerHandle, router, serve_until, spawn};

@@ -3,7 +3,6 @@
 
 pub mod args;
 pub mod caller;
-mod catalog_source;
 pub mod http;
 pub mod observation;
 mod types;
@@ -11,7 +10,6 @@ mod types;
 use async_trait::async_trait;
 
 pub use caller::{ToolCaller, ToolConfig, ToolEnv};
-pub use catalog_source::CatalogSource;
 pub use http::HttpSource;
 pub use types::{Finish, Observation, ReplySource, ToolReply, ToolRequest};
 

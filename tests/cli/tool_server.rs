@@ -20,13 +20,14 @@ use axum::routing::post;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use sum2act::server::{FaultConfig, FaultKind, FaultMix, ServerHandle, VirtualApi, spawn};
+use sum2act::server::{
+    CatalogSource, FaultConfig, FaultKind, FaultMix, ServerHandle, VirtualApi, spawn,
+};
 use sum2act::toolbench::naming::pure_api_name;
 use sum2act::toolbench::{Catalog, Function};
 use sum2act::tools::observation::reply_text;
 use sum2act::tools::{
-    CatalogSource, Finish, HttpSource, ReplySource, ToolConfig, ToolEnv, ToolError, ToolRequest,
-    ToolSource,
+    Finish, HttpSource, ReplySource, ToolConfig, ToolEnv, ToolError, ToolRequest, ToolSource,
 };
 
 /// The shared ToolBench data when present, else the shipped sample.

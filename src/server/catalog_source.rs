@@ -1,15 +1,15 @@
 //! An in-process tool source: the embedded server's logic without the socket, answering from a
-//! catalogue (and optionally a response cache). For tests of other modules and offline use.
+//! catalogue (and optionally a response cache). For tests of other modules and offline use. It lives
+//! here, not in `tools`, so the dependency points one way: the server uses the tool types, never back.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::types::{ToolReply, ToolRequest};
-use super::{ToolError, ToolSource};
-use crate::server::{Answer, FaultConfig, VirtualApi};
+use super::{Answer, FaultConfig, VirtualApi};
 use crate::toolbench::Catalog;
+use crate::tools::{ToolError, ToolReply, ToolRequest, ToolSource};
 
 /// Answers exactly as `sum2act serve` would, minus HTTP.
 #[derive(Clone)]
