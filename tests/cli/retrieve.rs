@@ -111,6 +111,8 @@ fn eval_on_shared_data_beats_bm25() {
     let ours = v["ours"]["overall"]["ndcg@5"].as_f64().unwrap();
     let bm25 = v["bm25"]["overall"]["ndcg@5"].as_f64().unwrap();
     assert!(ours >= bm25 + 15.0, "ours {ours} vs bm25 {bm25}");
+    // A regression guard on the measured quality (80.1 overall; 78.4 on the held-out odd half).
+    assert!(ours >= 78.0, "NDCG@5 fell to {ours}");
 }
 
 #[test]
