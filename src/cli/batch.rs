@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::agent_args::AgentArgs;
 use super::merge::batch_error;
+use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
@@ -20,7 +21,7 @@ use crate::batch::{
 use crate::config::Config;
 use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
-use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::retrieve::Retriever;
 use crate::server::{ToolArgs, tool_setup};
 use crate::toolbench::io::write_json_atomic;
 
@@ -68,6 +69,8 @@ pub struct BatchArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tool_args: ToolArgs,
+    #[command(flatten)]
+    pub retriever: RetrieverArgs,
 }
 
 pub async fn run(
@@ -84,7 +87,7 @@ pub async fn run(
     };
     let (data, catalog) = super::open_data(global)?;
     let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &RetrieveOptions::default())?),
+        ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &args.retriever.options()?)?),
         _ => None,
     };
     let selection = select_with(&data, &args.subsets, args.limit, shard, |subset, query| {

@@ -9,11 +9,12 @@ use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
 use super::agent_args::AgentArgs;
+use super::retriever_args::RetrieverArgs;
 use crate::agent::toolset::{DEFAULT_K, ToolSet};
 use crate::config::Config;
 use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
-use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::retrieve::Retriever;
 use crate::server::{ToolArgs, tool_setup};
 use crate::session::print::PrintObserver;
 use crate::session::{Control, HELP, Session};
@@ -29,6 +30,8 @@ pub struct ChatArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tool_args: ToolArgs,
+    #[command(flatten)]
+    pub retriever: RetrieverArgs,
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow::Result<ExitCode> {
@@ -37,7 +40,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
     let retriever = match args.tools {
         ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(
             &catalog,
-            &RetrieveOptions::default(),
+            &args.retriever.options()?,
         )?)),
         _ => None,
     };

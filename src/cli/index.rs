@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
+use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::retrieve::{RetrieveOptions, Retriever, default_index_dir};
@@ -29,16 +30,27 @@ pub enum IndexCommand {
         /// Print JSON instead of a line of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        retriever: RetrieverArgs,
     },
 }
 
 pub fn run(global: &GlobalArgs, _config: &Config, args: IndexArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        IndexCommand::Build { index_dir, json } => build(global, index_dir, json),
+        IndexCommand::Build {
+            index_dir,
+            json,
+            retriever,
+        } => build(global, index_dir, json, &retriever),
     }
 }
 
-fn build(global: &GlobalArgs, index_dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+fn build(
+    global: &GlobalArgs,
+    index_dir: Option<PathBuf>,
+    json: bool,
+    retriever: &RetrieverArgs,
+) -> anyhow::Result<ExitCode> {
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let load = data.catalog()?;
     for broken in &load.broken {
@@ -51,6 +63,7 @@ fn build(global: &GlobalArgs, index_dir: Option<PathBuf>, json: bool) -> anyhow:
     let options = RetrieveOptions {
         index_dir: Some(dir.clone()),
         write: true,
+        encoder: retriever.encoder()?,
         ..RetrieveOptions::default()
     };
     let retriever = Retriever::build(&load.catalog, &options)

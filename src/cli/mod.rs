@@ -11,6 +11,7 @@ mod llm;
 mod merge;
 mod report;
 mod retrieve;
+mod retriever_args;
 mod run;
 mod serve;
 mod serve_llm;

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::{Args, Subcommand};
 
+use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::retrieve::{
@@ -29,12 +30,14 @@ pub struct RetrieveArgs {
     #[arg(long)]
     pub json: bool,
     /// Folder of cached indices (built by `sum2act index build`); without one the index is built in memory.
-    #[arg(long, env = "SUM2ACT_INDEX_DIR", value_name = "DIR")]
+    #[arg(long, global = true, env = "SUM2ACT_INDEX_DIR", value_name = "DIR")]
     pub index_dir: Option<PathBuf>,
     /// Ranking weights as JSON (fields of the default weights; missing ones keep their default),
     /// for tuning.
     #[arg(long, global = true, value_name = "FILE")]
     pub weights: Option<PathBuf>,
+    #[command(flatten)]
+    pub retriever: RetrieverArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,6 +72,7 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
     if let Some(path) = &args.weights {
         options.weights = read_weights(path)?;
     }
+    options.encoder = args.retriever.encoder()?;
     match args.command {
         Some(RetrieveCommand::Eval { json, half, misses }) => {
             let retriever = Retriever::build(&load.catalog, &options)?;

@@ -9,13 +9,14 @@ use anyhow::Context;
 use clap::Args;
 
 use super::agent_args::AgentArgs;
+use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, instruction_task, task_for};
 use crate::agent::{FinishKind, SolveContext};
 use crate::config::Config;
 use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
-use crate::retrieve::{RetrieveOptions, Retriever};
+use crate::retrieve::Retriever;
 use crate::server::{ToolArgs, tool_setup};
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
@@ -44,6 +45,8 @@ pub struct RunArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tool_args: ToolArgs,
+    #[command(flatten)]
+    pub retriever: RetrieverArgs,
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -103,7 +106,7 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
     let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_)))
         || (args.query_id.is_none() && args.tools.is_none());
     let retriever = if needs_index {
-        Some(Retriever::build(catalog, &RetrieveOptions::default())?)
+        Some(Retriever::build(catalog, &args.retriever.options()?)?)
     } else {
         None
     };

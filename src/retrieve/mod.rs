@@ -9,13 +9,18 @@
 //! needs: the query terms it matched count less, each intent of the request ([`intent`]) that it
 //! serves asks for less, and its category earns a small bonus. So the next picks cover the
 //! request's other intents instead of repeating the first one through competing tools.
+//!
+//! Optionally ([`dense`], [`minilm`]) a sentence encoder adds meaning-level similarity to the
+//! request's and each intent's scores, for paraphrases no word of the catalogue matches.
 
 mod baseline;
+pub mod dense;
 mod doc;
 mod eval;
 mod index;
 pub mod intent;
 mod metrics;
+pub mod minilm;
 pub mod tokenize;
 
 use std::collections::{HashMap, HashSet};
@@ -96,6 +101,12 @@ pub struct Weights {
     /// Bonus for an API in the category of an API already picked: ToolBench's multi-API
     /// requests mostly stay within one category.
     pub category_bonus: f32,
+    /// Weight of the whole request's dense relevance (with an encoder configured). The two dense
+    /// weights come from a small grid on all development queries; one vector for a multi-part
+    /// request favours one part, so the whole-request weight stays small.
+    pub dense_weight: f32,
+    /// Weight of each intent's own dense relevance (with an encoder configured).
+    pub intent_dense_weight: f32,
 }
 
 impl Default for Weights {
@@ -114,13 +125,17 @@ impl Default for Weights {
             context_weight: 0.3,
             field_tie: 0.1,
             category_bonus: 0.2,
+            dense_weight: 0.3,
+            intent_dense_weight: 2.0,
         }
     }
 }
 
 /// How to build the retriever.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RetrieveOptions {
+    /// A sentence encoder for dense relevance (hybrid ranking); `None`: lexical only.
+    pub encoder: Option<std::sync::Arc<dyn dense::TextEncoder>>,
     /// Folder of cached indices (one sub-folder per catalogue fingerprint). `None`: in memory only.
     pub index_dir: Option<PathBuf>,
     /// Write the index to `index_dir` when no up-to-date one is there (else build in memory).
@@ -166,6 +181,7 @@ pub struct Retriever {
     weights: Weights,
     source: IndexSource,
     location: Option<PathBuf>,
+    dense: Option<dense::DenseIndex>,
 }
 
 const PAIRS: &str = "name_pairs";
@@ -198,6 +214,7 @@ impl Retriever {
         let mut entries = Vec::with_capacity(catalog.api_count());
         let mut tool_apis = Vec::with_capacity(catalog.tool_count());
         let mut texts = Vec::with_capacity(catalog.api_count());
+        let mut sentences = Vec::with_capacity(catalog.api_count());
         let mut cats: HashMap<&str, u32> = HashMap::new();
         for (ti, tool) in catalog.tools().iter().enumerate() {
             let next = cats.len() as u32;
@@ -213,6 +230,7 @@ impl Retriever {
                     cat,
                 });
                 texts.push(ApiText::of(tool, api));
+                sentences.push(dense::api_sentence(tool, api));
             }
             tool_apis.push(ids);
         }
@@ -246,7 +264,19 @@ impl Retriever {
                 (a, t, IndexSource::Memory, None)
             }
         };
+        let dense = match &options.encoder {
+            Some(e) => {
+                let cache = options.index_dir.as_ref().map(|d| d.join("dense"));
+                Some(dense::DenseIndex::build(
+                    e.clone(),
+                    &sentences,
+                    cache.as_deref(),
+                )?)
+            }
+            None => None,
+        };
         Ok(Retriever {
+            dense,
             entries,
             tool_apis,
             apis,
@@ -285,6 +315,18 @@ impl Retriever {
         let w = &self.weights;
         let scorer = TermScorer::new(self);
         let parts = intent::split_intents(instruction);
+        // Dense relevance of the whole request and of each intent, encoded in one go.
+        let mut dense_parts = match &self.dense {
+            Some(d) => {
+                let mut texts = vec![instruction];
+                if w.intent_dense_weight > 0.0 && w.intent_weight > 0.0 && parts.len() > 1 {
+                    texts.extend(parts.iter().map(|p| p.text.as_str()));
+                }
+                d.relevance(&texts)?.into_iter()
+            }
+            None => Vec::new().into_iter(),
+        };
+        let dense = dense_parts.next().unwrap_or_default();
         // The whole instruction, term by term (the coverage below discounts terms one by one).
         let whole_keys = self.term_keys(instruction);
         let mut api_terms: Vec<Rc<TermHits>> = Vec::new();
@@ -298,7 +340,7 @@ impl Retriever {
             }
         }
         whole.finish();
-        if whole.is_empty() {
+        if whole.is_empty() && self.dense.is_none() {
             return Ok(Vec::new());
         }
         // Each intent on its own, normalised by its own best, so a request served by weaker
@@ -312,6 +354,10 @@ impl Retriever {
                     r.add(&hits);
                 }
                 r.finish();
+                if let Some(d) = dense_parts.next() {
+                    r.dense = d;
+                    r.dense_weight = w.intent_dense_weight;
+                }
                 if !r.is_empty() {
                     let weight = if part.context { w.context_weight } else { 1.0 };
                     intents.push((weight, r));
@@ -319,8 +365,14 @@ impl Retriever {
             }
         }
         let intent_total: f32 = intents.iter().map(|(x, _)| x).sum();
-        // Candidates: APIs that match, and every API of a matching tool.
-        let mut is_candidate: Vec<bool> = whole.api.iter().map(|&x| x > 0.0).collect();
+        let dense_of = |d: u32| w.dense_weight * dense.get(d as usize).copied().unwrap_or(0.0);
+        // Candidates: APIs that match, every API of a matching tool, and the nearest by meaning.
+        let mut is_candidate: Vec<bool> = whole
+            .api
+            .iter()
+            .enumerate()
+            .map(|(d, &x)| x > 0.0 || dense.get(d).is_some_and(|&y| y > 0.0))
+            .collect();
         for (t, _) in whole.tool.iter().enumerate().filter(|(_, x)| **x > 0.0) {
             for &d in &self.tool_apis[t] {
                 is_candidate[d as usize] = true;
@@ -332,7 +384,7 @@ impl Retriever {
         let score_of = |r: &Relevance, d: u32| r.score(d, self.entries[d as usize].tool);
         let mut ranked: Vec<(u32, f32)> = candidates
             .iter()
-            .map(|&d| (d, score_of(&whole, d)))
+            .map(|&d| (d, score_of(&whole, d) + dense_of(d)))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let shortlist = (4 * k).max(100);
@@ -373,7 +425,7 @@ impl Retriever {
             .map(|&d| {
                 intents
                     .iter()
-                    .map(|(_, r)| score_of(r, d) / (1.0 + w.tool_weight))
+                    .map(|(_, r)| score_of(r, d) / (1.0 + w.tool_weight + r.dense_weight))
                     .collect()
             })
             .collect();
@@ -395,6 +447,7 @@ impl Retriever {
                     .map(|(x, tw)| x * tw)
                     .sum::<f32>()
                     + tool_parts[c];
+                s += dense_of(chosen[c]);
                 if picked_cats.contains(&self.entries[chosen[c] as usize].cat) {
                     s += w.category_bonus;
                 }
@@ -554,6 +607,9 @@ struct Relevance {
     max_api: f32,
     max_tool: f32,
     tool_weight: f32,
+    /// Dense relevance per API (empty: none) and its weight.
+    dense: Vec<f32>,
+    dense_weight: f32,
 }
 
 impl Relevance {
@@ -564,6 +620,8 @@ impl Relevance {
             max_api: 0.0,
             max_tool: 0.0,
             tool_weight,
+            dense: Vec::new(),
+            dense_weight: 0.0,
         }
     }
 
@@ -583,7 +641,7 @@ impl Relevance {
     }
 
     fn is_empty(&self) -> bool {
-        self.max_api <= 0.0 && self.max_tool <= 0.0
+        self.max_api <= 0.0 && self.max_tool <= 0.0 && !self.dense.iter().any(|&x| x > 0.0)
     }
 
     fn tool_part(&self, tool: u32) -> f32 {
@@ -591,10 +649,12 @@ impl Relevance {
         self.tool_weight * norm(x, self.max_tool)
     }
 
-    /// Own score plus weighted tool score, each relative to the best (0 ..= 1 + tool weight).
+    /// Own score plus weighted tool and dense scores, each relative to the best
+    /// (0 ..= 1 + tool weight + dense weight).
     fn score(&self, api: u32, tool: u32) -> f32 {
         let x = self.api.get(api as usize).copied().unwrap_or(0.0);
-        norm(x, self.max_api) + self.tool_part(tool)
+        let dense = self.dense.get(api as usize).copied().unwrap_or(0.0);
+        norm(x, self.max_api) + self.tool_part(tool) + self.dense_weight * dense
     }
 }
 
@@ -777,6 +837,59 @@ mod tests {
                 )]),
             ),
         ])
+    }
+
+    /// The dense half finds an API the words miss ("gig" never appears in the catalogue), while
+    /// the lexical match stays first.
+    #[test]
+    fn dense_relevance_lifts_a_paraphrase_the_words_miss() {
+        let concert = "TheClique: Songkick concert. Concert info";
+        let encoder = dense::tests::Fixed::new(
+            2,
+            &[
+                (concert, vec![1.0, 0.0]),
+                ("Temp Mail: Read Inbox. Read inbox messages", vec![0.0, 1.0]),
+                (
+                    "Temp Mail: Create Mailbox. New temporary mailbox",
+                    vec![0.0, 1.0],
+                ),
+                (
+                    "Email Validator: validateEmail. Check an email address",
+                    vec![0.0, 1.0],
+                ),
+                (
+                    "Mail Checker: check mail. Validate email address",
+                    vec![0.0, 1.0],
+                ),
+                ("which gig is on tonight and check my mail", vec![0.8, 0.6]),
+                // Its two intents.
+                ("which gig is on tonight", vec![1.0, 0.0]),
+                ("check my mail", vec![0.0, 1.0]),
+            ],
+        );
+        let query = "which gig is on tonight and check my mail";
+        let lexical = Retriever::build(&catalog(), &RetrieveOptions::default()).unwrap();
+        let hits = names(&lexical.search(query, 5).unwrap());
+        assert!(
+            !hits.contains(&pair("TheClique", "Songkick concert")),
+            "{hits:?}"
+        );
+        let options = RetrieveOptions {
+            encoder: Some(std::sync::Arc::new(encoder)),
+            ..RetrieveOptions::default()
+        };
+        let hybrid = Retriever::build(&catalog(), &options).unwrap();
+        assert_eq!(
+            intent::split_intents(query).len(),
+            2,
+            "the test encoder covers both intents"
+        );
+        let hits = names(&hybrid.search(query, 5).unwrap());
+        assert!(
+            hits.contains(&pair("TheClique", "Songkick concert")),
+            "{hits:?}"
+        );
+        assert_eq!(hits[0], pair("Mail Checker", "check mail"), "{hits:?}");
     }
 
     fn names(hits: &[Hit]) -> Vec<(String, String)> {

@@ -181,3 +181,28 @@ fn bad_weights_file_is_bad_input_naming_it() {
         .stderr_has("/nonexistent/w.json")
         .no_panic();
 }
+
+#[test]
+fn dense_without_the_encoder_says_how_to_fetch_it() {
+    let empty = tempfile::tempdir().unwrap();
+    Test::new()
+        .args(["retrieve", "--dense", "--dense-model"])
+        .arg(empty.path())
+        .args(["--data"])
+        .arg(common::sample())
+        .arg("weather forecast")
+        .run()
+        .failure(2)
+        .stderr_has("--dense")
+        .stderr_has("fetch-model.sh minilm")
+        .no_panic();
+    // The model folder only means something with --dense.
+    Test::new()
+        .args(["retrieve", "--dense-model"])
+        .arg(empty.path())
+        .arg("weather forecast")
+        .run()
+        .failure(2)
+        .stderr_has("--dense")
+        .no_panic();
+}

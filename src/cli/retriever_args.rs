@@ -1,0 +1,59 @@
+//! Retriever flags shared by every command that ranks APIs (`retrieve`, `index build`, and
+//! `run`/`batch`/`chat` with `--tools retrieved:K`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::retrieve::dense::TextEncoder;
+use crate::retrieve::minilm::{self, MiniLm};
+use crate::retrieve::{RetrieveOptions, default_index_dir};
+
+#[derive(Debug, Clone, Args)]
+pub struct RetrieverArgs {
+    /// Blend in dense relevance from the in-process sentence encoder (all-MiniLM-L6-v2, fetched by
+    /// `scripts/fetch-model.sh minilm`). The catalogue's embeddings are computed once (about a
+    /// minute on 2 cores) and cached in the index folder.
+    #[arg(long, global = true)]
+    pub dense: bool,
+    /// Folder of the sentence encoder (config.json, vocab.txt, model.safetensors)
+    /// [default: the model cache's all-MiniLM-L6-v2].
+    #[arg(
+        long,
+        global = true,
+        env = "SUM2ACT_DENSE_MODEL",
+        value_name = "DIR",
+        requires = "dense"
+    )]
+    pub dense_model: Option<PathBuf>,
+}
+
+impl RetrieverArgs {
+    /// The sentence encoder, loaded, when `--dense` is given.
+    pub fn encoder(&self) -> anyhow::Result<Option<Arc<dyn TextEncoder>>> {
+        if !self.dense {
+            return Ok(None);
+        }
+        let dir = self
+            .dense_model
+            .clone()
+            .or_else(minilm::default_model_dir)
+            .ok_or_else(|| {
+                super::BadInput("--dense: no model folder; pass --dense-model".into())
+            })?;
+        let model = MiniLm::load(&dir).map_err(|e| super::BadInput(format!("--dense: {e}")))?;
+        Ok(Some(Arc::new(model)))
+    }
+
+    /// Options for the retriever of `run`, `batch` and `chat`: in memory, except that dense
+    /// embeddings are cached in the default index folder.
+    pub fn options(&self) -> anyhow::Result<RetrieveOptions> {
+        let encoder = self.encoder()?;
+        Ok(RetrieveOptions {
+            index_dir: encoder.as_ref().and_then(|_| default_index_dir()),
+            encoder,
+            ..RetrieveOptions::default()
+        })
+    }
+}

@@ -1,0 +1,274 @@
+//! Dense similarity: a sentence encoder embeds every API once (cached beside the lexical index)
+//! and each query at search time. It catches paraphrases the lexical index misses ("movie" for
+//! "film"); the ranking blends it in as one more relevance signal.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::RetrieveError;
+use crate::toolbench::{Tool, ToolApi};
+
+/// Turns texts into unit-length vectors of one fixed dimension.
+pub trait TextEncoder: Send + Sync {
+    /// Names the model: embeddings cached under one name are reused only by the same model.
+    fn name(&self) -> &str;
+    fn dim(&self) -> usize;
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError>;
+}
+
+/// The sentence an API is embedded as: short, as the encoder was trained on short sentences.
+pub fn api_sentence(tool: &Tool, api: &ToolApi) -> String {
+    format!("{}: {}. {}", tool.file.tool_name, api.name, api.description)
+        .trim()
+        .to_string()
+}
+
+/// Every API's embedding, row by row in document order.
+pub struct DenseIndex {
+    encoder: Arc<dyn TextEncoder>,
+    dim: usize,
+    rows: Vec<f32>,
+}
+
+/// How many of the nearest APIs get a dense relevance above zero.
+const NEAREST: usize = 100;
+
+impl DenseIndex {
+    /// Embeds every sentence, or reads the embeddings from `cache` (a folder) when an earlier
+    /// run of the same encoder over the same sentences left them there. Embedding a catalogue
+    /// takes a while on a CPU; reading it back takes milliseconds.
+    pub fn build(
+        encoder: Arc<dyn TextEncoder>,
+        sentences: &[String],
+        cache: Option<&Path>,
+    ) -> Result<Self, RetrieveError> {
+        let dim = encoder.dim();
+        let file =
+            cache.map(|dir| dir.join(format!("{}.f32", cache_key(encoder.name(), sentences))));
+        if let Some(rows) = file
+            .as_deref()
+            .and_then(|f| read_rows(f, sentences.len() * dim))
+        {
+            return Ok(DenseIndex { encoder, dim, rows });
+        }
+        let mut rows = Vec::with_capacity(sentences.len() * dim);
+        let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+        for v in encoder.encode(&refs)? {
+            if v.len() != dim {
+                return Err(RetrieveError::BadInput(format!(
+                    "encoder {} returned {} values, expected {dim}",
+                    encoder.name(),
+                    v.len()
+                )));
+            }
+            rows.extend(v);
+        }
+        if rows.len() != sentences.len() * dim {
+            return Err(RetrieveError::BadInput(format!(
+                "encoder {} returned {} vectors for {} sentences",
+                encoder.name(),
+                rows.len() / dim.max(1),
+                sentences.len()
+            )));
+        }
+        if let Some(f) = &file {
+            write_rows(f, &rows)?;
+        }
+        Ok(DenseIndex { encoder, dim, rows })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len() / self.dim.max(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Per query and API, 0..1: cosine similarity, scaled so the nearest API scores 1 and the
+    /// `NEAREST`-th and beyond 0 (raw cosines of unrelated texts sit well above zero). The
+    /// queries are encoded together, so the encoder can spread them over cores.
+    pub fn relevance(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError> {
+        let vectors = self.encoder.encode(queries)?;
+        Ok(queries
+            .iter()
+            .enumerate()
+            .map(
+                |(i, _)| match vectors.get(i).filter(|q| q.len() == self.dim) {
+                    Some(q) => self.scaled(q),
+                    None => vec![0.0; self.len()],
+                },
+            )
+            .collect())
+    }
+
+    fn scaled(&self, q: &[f32]) -> Vec<f32> {
+        let sims: Vec<f32> = self
+            .rows
+            .chunks_exact(self.dim)
+            .map(|r| r.iter().zip(q).map(|(a, b)| a * b).sum())
+            .collect();
+        let mut sorted = sims.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let top = sorted.first().copied().unwrap_or(0.0);
+        let floor = sorted
+            .get(NEAREST.min(sorted.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0);
+        let span = top - floor;
+        sims.iter()
+            .map(|s| {
+                if span > 0.0 {
+                    ((s - floor) / span).max(0.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+}
+
+/// Names the cache file: the encoder and every sentence, in order.
+fn cache_key(encoder: &str, sentences: &[String]) -> String {
+    let mut h = Sha256::new();
+    h.update(encoder.as_bytes());
+    for s in sentences {
+        h.update([0]);
+        h.update(s.as_bytes());
+    }
+    hex::encode(&h.finalize()[..12])
+}
+
+fn read_rows(file: &Path, count: usize) -> Option<Vec<f32>> {
+    let bytes = std::fs::read(file).ok()?;
+    (bytes.len() == count * 4).then(|| {
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    })
+}
+
+/// Written to a temporary name and renamed, so a crash never leaves a short file behind.
+fn write_rows(file: &Path, rows: &[f32]) -> Result<(), RetrieveError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| RetrieveError::io(dir, e))?;
+    let tmp = file.with_extension(format!("tmp.{}", std::process::id()));
+    let bytes: Vec<u8> = rows.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(&tmp, bytes).map_err(|e| RetrieveError::io(&tmp, e))?;
+    std::fs::rename(&tmp, file).map_err(|e| RetrieveError::io(file, e))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A test encoder: fixed vectors by exact text (zero for unknown texts), counting calls.
+    pub(crate) struct Fixed {
+        pub rows: HashMap<String, Vec<f32>>,
+        pub dim: usize,
+        pub calls: AtomicUsize,
+    }
+
+    impl Fixed {
+        pub(crate) fn new(dim: usize, rows: &[(&str, Vec<f32>)]) -> Self {
+            Fixed {
+                rows: rows
+                    .iter()
+                    .map(|(t, v)| (t.to_string(), v.clone()))
+                    .collect(),
+                dim,
+                calls: AtomicUsize::new(0),
+            }
+        }
+    }
+
+    impl TextEncoder for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn dim(&self) -> usize {
+            self.dim
+        }
+        fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError> {
+            self.calls.fetch_add(texts.len(), Ordering::SeqCst);
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    self.rows
+                        .get(*t)
+                        .cloned()
+                        .unwrap_or_else(|| vec![0.0; self.dim])
+                })
+                .collect())
+        }
+    }
+
+    fn sentences() -> Vec<String> {
+        vec!["a".into(), "b".into(), "c".into()]
+    }
+
+    fn encoder() -> Arc<Fixed> {
+        Arc::new(Fixed::new(
+            2,
+            &[
+                ("a", vec![1.0, 0.0]),
+                ("b", vec![0.6, 0.8]),
+                ("c", vec![0.0, 1.0]),
+                ("query", vec![1.0, 0.0]),
+            ],
+        ))
+    }
+
+    #[test]
+    fn nearest_scores_one_and_the_far_end_zero() {
+        let index = DenseIndex::build(encoder(), &sentences(), None).unwrap();
+        let r = index.relevance(&["query"]).unwrap().remove(0);
+        assert_eq!(r.len(), 3);
+        assert!((r[0] - 1.0).abs() < 1e-6, "{r:?}");
+        assert!(r[1] > 0.0 && r[1] < 1.0, "{r:?}");
+        assert_eq!(r[2], 0.0);
+    }
+
+    #[test]
+    fn embeddings_are_cached_and_reused_only_for_the_same_sentences() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder();
+        DenseIndex::build(enc.clone(), &sentences(), Some(dir.path())).unwrap();
+        assert_eq!(enc.calls.load(Ordering::SeqCst), 3);
+        let again = DenseIndex::build(enc.clone(), &sentences(), Some(dir.path())).unwrap();
+        assert_eq!(enc.calls.load(Ordering::SeqCst), 3, "read from the cache");
+        assert_eq!(again.len(), 3);
+        let other = vec!["a".to_string(), "c".to_string()];
+        DenseIndex::build(enc.clone(), &other, Some(dir.path())).unwrap();
+        assert_eq!(
+            enc.calls.load(Ordering::SeqCst),
+            5,
+            "other sentences are embedded anew"
+        );
+    }
+
+    #[test]
+    fn an_encoder_of_the_wrong_width_is_an_error() {
+        struct Wrong;
+        impl TextEncoder for Wrong {
+            fn name(&self) -> &str {
+                "wrong"
+            }
+            fn dim(&self) -> usize {
+                4
+            }
+            fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError> {
+                Ok(texts.iter().map(|_| vec![0.0; 3]).collect())
+            }
+        }
+        let err = DenseIndex::build(Arc::new(Wrong), &sentences(), None)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("expected 4"), "{err}");
+    }
+}
