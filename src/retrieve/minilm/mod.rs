@@ -50,7 +50,23 @@ struct Linear {
 impl Linear {
     fn apply(&self, x: &[f32], rows: usize) -> Vec<f32> {
         let mut y = vec![0.0f32; rows * self.out];
-        gemm_bt(x, rows, self.inp, &self.w, self.out, &mut y);
+        let (k, n) = (self.inp, self.out);
+        // y (rows × out) = x (rows × in) · Wᵀ, W stored out × in.
+        gemm(
+            (rows, k, n),
+            Mat {
+                data: x,
+                rs: k,
+                cs: 1,
+            },
+            Mat {
+                data: &self.w,
+                rs: 1,
+                cs: k,
+            },
+            &mut y,
+            (n, 1),
+        );
         for row in y.chunks_exact_mut(self.out) {
             for (v, b) in row.iter_mut().zip(&self.b) {
                 *v += b;
@@ -275,7 +291,9 @@ impl MiniLm {
         pooled
     }
 
-    /// Multi-head self-attention over all `n` tokens (one text, so no padding mask).
+    /// Multi-head self-attention over all `n` tokens (one text, so no padding mask). Both products
+    /// of each head go through the optimised kernel: per-element loops in our own code would
+    /// dominate an unoptimised (debug) build.
     fn attention(&self, layer: &Layer, x: &[f32], n: usize) -> Vec<f32> {
         let h = self.config.hidden_size;
         let heads = self.config.num_attention_heads;
@@ -287,24 +305,45 @@ impl MiniLm {
         );
         let scale = 1.0 / (d as f32).sqrt();
         let mut ctx = vec![0.0f32; n * h];
-        let mut scores = vec![0.0f32; n];
+        let mut scores = vec![0.0f32; n * n];
         for head in 0..heads {
             let off = head * d;
-            for i in 0..n {
-                let qi = &q[i * h + off..i * h + off + d];
-                for (j, s) in scores.iter_mut().enumerate() {
-                    let kj = &k[j * h + off..j * h + off + d];
-                    *s = dot(qi, kj) * scale;
-                }
-                softmax(&mut scores);
-                let out = &mut ctx[i * h + off..i * h + off + d];
-                for (j, p) in scores.iter().enumerate() {
-                    let vj = &v[j * h + off..j * h + off + d];
-                    for (o, vv) in out.iter_mut().zip(vj) {
-                        *o += p * vv;
-                    }
-                }
+            // scores (n × n) = Q_h (n × d) · K_hᵀ, heads interleaved in rows of width h.
+            gemm(
+                (n, d, n),
+                Mat {
+                    data: &q[off..],
+                    rs: h,
+                    cs: 1,
+                },
+                Mat {
+                    data: &k[off..],
+                    rs: 1,
+                    cs: h,
+                },
+                &mut scores,
+                (n, 1),
+            );
+            for row in scores.chunks_exact_mut(n) {
+                row.iter_mut().for_each(|s| *s *= scale);
+                softmax(row);
             }
+            // ctx_h (n × d) = P (n × n) · V_h (n × d), written into its columns of ctx.
+            gemm(
+                (n, n, d),
+                Mat {
+                    data: &scores,
+                    rs: n,
+                    cs: 1,
+                },
+                Mat {
+                    data: &v[off..],
+                    rs: h,
+                    cs: 1,
+                },
+                &mut ctx[off..],
+                (h, 1),
+            );
         }
         ctx
     }
@@ -362,27 +401,52 @@ pub fn default_model_dir() -> Option<PathBuf> {
     Some(base.join(MODEL_DIR_NAME))
 }
 
-/// `c (m × n) = a (m × k) · bᵀ`, with `b` stored n × k (PyTorch's out × in).
-fn gemm_bt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, c: &mut [f32]) {
-    assert!(a.len() >= m * k && b.len() >= n * k && c.len() >= m * n);
-    // SAFETY: the lengths were checked above; matrixmultiply reads a and b and writes c only
-    // within m·k, k·n and m·n elements at the given strides.
+/// A read-only matrix view: element (i, j) is `data[i * rs + j * cs]`.
+struct Mat<'a> {
+    data: &'a [f32],
+    rs: usize,
+    cs: usize,
+}
+
+impl Mat<'_> {
+    /// Whether every element of a `rows × cols` view lies inside `data`.
+    fn covers(&self, rows: usize, cols: usize) -> bool {
+        rows == 0 || cols == 0 || (rows - 1) * self.rs + (cols - 1) * self.cs < self.data.len()
+    }
+}
+
+/// `c (m × n) = a (m × k) · b (k × n)`, any strides; `c` is overwritten.
+fn gemm(
+    (m, k, n): (usize, usize, usize),
+    a: Mat,
+    b: Mat,
+    c: &mut [f32],
+    (rsc, csc): (usize, usize),
+) {
+    let c_view = Mat {
+        data: c,
+        rs: rsc,
+        cs: csc,
+    };
+    assert!(a.covers(m, k) && b.covers(k, n) && c_view.covers(m, n));
+    // SAFETY: the asserts above keep every element matrixmultiply reads from a and b, and writes
+    // to c, inside its slice.
     unsafe {
         matrixmultiply::sgemm(
             m,
             k,
             n,
             1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            1,
-            k as isize,
+            a.data.as_ptr(),
+            a.rs as isize,
+            a.cs as isize,
+            b.data.as_ptr(),
+            b.rs as isize,
+            b.cs as isize,
             0.0,
             c.as_mut_ptr(),
-            n as isize,
-            1,
+            rsc as isize,
+            csc as isize,
         );
     }
 }
@@ -393,6 +457,7 @@ fn add(x: &mut [f32], y: &[f32]) {
     }
 }
 
+#[cfg(test)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -547,7 +612,22 @@ mod tests {
         let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..n * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let mut c = vec![0.0; m * n];
-        gemm_bt(&a, m, k, &b, n, &mut c);
+        // b is stored n × k and used transposed, as in a linear layer.
+        gemm(
+            (m, k, n),
+            Mat {
+                data: &a,
+                rs: k,
+                cs: 1,
+            },
+            Mat {
+                data: &b,
+                rs: 1,
+                cs: k,
+            },
+            &mut c,
+            (n, 1),
+        );
         for i in 0..m {
             for j in 0..n {
                 let want = dot(&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
