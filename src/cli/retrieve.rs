@@ -16,7 +16,7 @@ use crate::retrieve::{
 use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(subcommand_negates_reqs = true)]
 pub struct RetrieveArgs {
     #[command(subcommand)]
     pub command: Option<RetrieveCommand>,

@@ -129,6 +129,17 @@ fn eval_table_has_both_methods_and_ends_with_overall() {
     );
     let last = table.lines().last().unwrap_or_default().to_string();
     assert!(last.starts_with("overall"), "{table}");
+    // Retrieve's flags may come before the subcommand too.
+    let index = tempfile::tempdir().unwrap();
+    let before = Test::new()
+        .args(["retrieve", "--index-dir"])
+        .arg(index.path())
+        .args(["eval", "--data"])
+        .arg(common::sample())
+        .run()
+        .success()
+        .stdout();
+    assert_eq!(before, table);
 }
 
 #[test]
