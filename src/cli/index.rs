@@ -64,6 +64,7 @@ fn build(
         index_dir: Some(dir.clone()),
         write: true,
         encoder: retriever.encoder()?,
+        on_embed: Some(std::sync::Arc::new(super::retriever_args::tell_embedding)),
         ..RetrieveOptions::default()
     };
     let retriever = Retriever::build(&load.catalog, &options)

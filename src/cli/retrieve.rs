@@ -73,6 +73,7 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
         options.weights = read_weights(path)?;
     }
     options.encoder = args.retriever.encoder()?;
+    options.on_embed = Some(std::sync::Arc::new(super::retriever_args::tell_embedding));
     match args.command {
         Some(RetrieveCommand::Eval { json, half, misses }) => {
             let retriever = Retriever::build(&load.catalog, &options)?;

@@ -53,7 +53,15 @@ impl RetrieverArgs {
         Ok(RetrieveOptions {
             index_dir: encoder.as_ref().and_then(|_| default_index_dir()),
             encoder,
+            on_embed: Some(Arc::new(tell_embedding)),
             ..RetrieveOptions::default()
         })
     }
+}
+
+/// Says why the first `--dense` run over a catalogue pauses.
+pub fn tell_embedding(apis: usize) {
+    eprintln!(
+        "dense: embedding {apis} APIs with the sentence encoder (once per catalogue; cached in the index folder)"
+    );
 }

@@ -43,6 +43,7 @@ impl DenseIndex {
         encoder: Arc<dyn TextEncoder>,
         sentences: &[String],
         cache: Option<&Path>,
+        on_embed: Option<&(dyn Fn(usize) + Send + Sync)>,
     ) -> Result<Self, RetrieveError> {
         let dim = encoder.dim();
         let file =
@@ -52,6 +53,9 @@ impl DenseIndex {
             .and_then(|f| read_rows(f, sentences.len() * dim))
         {
             return Ok(DenseIndex { encoder, dim, rows });
+        }
+        if let Some(tell) = on_embed {
+            tell(sentences.len());
         }
         let mut rows = Vec::with_capacity(sentences.len() * dim);
         let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
@@ -226,7 +230,7 @@ pub(crate) mod tests {
 
     #[test]
     fn nearest_scores_one_and_the_far_end_zero() {
-        let index = DenseIndex::build(encoder(), &sentences(), None).unwrap();
+        let index = DenseIndex::build(encoder(), &sentences(), None, None).unwrap();
         let r = index.relevance(&["query"]).unwrap().remove(0);
         assert_eq!(r.len(), 3);
         assert!((r[0] - 1.0).abs() < 1e-6, "{r:?}");
@@ -238,13 +242,13 @@ pub(crate) mod tests {
     fn embeddings_are_cached_and_reused_only_for_the_same_sentences() {
         let dir = tempfile::tempdir().unwrap();
         let enc = encoder();
-        DenseIndex::build(enc.clone(), &sentences(), Some(dir.path())).unwrap();
+        DenseIndex::build(enc.clone(), &sentences(), Some(dir.path()), None).unwrap();
         assert_eq!(enc.calls.load(Ordering::SeqCst), 3);
-        let again = DenseIndex::build(enc.clone(), &sentences(), Some(dir.path())).unwrap();
+        let again = DenseIndex::build(enc.clone(), &sentences(), Some(dir.path()), None).unwrap();
         assert_eq!(enc.calls.load(Ordering::SeqCst), 3, "read from the cache");
         assert_eq!(again.len(), 3);
         let other = vec!["a".to_string(), "c".to_string()];
-        DenseIndex::build(enc.clone(), &other, Some(dir.path())).unwrap();
+        DenseIndex::build(enc.clone(), &other, Some(dir.path()), None).unwrap();
         assert_eq!(
             enc.calls.load(Ordering::SeqCst),
             5,
@@ -266,7 +270,7 @@ pub(crate) mod tests {
                 Ok(texts.iter().map(|_| vec![0.0; 3]).collect())
             }
         }
-        let err = DenseIndex::build(Arc::new(Wrong), &sentences(), None)
+        let err = DenseIndex::build(Arc::new(Wrong), &sentences(), None, None)
             .err()
             .unwrap();
         assert!(err.to_string().contains("expected 4"), "{err}");

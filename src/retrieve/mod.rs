@@ -136,6 +136,9 @@ impl Default for Weights {
 pub struct RetrieveOptions {
     /// A sentence encoder for dense relevance (hybrid ranking); `None`: lexical only.
     pub encoder: Option<std::sync::Arc<dyn dense::TextEncoder>>,
+    /// Told how many APIs are about to be embedded when no cached embeddings fit (slow on a CPU),
+    /// so a command can say why it is waiting.
+    pub on_embed: Option<std::sync::Arc<dyn Fn(usize) + Send + Sync>>,
     /// Folder of cached indices (one sub-folder per catalogue fingerprint). `None`: in memory only.
     pub index_dir: Option<PathBuf>,
     /// Write the index to `index_dir` when no up-to-date one is there (else build in memory).
@@ -271,6 +274,7 @@ impl Retriever {
                     e.clone(),
                     &sentences,
                     cache.as_deref(),
+                    options.on_embed.as_deref(),
                 )?)
             }
             None => None,
