@@ -56,12 +56,15 @@ pub fn parse(bytes: &[u8]) -> Result<HashMap<String, Tensor>, String> {
             .get(start..end)
             .filter(|_| start <= end)
             .ok_or_else(|| format!("tensor {name}: bytes {start}..{end} are outside the file"))?;
-        let count: usize = e.shape.iter().product();
-        if raw.len() != count * 4 {
+        let bytes_needed = e
+            .shape
+            .iter()
+            .try_fold(4usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| format!("tensor {name}: shape {:?} is too large", e.shape))?;
+        if raw.len() != bytes_needed {
             return Err(format!(
-                "tensor {name}: shape {:?} needs {} bytes, has {}",
+                "tensor {name}: shape {:?} needs {bytes_needed} bytes, has {}",
                 e.shape,
-                count * 4,
                 raw.len()
             ));
         }
@@ -125,5 +128,14 @@ mod tests {
         let mut bad = bytes.clone();
         bad[0] = 0xff;
         assert!(parse(&bad).is_err());
+        let huge = Tensor {
+            shape: vec![usize::MAX, 2],
+            data: vec![],
+        };
+        assert!(
+            parse(&write(&[("h", &huge)]))
+                .unwrap_err()
+                .contains("too large")
+        );
     }
 }
