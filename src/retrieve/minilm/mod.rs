@@ -22,6 +22,9 @@ pub const MODEL_DIR_NAME: &str = "all-MiniLM-L6-v2";
 /// Bumped whenever tokenization or the forward pass changes, so cached embeddings are redone.
 const IMPL_VERSION: u32 = 1;
 
+/// sentence-transformers cuts all-MiniLM-L6-v2's input at 256 tokens (`max_seq_length`).
+const MAX_TOKENS: usize = 256;
+
 /// The fields of a BERT `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BertConfig {
@@ -243,7 +246,7 @@ impl MiniLm {
             .to_vec();
         Ok(MiniLm {
             name,
-            max_tokens: config.max_position_embeddings.min(256),
+            max_tokens: config.max_position_embeddings.min(MAX_TOKENS),
             config,
             vocab,
             word,
