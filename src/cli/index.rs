@@ -60,13 +60,11 @@ fn build(
         BadInput("no index folder: pass --index-dir or set SUM2ACT_INDEX_DIR".into())
     })?;
     let started = Instant::now();
-    let options = RetrieveOptions {
+    let options = retriever.apply(RetrieveOptions {
         index_dir: Some(dir.clone()),
         write: true,
-        encoder: retriever.encoder()?,
-        on_embed: Some(std::sync::Arc::new(super::retriever_args::tell_embedding)),
         ..RetrieveOptions::default()
-    };
+    })?;
     let retriever = Retriever::build(&load.catalog, &options)
         .with_context(|| format!("building the index in {}", dir.display()))?;
     let secs = started.elapsed().as_secs_f64();

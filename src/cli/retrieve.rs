@@ -64,16 +64,14 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
     for broken in &load.broken {
         eprintln!("warning: skipped broken tool file: {broken}");
     }
-    let mut options = RetrieveOptions {
+    let mut options = args.retriever.apply(RetrieveOptions {
         index_dir: args.index_dir.clone().or_else(default_index_dir),
         write: false,
         ..RetrieveOptions::default()
-    };
+    })?;
     if let Some(path) = &args.weights {
         options.weights = read_weights(path)?;
     }
-    options.encoder = args.retriever.encoder()?;
-    options.on_embed = Some(std::sync::Arc::new(super::retriever_args::tell_embedding));
     match args.command {
         Some(RetrieveCommand::Eval { json, half, misses }) => {
             let retriever = Retriever::build(&load.catalog, &options)?;

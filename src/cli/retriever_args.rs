@@ -31,7 +31,7 @@ pub struct RetrieverArgs {
 
 impl RetrieverArgs {
     /// The sentence encoder, loaded, when `--dense` is given.
-    pub fn encoder(&self) -> anyhow::Result<Option<Arc<dyn TextEncoder>>> {
+    fn encoder(&self) -> anyhow::Result<Option<Arc<dyn TextEncoder>>> {
         if !self.dense {
             return Ok(None);
         }
@@ -46,21 +46,33 @@ impl RetrieverArgs {
         Ok(Some(Arc::new(model)))
     }
 
+    /// `base` with the sentence encoder when `--dense` is given, and a notice on stderr when the
+    /// catalogue has to be embedded.
+    pub fn apply(&self, base: RetrieveOptions) -> anyhow::Result<RetrieveOptions> {
+        Ok(RetrieveOptions {
+            encoder: self.encoder()?,
+            on_embed: Some(Arc::new(tell_embedding)),
+            ..base
+        })
+    }
+
     /// Options for the retriever of `run`, `batch` and `chat`: in memory, except that dense
     /// embeddings are cached in the default index folder.
     pub fn options(&self) -> anyhow::Result<RetrieveOptions> {
-        let encoder = self.encoder()?;
-        Ok(RetrieveOptions {
-            index_dir: encoder.as_ref().and_then(|_| default_index_dir()),
-            encoder,
-            on_embed: Some(Arc::new(tell_embedding)),
+        let index_dir = if self.dense {
+            default_index_dir()
+        } else {
+            None
+        };
+        self.apply(RetrieveOptions {
+            index_dir,
             ..RetrieveOptions::default()
         })
     }
 }
 
 /// Says why the first `--dense` run over a catalogue pauses.
-pub fn tell_embedding(apis: usize) {
+fn tell_embedding(apis: usize) {
     eprintln!(
         "dense: embedding {apis} APIs with the sentence encoder (once per catalogue; cached in the index folder)"
     );

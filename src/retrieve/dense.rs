@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::RetrieveError;
+use super::{RetrieveError, le_f32s};
+use crate::toolbench::io::write_atomic;
 use crate::toolbench::{Tool, ToolApi};
 
 /// Turns texts into unit-length vectors of one fixed dimension.
@@ -83,12 +84,8 @@ impl DenseIndex {
         Ok(DenseIndex { encoder, dim, rows })
     }
 
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.rows.len() / self.dim.max(1)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
     }
 
     /// Per query and API, 0..1: cosine similarity, scaled so the nearest API scores 1 and the
@@ -96,15 +93,11 @@ impl DenseIndex {
     /// queries are encoded together, so the encoder can spread them over cores.
     pub fn relevance(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError> {
         let vectors = self.encoder.encode(queries)?;
-        Ok(queries
-            .iter()
-            .enumerate()
-            .map(
-                |(i, _)| match vectors.get(i).filter(|q| q.len() == self.dim) {
-                    Some(q) => self.scaled(q),
-                    None => vec![0.0; self.len()],
-                },
-            )
+        Ok((0..queries.len())
+            .map(|i| match vectors.get(i).filter(|q| q.len() == self.dim) {
+                Some(q) => self.scaled(q),
+                None => vec![0.0; self.len()],
+            })
             .collect())
     }
 
@@ -147,22 +140,13 @@ fn cache_key(encoder: &str, sentences: &[String]) -> String {
 
 fn read_rows(file: &Path, count: usize) -> Option<Vec<f32>> {
     let bytes = std::fs::read(file).ok()?;
-    (bytes.len() == count * 4).then(|| {
-        bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect()
-    })
+    (bytes.len() == count * 4).then(|| le_f32s(&bytes))
 }
 
-/// Written to a temporary name and renamed, so a crash never leaves a short file behind.
+/// Written atomically, so a crash never leaves a short file behind.
 fn write_rows(file: &Path, rows: &[f32]) -> Result<(), RetrieveError> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| RetrieveError::io(dir, e))?;
-    let tmp = file.with_extension(format!("tmp.{}", std::process::id()));
     let bytes: Vec<u8> = rows.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(&tmp, bytes).map_err(|e| RetrieveError::io(&tmp, e))?;
-    std::fs::rename(&tmp, file).map_err(|e| RetrieveError::io(file, e))
+    Ok(write_atomic(file, &bytes)?)
 }
 
 #[cfg(test)]

@@ -319,11 +319,12 @@ impl Retriever {
         let w = &self.weights;
         let scorer = TermScorer::new(self);
         let parts = intent::split_intents(instruction);
+        let by_intent = w.intent_weight > 0.0 && parts.len() > 1;
         // Dense relevance of the whole request and of each intent, encoded in one go.
         let mut dense_parts = match &self.dense {
             Some(d) => {
                 let mut texts = vec![instruction];
-                if w.intent_dense_weight > 0.0 && w.intent_weight > 0.0 && parts.len() > 1 {
+                if by_intent && w.intent_dense_weight > 0.0 {
                     texts.extend(parts.iter().map(|p| p.text.as_str()));
                 }
                 d.relevance(&texts)?.into_iter()
@@ -350,7 +351,7 @@ impl Retriever {
         // Each intent on its own, normalised by its own best, so a request served by weaker
         // matches still gets its best API into the list.
         let mut intents: Vec<(f32, Relevance)> = Vec::new();
-        if w.intent_weight > 0.0 && parts.len() > 1 {
+        if by_intent {
             for part in &parts {
                 let mut r = Relevance::new(self.entries.len(), self.tool_apis.len(), w.tool_weight);
                 for key in self.term_keys(&part.text) {
@@ -505,6 +506,14 @@ impl Retriever {
             .filter(|k| seen.insert(k.clone()))
             .collect()
     }
+}
+
+/// Little-endian `f32`s, as safetensors files and the embedding cache store them.
+fn le_f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 fn norm(x: f32, max: f32) -> f32 {

@@ -34,12 +34,60 @@ pub struct BertConfig {
     pub intermediate_size: usize,
     pub max_position_embeddings: usize,
     pub vocab_size: usize,
+    #[serde(default = "default_type_vocab_size")]
+    pub type_vocab_size: usize,
     #[serde(default = "default_eps")]
     pub layer_norm_eps: f32,
 }
 
 fn default_eps() -> f32 {
     1e-12
+}
+
+fn default_type_vocab_size() -> usize {
+    2
+}
+
+/// The loaded tensors, taken out one by one with their shapes checked.
+struct Store {
+    tensors: HashMap<String, Tensor>,
+    h: usize,
+    eps: f32,
+}
+
+impl Store {
+    /// A tensor by name (also under a `bert.` prefix) with exactly this shape.
+    fn take(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+        let t = self
+            .tensors
+            .remove(name)
+            .or_else(|| self.tensors.remove(&format!("bert.{name}")))
+            .ok_or_else(|| format!("tensor {name} is missing"))?;
+        if t.shape != shape {
+            return Err(format!(
+                "tensor {name} has shape {:?}, expected {shape:?}",
+                t.shape
+            ));
+        }
+        Ok(t.data)
+    }
+
+    fn linear(&mut self, prefix: &str, inp: usize, out: usize) -> Result<Linear, String> {
+        Ok(Linear {
+            w: self.take(&format!("{prefix}.weight"), &[out, inp])?,
+            b: self.take(&format!("{prefix}.bias"), &[out])?,
+            inp,
+            out,
+        })
+    }
+
+    fn norm(&mut self, prefix: &str) -> Result<LayerNorm, String> {
+        Ok(LayerNorm {
+            gamma: self.take(&format!("{prefix}.weight"), &[self.h])?,
+            beta: self.take(&format!("{prefix}.bias"), &[self.h])?,
+            eps: self.eps,
+        })
+    }
 }
 
 /// A dense layer, `y = x Wᵀ + b`, with `W` stored as PyTorch does (out × in).
@@ -156,7 +204,7 @@ impl MiniLm {
         name: String,
         config: BertConfig,
         vocab: WordPiece,
-        mut tensors: HashMap<String, Tensor>,
+        tensors: HashMap<String, Tensor>,
     ) -> Result<Self, String> {
         let h = config.hidden_size;
         if h == 0
@@ -175,75 +223,38 @@ impl MiniLm {
                 config.vocab_size
             ));
         }
-        let mut take = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
-            let t = tensors
-                .remove(name)
-                .or_else(|| tensors.remove(&format!("bert.{name}")))
-                .ok_or_else(|| format!("tensor {name} is missing"))?;
-            if t.shape != shape {
-                return Err(format!(
-                    "tensor {name} has shape {:?}, expected {shape:?}",
-                    t.shape
-                ));
-            }
-            Ok(t.data)
+        let mut store = Store {
+            tensors,
+            h,
+            eps: config.layer_norm_eps,
         };
-        let eps = config.layer_norm_eps;
-        let mut linear = |p: &str, inp: usize, out: usize| -> Result<Linear, String> {
-            Ok(Linear {
-                w: take(&format!("{p}.weight"), &[out, inp])?,
-                b: take(&format!("{p}.bias"), &[out])?,
-                inp,
-                out,
-            })
-        };
-        let mut layers = Vec::with_capacity(config.num_hidden_layers);
         let inter = config.intermediate_size;
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for l in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
-            layers.push((
-                linear(&format!("{p}.attention.self.query"), h, h)?,
-                linear(&format!("{p}.attention.self.key"), h, h)?,
-                linear(&format!("{p}.attention.self.value"), h, h)?,
-                linear(&format!("{p}.attention.output.dense"), h, h)?,
-                linear(&format!("{p}.intermediate.dense"), h, inter)?,
-                linear(&format!("{p}.output.dense"), inter, h)?,
-            ));
-        }
-        let mut norm = |p: &str| -> Result<LayerNorm, String> {
-            Ok(LayerNorm {
-                gamma: take(&format!("{p}.weight"), &[h])?,
-                beta: take(&format!("{p}.bias"), &[h])?,
-                eps,
-            })
-        };
-        let embed_norm = norm("embeddings.LayerNorm")?;
-        let mut built = Vec::with_capacity(layers.len());
-        for (l, (query, key, value, attn_out, up, down)) in layers.into_iter().enumerate() {
-            let p = format!("encoder.layer.{l}");
-            built.push(Layer {
-                query,
-                key,
-                value,
-                attn_out,
-                attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
-                up,
-                down,
-                out_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            layers.push(Layer {
+                query: store.linear(&format!("{p}.attention.self.query"), h, h)?,
+                key: store.linear(&format!("{p}.attention.self.key"), h, h)?,
+                value: store.linear(&format!("{p}.attention.self.value"), h, h)?,
+                attn_out: store.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attn_norm: store.norm(&format!("{p}.attention.output.LayerNorm"))?,
+                up: store.linear(&format!("{p}.intermediate.dense"), h, inter)?,
+                down: store.linear(&format!("{p}.output.dense"), inter, h)?,
+                out_norm: store.norm(&format!("{p}.output.LayerNorm"))?,
             });
         }
-        let word = take("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
-        let position = take(
+        let embed_norm = store.norm("embeddings.LayerNorm")?;
+        let word = store.take("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
+        let position = store.take(
             "embeddings.position_embeddings.weight",
             &[config.max_position_embeddings, h],
         )?;
-        let token_type = tensors
-            .remove("embeddings.token_type_embeddings.weight")
-            .or_else(|| tensors.remove("bert.embeddings.token_type_embeddings.weight"))
-            .filter(|t| t.shape.len() == 2 && t.shape[1] == h && t.shape[0] > 0)
-            .ok_or("tensor embeddings.token_type_embeddings.weight is missing or misshapen")?
-            .data[..h]
-            .to_vec();
+        // Every token is of type 0: only the first row is used.
+        let mut token_type = store.take(
+            "embeddings.token_type_embeddings.weight",
+            &[config.type_vocab_size, h],
+        )?;
+        token_type.truncate(h);
         Ok(MiniLm {
             name,
             max_tokens: config.max_position_embeddings.min(MAX_TOKENS),
@@ -253,7 +264,7 @@ impl MiniLm {
             position,
             token_type,
             embed_norm,
-            layers: built,
+            layers,
         })
     }
 
@@ -512,6 +523,7 @@ mod tests {
             intermediate_size: 16,
             max_position_embeddings: 16,
             vocab_size: WORDS.len(),
+            type_vocab_size: 2,
             layer_norm_eps: 1e-12,
         }
     }

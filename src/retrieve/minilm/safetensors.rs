@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::super::RetrieveError;
+use super::super::{RetrieveError, le_f32s};
 
 #[derive(Debug, Deserialize)]
 struct Entry {
@@ -68,15 +68,11 @@ pub fn parse(bytes: &[u8]) -> Result<HashMap<String, Tensor>, String> {
                 raw.len()
             ));
         }
-        let values = raw
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
         out.insert(
             name,
             Tensor {
                 shape: e.shape,
-                data: values,
+                data: le_f32s(raw),
             },
         );
     }
