@@ -1,5 +1,6 @@
 //! `sum2act index build`: builds the API retrieval index of a data directory's catalogue and caches
 //! it on disk (keyed by a fingerprint of the catalogue) for `retrieve` and `--tools retrieved:K`.
+//! `sum2act index expand`: has an LLM write example requests per API for `--examples`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,8 +12,12 @@ use clap::{Args, Subcommand};
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
+use crate::llm::LlmArgs;
+use crate::prompts::Prompts;
+use crate::retrieve::examples::{ExampleRequests, GenerateOptions, generate};
 use crate::retrieve::{RetrieveOptions, Retriever, default_index_dir};
 use crate::toolbench::DataDir;
+use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -33,15 +38,109 @@ pub enum IndexCommand {
         #[command(flatten)]
         retriever: RetrieverArgs,
     },
+    /// Have the LLM (the embedded model by default) write example requests for every API under
+    /// DATA/tools, for `--examples FILE`. Each API's line is appended as soon as it is written, so
+    /// an interrupted pass loses nothing and a rerun does only the APIs still missing.
+    Expand {
+        /// The JSON Lines file to write (and to resume from).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Requests to ask for per API.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=10))]
+        per_api: u16,
+        /// Model calls in flight (the embedded model decodes `--llm-parallel` of them together).
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+        concurrency: u16,
+        /// Write at most this many APIs in this pass (a trial, or a pass in slices).
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        llm: LlmArgs,
+    },
 }
 
-pub fn run(global: &GlobalArgs, _config: &Config, args: IndexArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    global: &GlobalArgs,
+    config: &Config,
+    args: IndexArgs,
+) -> anyhow::Result<ExitCode> {
     match args.command {
         IndexCommand::Build {
             index_dir,
             json,
             retriever,
         } => build(global, index_dir, json, &retriever),
+        IndexCommand::Expand {
+            out,
+            per_api,
+            concurrency,
+            limit,
+            llm,
+        } => {
+            let options = GenerateOptions {
+                out,
+                per_api: per_api.into(),
+                concurrency: concurrency.into(),
+                limit,
+            };
+            expand(global, config, &llm, &options).await
+        }
+    }
+}
+
+async fn expand(
+    global: &GlobalArgs,
+    config: &Config,
+    llm: &LlmArgs,
+    options: &GenerateOptions,
+) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let load = data.catalog()?;
+    for broken in &load.broken {
+        eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    let existing =
+        ExampleRequests::load(&options.out).map_err(|e| BadInput(format!("--out: {e}")))?;
+    let missing = load.catalog.api_count() - existing.covered(&load.catalog);
+    let todo = options.limit.map_or(missing, |l| l.min(missing));
+    let prompts = Prompts::load()?;
+    let client = crate::llm::build(llm, config).await?;
+    eprintln!(
+        "expand: {todo} of {missing} APIs without example requests, with {}",
+        client.model_id()
+    );
+    let bar = ProgressBar::new(todo as u64);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{prefix} [{bar:30.cyan/blue}] {pos}/{len} APIs, {elapsed} (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar.set_prefix("expand");
+    let started = Instant::now();
+    let summary = generate(client, &prompts, &load.catalog, &existing, options, &|n| {
+        bar.set_position(n as u64)
+    })
+    .await
+    .with_context(|| format!("writing {}", options.out.display()))?;
+    bar.finish_and_clear();
+    for failure in &summary.failed {
+        eprintln!("failed: {failure}");
+    }
+    println!(
+        "examples: {} APIs written in {:.0}s, {} already there, {} failed; {} of {} APIs covered -> {}",
+        summary.written,
+        started.elapsed().as_secs_f64(),
+        summary.already,
+        summary.failed.len(),
+        summary.already + summary.written,
+        summary.apis,
+        options.out.display()
+    );
+    if summary.failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("run the same command again to retry the failed APIs");
+        Ok(ExitCode::FAILURE)
     }
 }
 

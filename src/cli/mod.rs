@@ -139,7 +139,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Llm(args) => llm::run(&cli.global, &config, args).await,
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
         Command::Serve(args) => serve::run(&cli.global, &config, *args).await,
-        Command::Index(args) => index::run(&cli.global, &config, args),
+        Command::Index(args) => index::run(&cli.global, &config, args).await,
         Command::Retrieve(args) => retrieve::run(&cli.global, &config, *args),
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::retrieve::dense::TextEncoder;
+use crate::retrieve::examples::ExampleRequests;
 use crate::retrieve::minilm::{self, MiniLm};
 use crate::retrieve::{RetrieveOptions, default_index_dir};
 
@@ -27,6 +28,10 @@ pub struct RetrieverArgs {
         requires = "dense"
     )]
     pub dense_model: Option<PathBuf>,
+    /// Example requests per API (JSON Lines written by `sum2act index expand`), indexed with each
+    /// API's description.
+    #[arg(long, global = true, env = "SUM2ACT_EXAMPLES", value_name = "FILE")]
+    pub examples: Option<PathBuf>,
 }
 
 impl RetrieverArgs {
@@ -46,11 +51,30 @@ impl RetrieverArgs {
         Ok(Some(Arc::new(model)))
     }
 
-    /// `base` with the sentence encoder when `--dense` is given, and a notice on stderr when the
-    /// catalogue has to be embedded.
+    /// The example requests of `--examples`, loaded; a missing file is bad input (an empty set
+    /// would silently index nothing).
+    fn examples(&self) -> anyhow::Result<Option<Arc<ExampleRequests>>> {
+        let Some(path) = &self.examples else {
+            return Ok(None);
+        };
+        if !path.is_file() {
+            return Err(super::BadInput(format!(
+                "--examples: {} not found (write it with `sum2act index expand --out {0}`)",
+                path.display()
+            ))
+            .into());
+        }
+        let loaded =
+            ExampleRequests::load(path).map_err(|e| super::BadInput(format!("--examples: {e}")))?;
+        Ok(Some(Arc::new(loaded)))
+    }
+
+    /// `base` with the sentence encoder when `--dense` is given, the example requests of
+    /// `--examples`, and a notice on stderr when the catalogue has to be embedded.
     pub fn apply(&self, base: RetrieveOptions) -> anyhow::Result<RetrieveOptions> {
         Ok(RetrieveOptions {
             encoder: self.encoder()?,
+            examples: self.examples()?,
             on_embed: Some(Arc::new(tell_embedding)),
             ..base
         })

@@ -20,10 +20,13 @@ pub trait TextEncoder: Send + Sync {
 }
 
 /// The sentence an API is embedded as: short, as the encoder was trained on short sentences.
-pub fn api_sentence(tool: &Tool, api: &ToolApi) -> String {
-    format!("{}: {}. {}", tool.file.tool_name, api.name, api.description)
-        .trim()
-        .to_string()
+pub fn api_sentence(tool: &Tool, api: &ToolApi, examples: &[String]) -> String {
+    let mut s = format!("{}: {}. {}", tool.file.tool_name, api.name, api.description);
+    for e in examples {
+        s.push(' ');
+        s.push_str(e);
+    }
+    s.trim().to_string()
 }
 
 /// Every API's embedding, row by row in document order.

@@ -59,7 +59,8 @@ pub struct ApiText {
 }
 
 impl ApiText {
-    pub fn of(tool: &Tool, api: &ToolApi) -> Self {
+    /// `examples`: requests an LLM imagined for the API (see `examples`), read as more description.
+    pub fn of(tool: &Tool, api: &ToolApi, examples: &[String]) -> Self {
         let params: Vec<_> = api
             .required_parameters
             .iter()
@@ -75,7 +76,14 @@ impl ApiText {
             (DocField::ToolName, tool.file.tool_name.clone()),
             (DocField::ToolDescription, tool.description().to_string()),
             (DocField::ApiName, api.name.clone()),
-            (DocField::ApiDescription, api.description.clone()),
+            (
+                DocField::ApiDescription,
+                std::iter::once(&api.description)
+                    .chain(examples)
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
             (
                 DocField::ParamNames,
                 join(params.iter().map(|p| p.name.clone()).collect()),

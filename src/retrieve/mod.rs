@@ -17,6 +17,7 @@ mod baseline;
 pub mod dense;
 mod doc;
 mod eval;
+pub mod examples;
 mod index;
 pub mod intent;
 mod metrics;
@@ -41,7 +42,7 @@ pub use metrics::{Metrics, MetricsSum, ndcg_at, recall_at};
 use tokenize::Analyzer;
 
 /// Bumped whenever analysis or the index layout changes, so cached indices are rebuilt.
-const INDEX_VERSION: u32 = 2;
+const INDEX_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RetrieveError {
@@ -143,6 +144,8 @@ pub struct RetrieveOptions {
     pub index_dir: Option<PathBuf>,
     /// Write the index to `index_dir` when no up-to-date one is there (else build in memory).
     pub write: bool,
+    /// LLM-written example requests per API, indexed with the API's description.
+    pub examples: Option<std::sync::Arc<examples::ExampleRequests>>,
     pub weights: Weights,
 }
 
@@ -196,9 +199,12 @@ fn field_names() -> Vec<&'static str> {
 }
 
 /// A hash of everything the index is built from.
-pub fn fingerprint(catalog: &Catalog) -> String {
+pub fn fingerprint(catalog: &Catalog, examples: Option<&examples::ExampleRequests>) -> String {
     let mut h = Sha256::new();
     h.update(INDEX_VERSION.to_le_bytes());
+    if let Some(e) = examples {
+        h.update(e.digest().as_bytes());
+    }
     for t in catalog.tools() {
         h.update(t.category.as_bytes());
         h.update([0]);
@@ -232,15 +238,19 @@ impl Retriever {
                     tool: ti as u32,
                     cat,
                 });
-                texts.push(ApiText::of(tool, api));
-                sentences.push(dense::api_sentence(tool, api));
+                let examples = options
+                    .examples
+                    .as_ref()
+                    .map_or(&[][..], |e| e.for_api(tool, api));
+                texts.push(ApiText::of(tool, api, examples));
+                sentences.push(dense::api_sentence(tool, api, examples));
             }
             tool_apis.push(ids);
         }
         let names = field_names();
         let (apis, tools, source, location) = match &options.index_dir {
             Some(root) => {
-                let fp = fingerprint(catalog);
+                let fp = fingerprint(catalog, options.examples.as_deref());
                 let dir = root.join(&fp[..16]);
                 let manifest = Manifest {
                     version: INDEX_VERSION,
@@ -903,6 +913,38 @@ mod tests {
             "{hits:?}"
         );
         assert_eq!(hits[0], pair("Mail Checker", "check mail"), "{hits:?}");
+    }
+
+    #[test]
+    fn example_requests_bring_a_request_s_words_to_its_api() {
+        let catalog = catalog();
+        let query = "which gig is on tonight";
+        let plain = Retriever::build(&catalog, &RetrieveOptions::default()).unwrap();
+        let hits = names(&plain.search(query, 1).unwrap());
+        assert_ne!(hits.first(), Some(&pair("TheClique", "Songkick concert")));
+        let tool = catalog.tool("Data", "TheClique").unwrap();
+        let line = examples::ExampleLine {
+            tool: "TheClique".into(),
+            api: "Songkick concert".into(),
+            key: examples::api_key(tool, &tool.file.api_list[1]),
+            requests: vec!["Is there a gig on tonight I could go to?".into()],
+            model: "test".into(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("examples.jsonl");
+        std::fs::write(&path, serde_json::to_string(&line).unwrap()).unwrap();
+        let loaded = examples::ExampleRequests::load(&path).unwrap();
+        assert_ne!(
+            fingerprint(&catalog, Some(&loaded)),
+            fingerprint(&catalog, None)
+        );
+        let options = RetrieveOptions {
+            examples: Some(std::sync::Arc::new(loaded)),
+            ..RetrieveOptions::default()
+        };
+        let expanded = Retriever::build(&catalog, &options).unwrap();
+        let hits = names(&expanded.search(query, 1).unwrap());
+        assert_eq!(hits, [pair("TheClique", "Songkick concert")]);
     }
 
     fn names(hits: &[Hit]) -> Vec<(String, String)> {

@@ -103,6 +103,9 @@ fn is_stop(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
+/// Letter/digit alternations from which a run is an identifier, not words (`B2BHint` has 2).
+const OPAQUE_DIGIT_CHANGES: usize = 4;
+
 /// Splits text into lower-cased words: runs of letters/digits, cut at camelCase humps, acronym ends
 /// (`HTMLParser` → html, parser) and letter/digit changes (`v2` → v, 2).
 pub fn split_words(text: &str) -> Vec<String> {
@@ -120,6 +123,16 @@ pub fn split_words(text: &str) -> Vec<String> {
 }
 
 fn split_run(run: &[char], out: &mut Vec<String>) {
+    // An opaque identifier (a hash, a wallet address, an API key) is one word: its pieces
+    // (`0x39D2f3eF…` → x, 39, d, 2, f, …) would match anything with a `d` or a `2`.
+    let digit_changes = run
+        .windows(2)
+        .filter(|w| w[0].is_numeric() != w[1].is_numeric())
+        .count();
+    if digit_changes >= OPAQUE_DIGIT_CHANGES {
+        out.push(run.iter().collect::<String>().to_lowercase());
+        return;
+    }
     let mut start = 0;
     for i in 1..run.len() {
         let (prev, cur) = (run[i - 1], run[i]);
@@ -221,6 +234,14 @@ mod tests {
         assert_eq!(split_words("Çiçeksepeti"), ["çiçeksepeti"]);
         assert_eq!(split_words("5 GUIDs, URLs"), ["5", "guids", "urls"]);
         assert_eq!(split_words("IDs"), ["ids"]);
+        assert_eq!(
+            split_words("B2BHint tt1877830"),
+            ["b", "2", "b", "hint", "tt", "1877830"]
+        );
+        assert_eq!(
+            split_words("wallet 0x39D2f3eF8a5C"),
+            ["wallet", "0x39d2f3ef8a5c"]
+        );
     }
 
     #[test]
