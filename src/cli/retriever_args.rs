@@ -59,7 +59,7 @@ impl RetrieverArgs {
         };
         if !path.is_file() {
             return Err(super::BadInput(format!(
-                "--examples: {} not found (write it with `sum2act index expand --out {0}`)",
+                "--examples: {} is not a file (write one with `sum2act index expand --out {0}`)",
                 path.display()
             ))
             .into());
