@@ -16,7 +16,6 @@ use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::retrieve::examples::{ExampleRequests, GenerateOptions, generate};
 use crate::retrieve::{RetrieveOptions, Retriever, default_index_dir};
-use crate::toolbench::DataDir;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Debug, Args)]
@@ -94,14 +93,10 @@ async fn expand(
     llm: &LlmArgs,
     options: &GenerateOptions,
 ) -> anyhow::Result<ExitCode> {
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
-    }
+    let (_, catalog) = super::open_data(global)?;
     let existing =
         ExampleRequests::load(&options.out).map_err(|e| BadInput(format!("--out: {e}")))?;
-    let missing = load.catalog.api_count() - existing.covered(&load.catalog);
+    let missing = catalog.api_count() - existing.covered(&catalog);
     let todo = options.limit.map_or(missing, |l| l.min(missing));
     let prompts = Prompts::load()?;
     let client = crate::llm::build(llm, config).await?;
@@ -117,7 +112,7 @@ async fn expand(
     }
     bar.set_prefix("expand");
     let started = Instant::now();
-    let summary = generate(client, &prompts, &load.catalog, &existing, options, &|n| {
+    let summary = generate(client, &prompts, &catalog, &existing, options, &|n| {
         bar.set_position(n as u64)
     })
     .await
@@ -150,11 +145,7 @@ fn build(
     json: bool,
     retriever: &RetrieverArgs,
 ) -> anyhow::Result<ExitCode> {
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
-    }
+    let (_, catalog) = super::open_data(global)?;
     let dir = index_dir.or_else(default_index_dir).ok_or_else(|| {
         BadInput("no index folder: pass --index-dir or set SUM2ACT_INDEX_DIR".into())
     })?;
@@ -164,7 +155,7 @@ fn build(
         write: true,
         ..RetrieveOptions::default()
     })?;
-    let retriever = Retriever::build(&load.catalog, &options)
+    let retriever = Retriever::build(&catalog, &options)
         .with_context(|| format!("building the index in {}", dir.display()))?;
     let secs = started.elapsed().as_secs_f64();
     let location = retriever

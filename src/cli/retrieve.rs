@@ -13,7 +13,6 @@ use crate::config::Config;
 use crate::retrieve::{
     Bm25Baseline, Half, RetrieveOptions, Retriever, Weights, default_index_dir, evaluate,
 };
-use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
 #[command(subcommand_negates_reqs = true)]
@@ -59,11 +58,7 @@ pub enum RetrieveCommand {
 }
 
 pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow::Result<ExitCode> {
-    let data = DataDir::open_or_default(global.data.as_deref())?;
-    let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
-    }
+    let (data, catalog) = super::open_data(global)?;
     let mut options = args.retriever.apply(RetrieveOptions {
         index_dir: args.index_dir.clone().or_else(default_index_dir),
         write: false,
@@ -74,8 +69,8 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
     }
     match args.command {
         Some(RetrieveCommand::Eval { json, half, misses }) => {
-            let retriever = Retriever::build(&load.catalog, &options)?;
-            let baseline = Bm25Baseline::build(&load.catalog)?;
+            let retriever = Retriever::build(&catalog, &options)?;
+            let baseline = Bm25Baseline::build(&catalog)?;
             let report = evaluate(&data, &retriever, &baseline, half)?;
             if json {
                 println!("{}", serde_json::to_string(&report)?);
@@ -105,7 +100,7 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: RetrieveArgs) -> anyhow:
                 )
                 .into());
             }
-            let retriever = Retriever::build(&load.catalog, &options)?;
+            let retriever = Retriever::build(&catalog, &options)?;
             let started = Instant::now();
             let hits = retriever.search(instruction, args.k as usize)?;
             let elapsed = started.elapsed();
