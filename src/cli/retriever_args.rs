@@ -15,7 +15,8 @@ use crate::retrieve::{RetrieveOptions, default_index_dir};
 pub struct RetrieverArgs {
     /// Blend in dense relevance from the in-process sentence encoder (all-MiniLM-L6-v2, fetched by
     /// `scripts/fetch-model.sh minilm`). The catalogue's embeddings are computed once (under two
-    /// minutes for 2,490 APIs on 2 cores) and cached in the index folder.
+    /// minutes for 2,490 APIs on 2 cores; each example request of `--examples` is one more
+    /// sentence) and cached in the index folder.
     #[arg(long, global = true)]
     pub dense: bool,
     /// Folder of the sentence encoder (config.json, vocab.txt, model.safetensors)
@@ -29,7 +30,7 @@ pub struct RetrieverArgs {
     )]
     pub dense_model: Option<PathBuf>,
     /// Example requests per API (JSON Lines written by `sum2act index expand`), indexed with each
-    /// API's description.
+    /// API's description and, under `--dense`, embedded one by one.
     #[arg(long, global = true, env = "SUM2ACT_EXAMPLES", value_name = "FILE")]
     pub examples: Option<PathBuf>,
 }
@@ -96,8 +97,8 @@ impl RetrieverArgs {
 }
 
 /// Says why the first `--dense` run over a catalogue pauses.
-fn tell_embedding(apis: usize) {
+fn tell_embedding(sentences: usize) {
     eprintln!(
-        "dense: embedding {apis} APIs with the sentence encoder (once per catalogue; cached in the index folder)"
+        "dense: embedding {sentences} sentences (API docs and example requests) with the sentence encoder (once per catalogue; cached in the index folder)"
     );
 }

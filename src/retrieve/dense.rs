@@ -19,51 +19,66 @@ pub trait TextEncoder: Send + Sync {
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, RetrieveError>;
 }
 
-/// The sentence an API is embedded as: short, as the encoder was trained on short sentences.
-pub fn api_sentence(tool: &Tool, api: &ToolApi, examples: &[String]) -> String {
-    let mut s = format!("{}: {}. {}", tool.file.tool_name, api.name, api.description);
-    for e in examples {
-        s.push(' ');
-        s.push_str(e);
-    }
-    s.trim().to_string()
+/// The texts an API is embedded as: its documentation as one short sentence (the encoder was
+/// trained on short sentences), then each example request on its own. An API is as near to a
+/// query as its nearest text, so a request phrased like one of its examples finds it even when
+/// the documentation uses other words.
+pub fn api_texts(tool: &Tool, api: &ToolApi, examples: &[String]) -> Vec<String> {
+    let doc = format!("{}: {}. {}", tool.file.tool_name, api.name, api.description);
+    std::iter::once(doc.trim().to_string())
+        .chain(examples.iter().map(|e| e.trim().to_string()))
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
-/// Every API's embedding, row by row in document order.
+/// Every API's embeddings, row by row in document order; `owner` names each row's API.
 pub struct DenseIndex {
     encoder: Arc<dyn TextEncoder>,
     dim: usize,
     rows: Vec<f32>,
+    owner: Vec<u32>,
+    apis: usize,
 }
 
 /// How many of the nearest APIs get a dense relevance above zero.
 const NEAREST: usize = 100;
 
 impl DenseIndex {
-    /// Embeds every sentence, or reads the embeddings from `cache` (a folder) when an earlier
-    /// run of the same encoder over the same sentences left them there. Embedding a catalogue
-    /// takes a while on a CPU; reading it back takes milliseconds.
+    /// Embeds every API's texts, or reads the embeddings from `cache` (a folder) when an
+    /// earlier run of the same encoder over the same texts left them there. Embedding a
+    /// catalogue takes a while on a CPU; reading it back takes milliseconds.
     pub fn build(
         encoder: Arc<dyn TextEncoder>,
-        sentences: &[String],
+        texts: &[Vec<String>],
         cache: Option<&Path>,
         on_embed: Option<&(dyn Fn(usize) + Send + Sync)>,
     ) -> Result<Self, RetrieveError> {
         let dim = encoder.dim();
-        let file =
-            cache.map(|dir| dir.join(format!("{}.f32", cache_key(encoder.name(), sentences))));
+        let owner: Vec<u32> = texts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| std::iter::repeat_n(i as u32, t.len()))
+            .collect();
+        let sentences: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+        let apis = texts.len();
+        let file = cache.map(|dir| dir.join(format!("{}.f32", cache_key(encoder.name(), texts))));
         if let Some(rows) = file
             .as_deref()
             .and_then(|f| read_rows(f, sentences.len() * dim))
         {
-            return Ok(DenseIndex { encoder, dim, rows });
+            return Ok(DenseIndex {
+                encoder,
+                dim,
+                rows,
+                owner,
+                apis,
+            });
         }
         if let Some(tell) = on_embed {
             tell(sentences.len());
         }
         let mut rows = Vec::with_capacity(sentences.len() * dim);
-        let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
-        for v in encoder.encode(&refs)? {
+        for v in encoder.encode(&sentences)? {
             if v.len() != dim {
                 return Err(RetrieveError::BadInput(format!(
                     "encoder {} returned {} values, expected {dim}",
@@ -84,11 +99,17 @@ impl DenseIndex {
         if let Some(f) = &file {
             write_rows(f, &rows)?;
         }
-        Ok(DenseIndex { encoder, dim, rows })
+        Ok(DenseIndex {
+            encoder,
+            dim,
+            rows,
+            owner,
+            apis,
+        })
     }
 
     fn len(&self) -> usize {
-        self.rows.len() / self.dim.max(1)
+        self.apis
     }
 
     /// Per query and API, 0..1: cosine similarity, scaled so the nearest API scores 1 and the
@@ -105,11 +126,18 @@ impl DenseIndex {
     }
 
     fn scaled(&self, q: &[f32]) -> Vec<f32> {
-        let sims: Vec<f32> = self
-            .rows
-            .chunks_exact(self.dim)
-            .map(|r| r.iter().zip(q).map(|(a, b)| a * b).sum())
-            .collect();
+        let mut sims = vec![f32::NEG_INFINITY; self.apis];
+        for (r, &api) in self.rows.chunks_exact(self.dim).zip(&self.owner) {
+            let s: f32 = r.iter().zip(q).map(|(a, b)| a * b).sum();
+            let best = &mut sims[api as usize];
+            *best = best.max(s);
+        }
+        // An API with no texts is as far from the query as a vector can be.
+        for s in &mut sims {
+            if !s.is_finite() {
+                *s = -1.0;
+            }
+        }
         let mut sorted = sims.clone();
         sorted.sort_by(|a, b| b.total_cmp(a));
         let top = sorted.first().copied().unwrap_or(0.0);
@@ -130,13 +158,16 @@ impl DenseIndex {
     }
 }
 
-/// Names the cache file: the encoder and every sentence, in order.
-fn cache_key(encoder: &str, sentences: &[String]) -> String {
+/// Names the cache file: the encoder and every API's texts, in order.
+fn cache_key(encoder: &str, texts: &[Vec<String>]) -> String {
     let mut h = Sha256::new();
     h.update(encoder.as_bytes());
-    for s in sentences {
-        h.update([0]);
-        h.update(s.as_bytes());
+    for api in texts {
+        h.update([1]);
+        for s in api {
+            h.update([0]);
+            h.update(s.as_bytes());
+        }
     }
     hex::encode(&h.finalize()[..12])
 }
@@ -199,8 +230,8 @@ pub(crate) mod tests {
         }
     }
 
-    fn sentences() -> Vec<String> {
-        vec!["a".into(), "b".into(), "c".into()]
+    fn sentences() -> Vec<Vec<String>> {
+        vec![vec!["a".into()], vec!["b".into()], vec!["c".into()]]
     }
 
     fn encoder() -> Arc<Fixed> {
@@ -226,6 +257,22 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_api_is_as_near_as_its_nearest_text() {
+        // API 1's documentation "c" is far from the query, but its example request "a" is not.
+        let texts = vec![
+            vec!["b".to_string()],
+            vec!["c".to_string(), "a".to_string()],
+            vec!["c".to_string()],
+        ];
+        let index = DenseIndex::build(encoder(), &texts, None, None).unwrap();
+        let r = index.relevance(&["query"]).unwrap().remove(0);
+        assert_eq!(r.len(), 3, "one relevance per API, not per text");
+        assert!((r[1] - 1.0).abs() < 1e-6, "{r:?}");
+        assert!(r[0] > 0.0 && r[0] < 1.0, "{r:?}");
+        assert_eq!(r[2], 0.0);
+    }
+
+    #[test]
     fn embeddings_are_cached_and_reused_only_for_the_same_sentences() {
         let dir = tempfile::tempdir().unwrap();
         let enc = encoder();
@@ -234,7 +281,7 @@ pub(crate) mod tests {
         let again = DenseIndex::build(enc.clone(), &sentences(), Some(dir.path()), None).unwrap();
         assert_eq!(enc.calls.load(Ordering::SeqCst), 3, "read from the cache");
         assert_eq!(again.len(), 3);
-        let other = vec!["a".to_string(), "c".to_string()];
+        let other = vec![vec!["a".to_string()], vec!["c".to_string()]];
         DenseIndex::build(enc.clone(), &other, Some(dir.path()), None).unwrap();
         assert_eq!(
             enc.calls.load(Ordering::SeqCst),

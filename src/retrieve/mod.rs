@@ -137,14 +137,15 @@ impl Default for Weights {
 pub struct RetrieveOptions {
     /// A sentence encoder for dense relevance (hybrid ranking); `None`: lexical only.
     pub encoder: Option<std::sync::Arc<dyn dense::TextEncoder>>,
-    /// Told how many APIs are about to be embedded when no cached embeddings fit (slow on a CPU),
+    /// Told how many sentences are about to be embedded when no cached embeddings fit (slow on a CPU),
     /// so a command can say why it is waiting.
     pub on_embed: Option<std::sync::Arc<dyn Fn(usize) + Send + Sync>>,
     /// Folder of cached indices (one sub-folder per catalogue fingerprint). `None`: in memory only.
     pub index_dir: Option<PathBuf>,
     /// Write the index to `index_dir` when no up-to-date one is there (else build in memory).
     pub write: bool,
-    /// LLM-written example requests per API, indexed with the API's description.
+    /// LLM-written example requests per API, indexed with the API's description and embedded
+    /// one by one.
     pub examples: Option<std::sync::Arc<examples::ExampleRequests>>,
     pub weights: Weights,
 }
@@ -243,7 +244,7 @@ impl Retriever {
                     .as_ref()
                     .map_or(&[][..], |e| e.for_api(tool, api));
                 texts.push(ApiText::of(tool, api, examples));
-                sentences.push(dense::api_sentence(tool, api, examples));
+                sentences.push(dense::api_texts(tool, api, examples));
             }
             tool_apis.push(ids);
         }
