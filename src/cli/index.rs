@@ -96,7 +96,7 @@ async fn expand(
     let (_, catalog) = super::open_data(global)?;
     let existing =
         ExampleRequests::load(&options.out).map_err(|e| BadInput(format!("--out: {e}")))?;
-    let missing = catalog.api_count() - existing.covered(&catalog);
+    let missing = existing.missing(&catalog).len();
     let todo = options.limit.map_or(missing, |l| l.min(missing));
     let prompts = Prompts::load()?;
     let client = crate::llm::build(llm, config).await?;

@@ -87,14 +87,15 @@ impl ExampleRequests {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// How many APIs of the catalogue have requests.
-    pub fn covered(&self, catalog: &Catalog) -> usize {
+    /// The catalogue's APIs without requests for their current doc, in catalogue order: what a
+    /// pass of [`generate`] has left to do.
+    pub fn missing<'a>(&self, catalog: &'a Catalog) -> Vec<(&'a Tool, &'a ToolApi)> {
         catalog
             .tools()
             .iter()
             .flat_map(|t| t.file.api_list.iter().map(move |a| (t, a)))
-            .filter(|(t, a)| self.by_key.contains_key(&api_key(t, a)))
-            .count()
+            .filter(|(t, a)| self.for_api(t, a).is_empty())
+            .collect()
     }
 
     /// Changes whenever the file does, for the index fingerprint.
@@ -220,19 +221,10 @@ pub async fn generate(
     options: &GenerateOptions,
     on_done: &(dyn Fn(usize) + Sync),
 ) -> Result<GenerateSummary, RetrieveError> {
-    let all: Vec<(&Tool, &ToolApi)> = catalog
-        .tools()
-        .iter()
-        .flat_map(|t| t.file.api_list.iter().map(move |a| (t, a)))
-        .collect();
-    let mut todo: Vec<(&Tool, &ToolApi)> = all
-        .iter()
-        .copied()
-        .filter(|(t, a)| existing.for_api(t, a).is_empty())
-        .collect();
+    let mut todo = existing.missing(catalog);
     let mut summary = GenerateSummary {
-        apis: all.len(),
-        already: all.len() - todo.len(),
+        apis: catalog.api_count(),
+        already: catalog.api_count() - todo.len(),
         ..GenerateSummary::default()
     };
     if let Some(limit) = options.limit {
@@ -362,7 +354,7 @@ mod tests {
         .unwrap();
         assert_eq!((first.apis, first.already, first.written), (2, 0, 1));
         let loaded = ExampleRequests::load(&out).unwrap();
-        assert_eq!(loaded.covered(&catalog), 1);
+        assert_eq!(loaded.missing(&catalog).len(), 1);
         let options = GenerateOptions {
             limit: None,
             ..options

@@ -15,6 +15,17 @@ fn expand(model: &Model, out: &std::path::Path, extra: &[&str]) -> Test {
         .args(extra)
 }
 
+/// `sum2act retrieve ARGS` over the shipped sample with `--examples FILE`.
+fn retrieve(examples: &std::path::Path, args: &[&str]) -> Test {
+    Test::new()
+        .arg("retrieve")
+        .args(args)
+        .arg("--data")
+        .arg(common::sample())
+        .arg("--examples")
+        .arg(examples)
+}
+
 fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -51,12 +62,7 @@ fn expand_writes_every_api_once_resumes_and_feeds_retrieval() {
         .stdout_has(&format!("{apis} already there"));
     assert_eq!(lines(&out).len(), apis);
     // The requests are indexed: "all done" now matches every API.
-    let hits = Test::new()
-        .args(["retrieve", "--json", "-k", "3", "--data"])
-        .arg(common::sample())
-        .arg("--examples")
-        .arg(&out)
-        .arg("all done")
+    let hits = retrieve(&out, &["--json", "-k", "3", "all done"])
         .run()
         .success()
         .no_panic();
@@ -68,11 +74,7 @@ fn expand_writes_every_api_once_resumes_and_feeds_retrieval() {
 fn bad_examples_files_are_bad_input_naming_them() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.jsonl");
-    Test::new()
-        .args(["retrieve", "weather", "--data"])
-        .arg(common::sample())
-        .arg("--examples")
-        .arg(&missing)
+    retrieve(&missing, &["weather"])
         .run()
         .failure(2)
         .stderr_has("nope.jsonl")
@@ -80,11 +82,7 @@ fn bad_examples_files_are_bad_input_naming_them() {
         .no_panic();
     let broken = dir.path().join("broken.jsonl");
     std::fs::write(&broken, "{\"tool\": \"x\"}\n").unwrap();
-    Test::new()
-        .args(["retrieve", "weather", "--data"])
-        .arg(common::sample())
-        .arg("--examples")
-        .arg(&broken)
+    retrieve(&broken, &["weather"])
         .run()
         .failure(2)
         .stderr_has("broken.jsonl:1")
