@@ -146,7 +146,8 @@ pub async fn guard_repeat(
     action: Action,
     earlier: &[Step],
 ) -> Result<(Action, Option<String>), LlmError> {
-    let repeats = |s: &Step| s.action == action.name && s.arguments == action.arguments;
+    let key = super::parse::call_key(&action.arguments);
+    let repeats = |s: &Step| s.action == action.name && super::parse::call_key(&s.arguments) == key;
     if !ctx.options.repeat_guard || action.name == FINISH || !earlier.iter().any(repeats) {
         return Ok((action, None));
     }

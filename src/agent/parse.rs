@@ -108,8 +108,9 @@ fn prose_before_json(raw: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Canonical arguments text: valid JSON objects are re-serialised compactly (sorted keys), anything else
-/// is passed through so the tool caller can report it as malformed.
+/// Arguments text as sent: valid JSON objects are re-serialised compactly *in the model's key order*
+/// (StableToolBench keys its cache by Python's `str(dict)` of the arguments in that order), anything
+/// else is passed through so the tool caller can report it as malformed. Comparisons use [`call_key`].
 pub fn normalise_arguments(raw: &str) -> String {
     let t = raw.trim();
     if t.is_empty() {
@@ -120,6 +121,15 @@ pub fn normalise_arguments(raw: &str) -> String {
         _ => first_json_object(t)
             .map(|v| v.to_string())
             .unwrap_or_else(|| t.to_string()),
+    }
+}
+
+/// The arguments' identity for repeat detection: sorted-key canonical JSON when they are an object, so
+/// `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same call; the trimmed text otherwise.
+pub fn call_key(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments.trim()) {
+        Ok(v @ Value::Object(_)) => crate::tools::args::canonical_json(&v),
+        _ => arguments.trim().to_string(),
     }
 }
 
@@ -186,7 +196,7 @@ mod tests {
         };
         let a = action(&c).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.name, "f");
-        assert_eq!(a.arguments, "{\"a\":2,\"b\":1}");
+        assert_eq!(a.arguments, "{\"b\":1,\"a\":2}");
         assert_eq!(a.thought, "checking");
     }
 
@@ -224,5 +234,42 @@ mod tests {
         assert!(action_from_text("{\"thought\": \"no name\"}").is_err());
         assert!(action_from_text("{{{{").is_err());
         assert_eq!(normalise_arguments("not json"), "not json");
+    }
+
+    #[test]
+    fn arguments_keep_the_models_order_and_compare_by_content() {
+        let raw = r#"{"zeta": 1, "alpha": {"y": 2, "x": [3]}}"#;
+        assert_eq!(
+            normalise_arguments(raw),
+            r#"{"zeta":1,"alpha":{"y":2,"x":[3]}}"#
+        );
+        let c = Completion {
+            tool_calls: vec![ToolCall {
+                id: "a".into(),
+                name: "f".into(),
+                arguments: raw.into(),
+            }],
+            ..Completion::default()
+        };
+        assert_eq!(
+            action(&c).unwrap().arguments,
+            r#"{"zeta":1,"alpha":{"y":2,"x":[3]}}"#
+        );
+        let text = r#"{"name": "f", "arguments": {"b": 1, "a": 2}}"#;
+        assert_eq!(
+            action_from_text(text).unwrap().arguments,
+            r#"{"b":1,"a":2}"#
+        );
+        assert_eq!(
+            action_from_text("Action: f\nAction Input: {\"b\": 1, \"a\": 2}")
+                .unwrap()
+                .arguments,
+            r#"{"b":1,"a":2}"#
+        );
+        assert_eq!(
+            call_key(r#"{"b":1,"a":2}"#),
+            call_key(r#"{"a": 2, "b": 1}"#)
+        );
+        assert_ne!(call_key(r#"{"a":1}"#), call_key(r#"{"a":2}"#));
     }
 }

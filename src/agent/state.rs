@@ -18,7 +18,7 @@ pub struct Fact {
 pub struct Failure {
     pub step: u32,
     pub action: String,
-    /// Canonical arguments (compact JSON, sorted keys).
+    /// The arguments as the model wrote them (its key order); compared by `parse::call_key`.
     pub arguments: String,
     pub reason: String,
     /// How many times this exact call was made.
@@ -34,6 +34,11 @@ pub struct StateUpdate {
     pub failure_reason: String,
     /// 1-based numbers of earlier facts shown to be wrong.
     pub wrong_facts: Vec<u32>,
+}
+
+/// Whether two argument texts are the same call (key order does not matter).
+fn same_arguments(a: &str, b: &str) -> bool {
+    a == b || super::parse::call_key(a) == super::parse::call_key(b)
 }
 
 /// Longest fact kept verbatim; longer ones are cut (the model sometimes pastes whole responses).
@@ -68,7 +73,7 @@ impl State {
     pub fn failed_before(&self, action: &str, arguments: &str) -> Option<&Failure> {
         self.failures
             .iter()
-            .find(|f| f.action == action && f.arguments == arguments)
+            .find(|f| f.action == action && same_arguments(&f.arguments, arguments))
     }
 
     /// Records a failed call (or one more attempt of a known one).
@@ -77,7 +82,7 @@ impl State {
         if let Some(f) = self
             .failures
             .iter_mut()
-            .find(|f| f.action == action && f.arguments == arguments)
+            .find(|f| f.action == action && same_arguments(&f.arguments, arguments))
         {
             f.attempts += 1;
             f.step = step;
@@ -245,6 +250,7 @@ mod tests {
         assert_eq!(s.failures.len(), 1);
         assert_eq!(s.failures[0].reason, "unknown city");
         assert!(s.failed_before("w", "{\"city\":\"X\"}").is_some());
+        assert!(s.failed_before("w", "{ \"city\": \"X\" }").is_some());
     }
 
     #[test]

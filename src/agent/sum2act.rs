@@ -15,7 +15,7 @@ use crate::tools::{Finish, Observation};
 
 use super::common::{self, Outcome, TurnError, harness_observation};
 use super::episode::{Episode, FinishKind, Step};
-use super::parse::{Action, first_json_object};
+use super::parse::{Action, call_key, first_json_object};
 use super::state::{State, StateUpdate, clip, update_schema};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
@@ -103,7 +103,7 @@ impl Sum2Act {
             // 2. Repeats are caught by the code, not left to the model. Proposing a call whose result is
             //    already in the state means the router has nothing new to do: it is asked to finish.
             //    A call that already failed is not run again; after a few such repeats, it must finish too.
-            let key = (action.name.clone(), action.arguments.clone());
+            let key = (action.name.clone(), call_key(&action.arguments));
             let give_up_repeating = stuck + 1 >= MAX_REPEATS;
             if answered.contains(&key)
                 || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some())
@@ -171,7 +171,7 @@ impl Sum2Act {
                             update.new_facts = vec![raw_fact(&action, &obs)];
                         }
                         state.apply(n, &action.name, &action.arguments, &update);
-                        answered.insert((action.name.clone(), action.arguments.clone()));
+                        answered.insert((action.name.clone(), call_key(&action.arguments)));
                     }
                     state.fit(ctx.options.state_token_budget, count_tokens);
                 }

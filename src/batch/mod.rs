@@ -5,6 +5,7 @@
 //! The runner does not know about solvers: it drives a [`Job`] (the CLI adapts an `agent::Solver`
 //! to it), so the scheduling, resume and file logic can be tested with a trivial job.
 
+pub mod export;
 mod manifest;
 pub mod merge;
 mod plan;

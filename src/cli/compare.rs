@@ -135,6 +135,12 @@ pub async fn run(
             report::agreement_line(judge.model_id(), known.as_ref())
         );
         print!("{}", report::comparison_table(&comparison));
+        for (name, pr) in [("reference", &ref_pr), ("candidate", &cand_pr)] {
+            println!(
+                "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
+                pr.overall.pass_rate, pr.overall.pass_rate_without_missing
+            );
+        }
         println!(
             "judge log: {} ({logged} calls logged, {hits} answered from the log this time)",
             log.display()

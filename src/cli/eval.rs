@@ -26,8 +26,9 @@ pub struct EvalArgs {
     /// A StableToolBench converted answer file ({qid: {query, available_tools, answer}}) to score instead.
     #[arg(long, value_name = "FILE", conflicts_with = "run_dir")]
     pub converted: Option<PathBuf>,
-    /// StableToolBench id file ({"588": 0, ...}): the queries to score; ids without an answer count as failures.
-    #[arg(long, value_name = "IDS.json")]
+    /// StableToolBench id file ({"588": 0, ...}) or its `test_query_ids` folder ({subset}.json each): the
+    /// queries to score; ids without an answer count as failures in ours, are dropped in StableToolBench's.
+    #[arg(long, value_name = "IDS.json|DIR")]
     pub ids: Option<PathBuf>,
     /// Subset of --converted / --ids (default: the converted file's base name).
     #[arg(long, value_name = "NAME")]
@@ -134,7 +135,26 @@ pub fn load_set(
         _ => crate::eval::load_answers(path),
     }
     .map_err(bad)?;
-    if let Some(ids_path) = ids {
+    if let Some(dir) = ids.filter(|p| p.is_dir()) {
+        // StableToolBench's `--test_ids` folder: one `{subset}.json` per subset.
+        let wanted = match subset {
+            Some(s) => vec![s.to_string()],
+            None if !subsets.is_empty() => subsets.to_vec(),
+            None => set.subsets(),
+        };
+        for name in wanted {
+            let file = dir.join(format!("{name}.json"));
+            if !file.is_file() {
+                return Err(BadInput(format!(
+                    "--ids {}: no id file {name}.json for subset {name}",
+                    dir.display()
+                ))
+                .into());
+            }
+            let ids = load_id_file(&file).map_err(|e| BadInput(e.to_string()))?;
+            set.expect_ids(&name, &ids);
+        }
+    } else if let Some(ids_path) = ids {
         let ids = load_id_file(ids_path).map_err(|e| BadInput(e.to_string()))?;
         let name = match subset {
             Some(s) => s.to_string(),

@@ -6,6 +6,7 @@ mod chat;
 mod compare;
 mod data;
 pub mod eval;
+mod export;
 mod index;
 mod llm;
 mod merge;
@@ -65,6 +66,8 @@ pub enum Command {
     Compare(Box<compare::CompareArgs>),
     /// Run a method over whole subsets: concurrent, resumable, shardable, with progress and a summary.
     Batch(Box<batch::BatchArgs>),
+    /// Copy a run in another harness's format: `--format stabletoolbench` for its converter and evaluator.
+    Export(export::ExportArgs),
     /// Join run directories (e.g. shards of one batch) into one.
     Merge(merge::MergeArgs),
     /// Write a self-contained HTML report (pass rates, costs, trajectory viewer) for run directories.
@@ -135,6 +138,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(&cli.global, &config, *args).await,
         Command::Batch(args) => batch::run(&cli.global, &config, *args).await,
         Command::Merge(args) => merge::run(args),
+        Command::Export(args) => export::run(args),
         Command::Report(args) => report::run(args),
         Command::Llm(args) => llm::run(&cli.global, &config, args).await,
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,

@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// How answers that are not in the response cache are made.
     #[arg(long, value_enum, default_value_t = SimulationMode::Schema)]
     pub simulation: SimulationMode,
+    /// Answer as StableToolBench's server does: simulate calls that miss required parameters (ours
+    /// return a parameter error by default) and serve cache entries of tools outside the catalogue.
+    #[arg(long)]
+    pub stb_compat: bool,
     #[command(flatten)]
     pub faults: FaultArgs,
     /// The model for `--simulation llm`.
@@ -84,13 +88,10 @@ pub async fn run(
         ),
         SimulationMode::Schema => None,
     };
-    let api = Arc::new(embedded_api(
-        &data,
-        args.save,
-        args.simulation,
-        &args.faults,
-        llm,
-    )?);
+    let api = Arc::new(
+        embedded_api(&data, args.save, args.simulation, &args.faults, llm)?
+            .with_stb_compat(args.stb_compat),
+    );
     let describe = api.describe();
     let shutdown = async {
         stop_signal().await;

@@ -173,13 +173,13 @@ pub fn pass_rate_table(pr: &PassRate, agreement: &str) -> String {
     let _ = writeln!(s, "{agreement}");
     let _ = writeln!(
         s,
-        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>16}",
-        "subset", "queries", "missing", "by rule", "pass rate %", "w/o missing %"
+        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>18}",
+        "subset", "queries", "missing", "by rule", "ours %", "StableToolBench %"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
         let _ = writeln!(
             s,
-            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>16.1}",
+            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>18.1}",
             g.subset,
             g.queries,
             g.missing,
@@ -188,6 +188,15 @@ pub fn pass_rate_table(pr: &PassRate, agreement: &str) -> String {
             g.pass_rate_without_missing
         );
     }
+    let o = &pr.overall;
+    let _ = writeln!(
+        s,
+        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
+        o.pass_rate,
+        o.queries - o.missing,
+        o.queries,
+        o.pass_rate_without_missing
+    );
     let _ = writeln!(s, "note: {MISSING_NOTE}");
     s
 }

@@ -46,6 +46,17 @@ impl ResponseCache {
             .join(format!("{api}.json"))
     }
 
+    /// Whether `name` is a category folder of this cache (a plain folder name, not a path).
+    pub fn has_category(&self, name: &str) -> bool {
+        !name.is_empty()
+            && !name.starts_with('.')
+            && !name.contains(['/', '\\', '\0'])
+            && std::fs::read_dir(&self.root).is_ok_and(|dir| {
+                dir.filter_map(Result::ok)
+                    .any(|e| e.file_name() == name && e.path().is_dir())
+            })
+    }
+
     fn entries(&self, path: &Path) -> Arc<Entries> {
         if let Ok(files) = self.files.read()
             && let Some(e) = files.get(path)

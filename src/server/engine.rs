@@ -75,6 +75,8 @@ pub struct VirtualApi {
     mode: SimulationMode,
     llm: Option<LlmSimulator>,
     faults: Option<Faults>,
+    /// StableToolBench's own behaviour (`serve --stb-compat`): see [`VirtualApi::with_stb_compat`].
+    stb_compat: bool,
     pub stats: Stats,
 }
 
@@ -133,6 +135,7 @@ impl VirtualApi {
             mode: SimulationMode::Schema,
             llm: None,
             faults: None,
+            stb_compat: false,
             stats: Stats::default(),
         }
     }
@@ -140,6 +143,16 @@ impl VirtualApi {
     /// Write new simulated or LLM answers into the cache (needs a cache folder).
     pub fn with_save(mut self, save: bool) -> Self {
         self.save = save;
+        self
+    }
+
+    /// Answers as StableToolBench's `server/main.py` does where we differ by default: a call missing
+    /// required parameters is simulated (it never checks them) instead of getting a parameter error, and
+    /// a cache entry is served for a tool or API that is not in the catalogue (it looks the cache up by
+    /// the request's names before anything else). Off by default: a real API rejects a call without its
+    /// required parameters, and an agent should learn that, not read an invented answer.
+    pub fn with_stb_compat(mut self, on: bool) -> Self {
+        self.stb_compat = on;
         self
     }
 
@@ -171,6 +184,9 @@ impl VirtualApi {
             if self.save {
                 s.push_str(" (saving)");
             }
+        }
+        if self.stb_compat {
+            s.push_str(", StableToolBench-compatible");
         }
         if let Some(f) = &self.faults {
             s.push_str(&format!(
@@ -235,7 +251,15 @@ impl VirtualApi {
                 );
             }
         };
-        let Some(tool) = self.catalog.tool(&category, tool_name) else {
+        let tool = self.catalog.tool(&category, tool_name);
+        let in_catalogue = tool.is_some_and(|t| self.catalog.api(t, &api_name).is_some());
+        if self.stb_compat
+            && !in_catalogue
+            && let Some(reply) = self.uncatalogued_hit(&category, &std_tool, &api_name, &args)
+        {
+            return (Answer::Reply(reply), label);
+        }
+        let Some(tool) = tool else {
             let msg = format!("No such tool: `{tool_name}` in category `{category}`");
             return (
                 Answer::Reply(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller)),
@@ -279,7 +303,7 @@ impl VirtualApi {
         }
         let doc = tool.api_doc(api);
         let problems = check_params(&doc, &args);
-        if !problems.missing.is_empty() {
+        if !problems.missing.is_empty() && !self.stb_compat {
             let only_missing = crate::tools::args::ParamProblems {
                 unknown: Vec::new(),
                 ..problems
@@ -306,6 +330,26 @@ impl VirtualApi {
             }
         }
         (Answer::Reply(reply), label)
+    }
+
+    /// A cache entry for a tool or API outside the catalogue (`--stb-compat`). The path is built from
+    /// standardised names (letters, digits, `_`) under a category folder that exists in the cache.
+    fn uncatalogued_hit(
+        &self,
+        category: &str,
+        tool: &str,
+        api: &str,
+        args: &Map<String, Value>,
+    ) -> Option<ToolReply> {
+        let cache = self.cache.as_ref()?;
+        if tool.is_empty() || api.is_empty() || !cache.has_category(category) {
+            return None;
+        }
+        let path = cache.file(category, tool, api);
+        let hit = cache.get(&path, &canonical_json(&Value::Object(args.clone())))?;
+        let mut reply = serde_json::from_value::<ToolReply>(hit).ok()?;
+        reply.source = Some(ReplySource::Cache);
+        Some(reply)
     }
 
     async fn simulate(

@@ -1,5 +1,6 @@
-//! Reads Python literal reprs (`{'name': 'Lionel Messi', 'n': 3, 'ok': True}`) as JSON values:
-//! StableToolBench keys its response cache with `str(dict)`.
+//! Reads and writes Python literal reprs (`{'name': 'Lionel Messi', 'n': 3, 'ok': True}`):
+//! StableToolBench keys its response cache with `str(json.loads(tool_input))`, so a key depends on the
+//! model's argument order and on Python's exact quoting, escaping and float spelling.
 
 use serde_json::{Map, Number, Value};
 
@@ -175,6 +176,9 @@ impl Parser<'_> {
                 if let Ok(n) = w.parse::<i64>() {
                     return Ok(Value::from(n));
                 }
+                if let Ok(n) = w.parse::<u64>() {
+                    return Ok(Value::from(n));
+                }
                 w.parse::<f64>()
                     .ok()
                     .and_then(Number::from_f64)
@@ -182,6 +186,146 @@ impl Parser<'_> {
                     .ok_or_else(|| format!("not a Python literal: `{w}`"))
             }
         }
+    }
+}
+
+/// Python's `str()` of the value `json.loads` would give for `v`: single quotes unless the text holds
+/// `'` and no `"`, `True`/`False`/`None`, `', '` and `': '` separators, insertion order kept, floats
+/// spelled as Python's `repr` does (`1.0`, `1e-05`, `1e+16`). Non-printable characters are escaped as
+/// Python does for the common cases (C0/C1 controls, format and separator characters, private use).
+pub fn to_repr(v: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, v);
+    out
+}
+
+fn write_repr(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (_, Some(u), _) => out.push_str(&u.to_string()),
+            (_, _, Some(f)) => out.push_str(&float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_str(out, k);
+                out.push_str(": ");
+                write_repr(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_str(out: &mut String, s: &str) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !printable(c) => {
+                let n = c as u32;
+                if n < 0x100 {
+                    out.push_str(&format!("\\x{n:02x}"));
+                } else if n < 0x10000 {
+                    out.push_str(&format!("\\u{n:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{n:08x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+}
+
+/// Python's `str.isprintable` for the characters model arguments and API replies contain.
+fn printable(c: char) -> bool {
+    let n = c as u32;
+    !(n < 0x20
+        || (0x7f..=0xa0).contains(&n)
+        || n == 0xad
+        || (0x2000..=0x200f).contains(&n)
+        || (0x2028..=0x202f).contains(&n)
+        || (0x205f..=0x206f).contains(&n)
+        || n == 0x3000
+        || n == 0xfeff
+        || (0xe000..=0xf8ff).contains(&n)
+        || (0xfff9..=0xfffb).contains(&n))
+}
+
+/// `repr(float)`: the shortest digits that round-trip, positional for exponents -4..16, else `de±XX`.
+fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let body = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat((-point) as usize))
+        } else if (point as usize) >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
+        };
+        format!("{sign}{body}")
+    } else {
+        let rest = &digits[1..];
+        let m = if rest.is_empty() {
+            digits[..1].to_string()
+        } else {
+            format!("{}.{rest}", &digits[..1])
+        };
+        format!(
+            "{sign}{m}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     }
 }
 
@@ -203,5 +347,33 @@ mod tests {
         assert_eq!(parse("{}").unwrap(), json!({}));
         assert!(parse("{'a': }").is_err());
         assert!(parse("not a dict").is_err());
+    }
+
+    #[test]
+    fn writes_what_python_str_writes() {
+        // Expected texts are what CPython 3 prints for str(json.loads(...)) of the same JSON.
+        let v = json!({"zeta": "Lionel Messi", "alpha": 1, "f": 0.5, "big": 1e16, "small": 0.00001,
+            "whole": 2.0, "ok": true, "none": null, "list": [1, "a"], "nested": {"b": [], "a": {}}});
+        assert_eq!(
+            to_repr(&v),
+            "{'zeta': 'Lionel Messi', 'alpha': 1, 'f': 0.5, 'big': 1e+16, 'small': 1e-05, 'whole': 2.0, 'ok': True, 'none': None, 'list': [1, 'a'], 'nested': {'b': [], 'a': {}}}"
+        );
+        assert_eq!(to_repr(&json!("it's")), r#""it's""#);
+        assert_eq!(to_repr(&json!("it's \"x\"")), r#"'it\'s "x"'"#);
+        assert_eq!(to_repr(&json!("a\\b\nc\u{7}")), r"'a\\b\nc\x07'");
+        assert_eq!(to_repr(&json!("Zürich 東京 \u{a0}")), r"'Zürich 東京 \xa0'");
+        assert_eq!(to_repr(&json!(123456789.125)), "123456789.125");
+        assert_eq!(to_repr(&json!(-0.0001)), "-0.0001");
+        assert_eq!(to_repr(&json!(1.5e-7)), "1.5e-07");
+    }
+
+    #[test]
+    fn import_keys_round_trip_exactly() {
+        for v in [
+            json!({"q": "Zürich \u{1F600} 東京", "n": {"deep": [{"x": 1.25}, null]}, "t": "it's"}),
+            json!({"b": 2, "a": "\t\\"}),
+        ] {
+            assert_eq!(parse(&to_repr(&v)).unwrap(), v);
+        }
     }
 }

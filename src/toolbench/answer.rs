@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::FINISH;
+
 /// The counters every method reports, stored in our record of an answer file (`sum2act.counters`).
 /// Missing fields read as zero, so older files and other harnesses' records still load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -326,38 +328,56 @@ pub fn convert(file: &Value, method: &str) -> Value {
     })
 }
 
+/// The steps of a message history as StableToolBench's converter reads it (`process_valid_data`): from
+/// the third message on, an assistant `function_call` (old format; the reply is the next message) or
+/// each of its `tool_calls` (current format; the reply is the later `tool` message with its
+/// `tool_call_id`) becomes a tool step, `Finish` with an empty response and ending that message's
+/// calls; an assistant message without calls becomes an assistant step (the text of a message *with*
+/// calls is dropped, as there). Calls without a reply are left out, as there.
 fn steps_from_messages(msgs: &[Value]) -> Vec<Value> {
     let mut steps = Vec::new();
-    for (i, m) in msgs.iter().enumerate().skip(2) {
+    let mut i = 2;
+    while i < msgs.len() {
+        let m = &msgs[i];
+        i += 1;
         if m["role"] != "assistant" {
             continue;
         }
-        let call = m["tool_calls"]
-            .as_array()
-            .and_then(|c| c.first())
-            .map(|c| &c["function"])
-            .or_else(|| m.get("function_call"));
-        match call {
-            Some(f) => {
-                let name = f["name"].as_str().unwrap_or("");
-                let response = if name == "Finish" {
-                    ""
-                } else {
-                    msgs.get(i + 1)
-                        .and_then(|n| n["content"].as_str())
-                        .unwrap_or("")
-                };
-                steps.push(json!({"role": "tool", "message": {"name": name, "arguments": f["arguments"], "response": response}}));
-                if name == "Finish" {
+        if let Some(f) = m.get("function_call").filter(|f| !f.is_null()) {
+            let name = f["name"].as_str().unwrap_or("");
+            let response = if name == FINISH {
+                ""
+            } else {
+                msgs.get(i)
+                    .and_then(|n| n["content"].as_str())
+                    .unwrap_or("")
+            };
+            steps.push(tool_node(name, &f["arguments"], response));
+            i += 1;
+        } else if let Some(calls) = m["tool_calls"].as_array() {
+            for c in calls {
+                let name = c["function"]["name"].as_str().unwrap_or("");
+                if name == FINISH {
+                    steps.push(tool_node(name, &c["function"]["arguments"], ""));
                     break;
                 }
+                let reply = msgs[i..]
+                    .iter()
+                    .find(|r| r["role"] == "tool" && r["tool_call_id"] == c["id"]);
+                if let Some(r) = reply {
+                    let response = r["content"].as_str().unwrap_or("");
+                    steps.push(tool_node(name, &c["function"]["arguments"], response));
+                }
             }
-            None => {
-                steps.push(json!({"role": "assistant", "message": m["content"]}));
-            }
+        } else {
+            steps.push(json!({"role": "assistant", "message": m["content"]}));
         }
     }
     steps
+}
+
+fn tool_node(name: &str, arguments: &Value, response: &str) -> Value {
+    json!({"role": "tool", "message": {"name": name, "arguments": arguments, "response": response}})
 }
 
 fn steps_from_nodes<'a>(nodes: impl Iterator<Item = &'a Value>) -> Vec<Value> {
@@ -464,6 +484,49 @@ mod tests {
         let last = converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
         assert_eq!(last["name"], "get_weather_for_weather");
         assert_eq!(conv["answer"]["final_answer"], "");
+    }
+
+    #[test]
+    fn both_message_formats_convert_as_its_converter_does() {
+        let sys = json!({"role": "system", "content": "s"});
+        let user = json!({"role": "user", "content": "q"});
+        let finish = "{\"return_type\": \"give_answer\", \"final_answer\": \"x\"}";
+        // Current format: two parallel calls answered out of order, then Finish.
+        let current = vec![
+            sys.clone(),
+            user.clone(),
+            json!({"role": "assistant", "content": "dropped", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"b\": 1, \"a\": 2}"}},
+                {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}),
+            json!({"role": "tool", "name": "g", "content": "G", "tool_call_id": "b"}),
+            json!({"role": "tool", "name": "f", "content": "F", "tool_call_id": "a"}),
+            json!({"role": "assistant", "content": "thinking"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "Finish", "arguments": finish}}]}),
+        ];
+        let steps = steps_from_messages(&current);
+        assert_eq!(steps.len(), 4);
+        assert_eq!(steps[0]["message"]["response"], "F");
+        assert_eq!(steps[0]["message"]["arguments"], "{\"b\": 1, \"a\": 2}");
+        assert_eq!(steps[1]["message"]["response"], "G");
+        assert_eq!(
+            steps[2],
+            json!({"role": "assistant", "message": "thinking"})
+        );
+        assert_eq!(steps[3]["message"]["name"], "Finish");
+        assert_eq!(steps[3]["message"]["response"], "");
+        // Old format: function_call and role function.
+        let old = vec![
+            sys,
+            user,
+            json!({"role": "assistant", "content": "t", "function_call": {"name": "f", "arguments": "{}"}}),
+            json!({"role": "function", "name": "f", "content": "F"}),
+            json!({"role": "assistant", "content": "", "function_call": {"name": "Finish", "arguments": finish}}),
+        ];
+        let steps = steps_from_messages(&old);
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[0]["message"]["response"], "F");
+        assert_eq!(steps[1]["message"]["name"], "Finish");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod io;
 mod model;
 pub mod naming;
 mod schema;
+pub mod stb_export;
 
 pub use catalog::{Catalog, CatalogLoad};
 pub use dataset::{DATA_ENV, DataDir, SubsetStats, Task, load_id_file, load_queries, sample_dir};

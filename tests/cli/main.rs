@@ -12,4 +12,5 @@ mod retrieve;
 mod run;
 mod sample_data;
 mod serve_llm;
+mod stabletoolbench;
 mod tool_server;
