@@ -129,6 +129,7 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
             "prompts": manifest.prompts, "agent": manifest.agent, "merged_from": manifest.merged_from,
         },
         "judged": !verdicts.is_empty(),
+        "pass_rates": headline_pass_rates(dir),
         "unreadable": unreadable.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "episodes": episodes,
     }))
@@ -148,6 +149,27 @@ fn slim_episode(file: &Value) -> Value {
 }
 
 /// Per-query judge verdicts found in the run directory, keyed by `subset/qid` or `qid`.
+/// `sum2act eval`'s overall pass rate with both denominators, when the run was judged: ours (missing
+/// answers are failures) and StableToolBench's (missing answers dropped).
+fn headline_pass_rates(dir: &Path) -> Value {
+    let Ok(text) = std::fs::read_to_string(dir.join(EVAL_FILES[0])) else {
+        return Value::Null;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return Value::Null;
+    };
+    let o = &v["pass_rate"]["overall"];
+    match (
+        o["pass_rate"].as_f64(),
+        o["pass_rate_without_missing"].as_f64(),
+    ) {
+        (Some(ours), Some(stb)) => {
+            json!({"ours": ours, "stabletoolbench": stb, "missing": o["missing"]})
+        }
+        _ => Value::Null,
+    }
+}
+
 fn load_verdicts(dir: &Path) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for name in EVAL_FILES {
@@ -209,6 +231,19 @@ fn collect_verdicts(value: &Value, out: &mut BTreeMap<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_pass_rate_denominators_reach_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(headline_pass_rates(dir.path()), Value::Null);
+        std::fs::create_dir_all(dir.path().join("eval")).unwrap();
+        let eval = json!({"pass_rate": {"overall": {"pass_rate": 25.0, "pass_rate_without_missing": 50.0, "missing": 2}}});
+        std::fs::write(dir.path().join(EVAL_FILES[0]), eval.to_string()).unwrap();
+        assert_eq!(
+            headline_pass_rates(dir.path()),
+            json!({"ours": 25.0, "stabletoolbench": 50.0, "missing": 2})
+        );
+    }
 
     #[test]
     fn embedded_json_cannot_close_the_script() {
