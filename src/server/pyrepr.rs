@@ -292,7 +292,19 @@ fn float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf" } else { "-inf" }.into();
     }
-    let sci = format!("{f:e}");
+    let shortest = format!("{f:e}");
+    // Among the shortest digit strings Python picks the correctly rounded one (ties to even), which
+    // Rust's exact formatting gives; its shortest formatting may round a tie up.
+    let digit_count = shortest
+        .split('e')
+        .next()
+        .map_or(1, |m| m.chars().filter(char::is_ascii_digit).count());
+    let rounded = format!("{f:.prec$e}", prec = digit_count.saturating_sub(1));
+    let sci = if rounded.parse::<f64>() == Ok(f) {
+        rounded
+    } else {
+        shortest
+    };
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -365,6 +377,8 @@ mod tests {
         assert_eq!(to_repr(&json!(123456789.125)), "123456789.125");
         assert_eq!(to_repr(&json!(-0.0001)), "-0.0001");
         assert_eq!(to_repr(&json!(1.5e-7)), "1.5e-07");
+        // A tie at 17 digits: Python rounds to even.
+        assert_eq!(to_repr(&json!(229052849008685.625)), "229052849008685.62");
     }
 
     #[test]
