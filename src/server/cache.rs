@@ -195,6 +195,38 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn imported_keys_match_the_json_of_the_same_call() {
+        // Keys as Python writes them, and the JSON a model would send for the same call.
+        let calls = [
+            (
+                r#"{'city': 'Zürich', 'q': 'caf\xe9 \u200b 東京', 'n': 1.5, 'ok': True}"#,
+                r#"{"city": "Zürich", "q": "café \u200b 東京", "n": 1.5, "ok": true}"#,
+            ),
+            (
+                r#"{'filters': {'tags': ['a', "it's"], 'range': [1, 2.0e-07]}, 'page': None}"#,
+                r#"{"filters": {"tags": ["a", "it's"], "range": [1, 2e-7]}, "page": null}"#,
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let stb = dir.path().join("stb/Data/t_for_Data");
+        std::fs::create_dir_all(&stb).unwrap();
+        let mut file = serde_json::Map::new();
+        for (i, (key, _)) in calls.iter().enumerate() {
+            file.insert(key.to_string(), json!({"error": "", "response": i}));
+        }
+        std::fs::write(stb.join("a.json"), Value::Object(file).to_string()).unwrap();
+        let report = import_stb_cache(&dir.path().join("stb"), &dir.path().join("ours")).unwrap();
+        assert_eq!((report.entries, report.skipped), (2, 0));
+        let cache = ResponseCache::new(dir.path().join("ours"));
+        let f = cache.file("Data", "t", "a");
+        for (i, (_, sent)) in calls.iter().enumerate() {
+            let args: Value = serde_json::from_str(sent).unwrap();
+            let key = crate::tools::args::canonical_json(&args);
+            assert_eq!(cache.get(&f, &key), Some(json!({"error": "", "response": i})), "{key}");
+        }
+    }
+
+    #[test]
     fn put_then_get_and_import() {
         let dir = tempfile::tempdir().unwrap();
         let cache = ResponseCache::new(dir.path().join("ours"));
