@@ -378,7 +378,8 @@ mod tests {
         assert_eq!(to_repr(&json!(-0.0001)), "-0.0001");
         assert_eq!(to_repr(&json!(1.5e-7)), "1.5e-07");
         // A tie at 17 digits: Python rounds to even.
-        assert_eq!(to_repr(&json!(229052849008685.625)), "229052849008685.62");
+        let tie = 229_052_849_008_685.0_f64 + 0.625;
+        assert_eq!(to_repr(&json!(tie)), "229052849008685.62");
     }
 
     #[test]
