@@ -222,7 +222,11 @@ mod tests {
         for (i, (_, sent)) in calls.iter().enumerate() {
             let args: Value = serde_json::from_str(sent).unwrap();
             let key = crate::tools::args::canonical_json(&args);
-            assert_eq!(cache.get(&f, &key), Some(json!({"error": "", "response": i})), "{key}");
+            assert_eq!(
+                cache.get(&f, &key),
+                Some(json!({"error": "", "response": i})),
+                "{key}"
+            );
         }
     }
 
