@@ -356,6 +356,10 @@ pub fn load_answers(path: &Path) -> Result<AnswerSet, EvalError> {
     files.sort();
     if path.join("run.json").is_file() || (!subset_dirs.is_empty() && files.is_empty()) {
         load_run_dir(path, &subset_dirs)
+    } else if !files.is_empty() && files.iter().all(|f| parse_answer_name(f).is_some()) {
+        // One subset's raw answer folder as StableToolBench writes it (`{subset}/{id}_{method}.json`):
+        // the subset is the folder's name.
+        load_run_dir(path, &[path.to_path_buf()])
     } else if !files.is_empty() {
         let mut set = AnswerSet {
             source: path.to_path_buf(),

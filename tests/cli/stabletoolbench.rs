@@ -581,6 +581,16 @@ fn eval_reads_its_formats_and_prints_both_denominators() {
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
     assert_eq!(v["metrics"][0]["answered"], 1, "{}", out.stdout());
     assert_eq!(v["metrics"][0]["finish_rate"], 100.0, "{}", out.stdout());
+    // Its answer folder for one subset, given directly: the subset is the folder's name.
+    let out = common::Test::new()
+        .arg("eval")
+        .arg(&raw_dir)
+        .args(["--no-judge", "--json"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(v["metrics"][0]["subset"], SUBSET, "{}", out.stdout());
+    assert_eq!(v["metrics"][0]["answered"], 1);
 
     // Its converted format: tool and assistant nodes; one id of its id file has no answer.
     let converted = tmp.path().join(format!("{SUBSET}.json"));
