@@ -109,6 +109,8 @@ pub struct AgentSection {
     pub max_steps: u32,
     /// Token budget of the Sum2Act state shown to the router.
     pub state_token_budget: u32,
+    /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
+    pub max_reply_bytes: usize,
 }
 
 impl Default for AgentSection {
@@ -116,6 +118,7 @@ impl Default for AgentSection {
         AgentSection {
             max_steps: 30,
             state_token_budget: 600,
+            max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }

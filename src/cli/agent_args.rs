@@ -58,6 +58,7 @@ impl AgentArgs {
             width: self.width.unwrap_or(d.width),
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
             repeat_guard: !self.no_repeat_guard,
+            max_reply_bytes: config.agent.max_reply_bytes.max(1024),
         }
     }
 
@@ -75,6 +76,7 @@ impl AgentArgs {
             "width": o.width,
             "max_tokens": o.max_tokens,
             "repeat_guard": o.repeat_guard,
+            "max_reply_bytes": o.max_reply_bytes,
         })
     }
 }

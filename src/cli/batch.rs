@@ -45,8 +45,9 @@ pub struct BatchArgs {
     /// Resume into a run directory made with another method or model anyway.
     #[arg(long)]
     pub force: bool,
-    /// On resume, run again the queries whose episode ended in `error` (e.g. an endpoint outage).
-    #[arg(long)]
+    /// Kept for older scripts: an episode that ended in `error` is never kept as an answer, so a
+    /// plain rerun always runs it again.
+    #[arg(long, hide = true)]
     pub retry_errors: bool,
     /// Which tools each query gets: oracle (its api_list), all, or retrieved:K.
     #[arg(long, default_value = "oracle", value_name = "SET")]
@@ -143,7 +144,6 @@ pub async fn run(
     let batch_options = BatchOptions {
         run_dir: args.out.clone(),
         concurrency: args.concurrency,
-        retry_errors: args.retry_errors,
     };
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();
@@ -193,6 +193,16 @@ pub async fn run(
         );
         return Ok(ExitCode::from(130));
     }
+    if let Some(setup) = &outcome.setup_error {
+        eprintln!(
+            "error: the first episodes all failed with the same error before the model answered once, so the batch stopped ({} queries not started): {setup}",
+            outcome.not_started
+        );
+        eprintln!(
+            "check the model flags (--base-url, --model, the API key), then rerun the same command"
+        );
+        return Ok(ExitCode::from(2));
+    }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
             "error: the batch stopped early ({} queries not started): {fatal}",
@@ -201,6 +211,16 @@ pub async fn run(
         eprintln!(
             "fix the problem and rerun the same command to resume; {MANIFEST_FILE} records the setup"
         );
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.errors > 0 {
+        eprintln!(
+            "error: {} episode(s) ended in error (kept as {{subset}}/{{query_id}}_{}.error, not as answers); rerun the same command to run them again",
+            outcome.errors, manifest.method
+        );
+        if args.eval {
+            eprintln!("not judging an incomplete run (--eval skipped)");
+        }
         return Ok(ExitCode::from(1));
     }
     if args.eval {

@@ -118,7 +118,8 @@ pub(crate) fn open_data(
 fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<BadInput>()
-            || c.is::<crate::toolbench::DataError>()
+            || c.downcast_ref::<crate::toolbench::DataError>()
+                .is_some_and(|e| !e.is_output())
             || c.is::<crate::config::ConfigError>()
             || c.downcast_ref::<crate::llm::LlmError>()
                 .is_some_and(|e| e.is_bad_input())

@@ -767,12 +767,14 @@ impl Engine<'_> {
         };
         if a.output == Output::Action {
             let v: Value = serde_json::from_str(&text).map_err(|e| {
+                if truncated {
+                    return LlmError::Truncated {
+                        max_tokens: a.max_new as u32,
+                        content: text.clone(),
+                    };
+                }
                 let preview: String = text.chars().take(200).collect();
-                LlmError::InvalidResponse(if truncated {
-                    format!("the reply reached the token cap ({}) before its JSON was complete: {preview}", a.max_new)
-                } else {
-                    format!("tool-call reply is not JSON ({e}): {preview}")
-                })
+                LlmError::InvalidResponse(format!("tool-call reply is not JSON ({e}): {preview}"))
             })?;
             let thought = v["thought"].as_str().unwrap_or_default().to_string();
             match v["name"].as_str() {

@@ -192,7 +192,7 @@ fn llm_error(e: &LlmError) -> Response {
         LlmError::UnknownTool(_) | LlmError::Config(_) => {
             error(StatusCode::BAD_REQUEST, "invalid_request_error", None, msg)
         }
-        LlmError::InvalidResponse(_) => error(
+        LlmError::InvalidResponse(_) | LlmError::Truncated { .. } => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_response",
             None,

@@ -21,6 +21,13 @@ pub enum DataError {
         field: String,
         message: String,
     },
+    /// Writing a result failed (disk full, permissions): a run failure, not bad input.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -31,6 +38,18 @@ impl DataError {
             path: path.into(),
             source,
         }
+    }
+
+    pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        DataError::Write {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An output error (a result could not be written): exit code 1, not 2.
+    pub fn is_output(&self) -> bool {
+        matches!(self, DataError::Write { .. })
     }
 
     pub fn invalid(

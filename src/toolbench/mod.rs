@@ -6,6 +6,7 @@ mod catalog;
 mod dataset;
 mod error;
 pub mod io;
+pub mod json_repair;
 mod model;
 pub mod naming;
 mod schema;
