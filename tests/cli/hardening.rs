@@ -1,0 +1,209 @@
+//! Issue 17 end to end: exit codes that tell a broken setup (2) from a failed run (1), error episodes
+//! that are not answers, a write failure that is not blamed on the user, warnings for queries naming
+//! tools the catalogue lacks, and terminal output that model text cannot take over.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use common::{Model, Test};
+use serde_json::{Value, json};
+
+type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
+
+/// An OpenAI-compatible endpoint answering every chat request with `handler(request)`, on its own
+/// thread; stopped when the returned guard drops.
+struct Endpoint {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+fn endpoint(handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static) -> Endpoint {
+    let handler: Arc<Handler> = Arc::new(handler);
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            async fn chat(
+                State(h): State<Arc<Handler>>,
+                Json(body): Json<Value>,
+            ) -> (StatusCode, Json<Value>) {
+                let (status, reply) = h(&body);
+                (
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                    Json(reply),
+                )
+            }
+            let app = axum::Router::new()
+                .route("/v1/chat/completions", post(chat))
+                .route(
+                    "/v1/models",
+                    get(|| async { Json(json!({"data": [{"id": "mock"}]})) }),
+                )
+                .with_state(handler);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let _ = addr_tx.send(format!("http://{}/v1", listener.local_addr().expect("addr")));
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+    });
+    Endpoint {
+        url: addr_rx.recv().expect("endpoint started"),
+        stop: Some(stop),
+    }
+}
+
+fn rejecting() -> Endpoint {
+    endpoint(|_| {
+        (
+            401,
+            json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+        )
+    })
+}
+
+fn batch(url: &str, out: &Path) -> Test {
+    Test::new()
+        .env("OPENAI_BASE_URL", url)
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--subsets",
+            "G1_instruction",
+            "--concurrency",
+            "2",
+            "--out",
+        ])
+        .arg(out)
+}
+
+/// Files of one subset folder of a run directory.
+fn files(out: &Path, subset: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
+    let model = rejecting();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // Every subset of the sample (36 queries): the batch must stop after the first few.
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args(["batch", "--model", "mock", "--progress", "plain", "--concurrency", "2", "--out"])
+        .arg(&out)
+        .run()
+        .failure(2)
+        .stderr_has("rejected the API key")
+        .stderr_has("batch stopped")
+        .no_panic();
+    let written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|d| files(&out, &d.file_name().to_string_lossy()))
+        .collect();
+    assert!(
+        written.iter().all(|f| f.ends_with(".error")),
+        "{written:?}"
+    );
+    assert!(written.len() <= 8, "{written:?}");
+}
+
+#[test]
+fn run_agrees_with_batch_on_a_rejected_key() {
+    let model = rejecting();
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--model", "mock"])
+        .arg("--out")
+        .arg(dir.path())
+        .run()
+        .failure(2)
+        .stderr_has("never answered")
+        .no_panic();
+    assert!(!dir.path().join("G1_instruction/101_sum2act.json").exists());
+}
+
+#[test]
+fn an_error_episode_exits_1_with_the_count_and_a_plain_rerun_retries_it() {
+    // The model fails (HTTP 400, not retried) on the second router turn of query 101 only.
+    let model = endpoint(|req| {
+        let text = req.to_string();
+        let later = text.contains("STATE after 1 step") || text.contains("\"role\":\"tool\"");
+        if text.contains("Lisbon") && later && req["tools"].is_array() {
+            return (400, json!({"error": {"message": "model overloaded"}}));
+        }
+        (200, common::mock_openai::reply(req))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    batch(&model.url, &out)
+        .run()
+        .failure(1)
+        .stderr_has("1 episode(s) ended in error")
+        .no_panic();
+    let written = files(&out, "G1_instruction");
+    assert!(written.contains(&"101_sum2act.error".to_string()), "{written:?}");
+    assert!(!written.contains(&"101_sum2act.json".to_string()), "{written:?}");
+    drop(model);
+    let healthy = Model::start(0);
+    batch(&healthy.url, &out)
+        .run()
+        .success()
+        .stdout_has("1 new, ");
+    let written = files(&out, "G1_instruction");
+    assert!(written.contains(&"101_sum2act.json".to_string()), "{written:?}");
+    assert!(!written.iter().any(|f| f.ends_with(".error")), "{written:?}");
+}
+
+#[test]
+fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, "x").unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--model", "mock"])
+        .arg("--out")
+        .arg(blocker.join("out"))
+        .run()
+        .failure(1)
+        .stderr_has("cannot write")
+        .no_panic();
+}
