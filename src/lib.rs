@@ -1,7 +1,8 @@
 //! sum2act: a harness for LLM agents on ToolBench.
 //!
 //! Layers, top to bottom (arrows point down only):
-//! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`.
+//! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
+//! (`net`: serving under connection limits, used by `server` and `llm`).
 
 pub mod agent;
 pub mod batch;
@@ -10,6 +11,7 @@ pub mod config;
 pub mod eval;
 pub mod llm;
 pub mod logging;
+pub mod net;
 pub mod prompts;
 pub mod retrieve;
 pub mod server;

@@ -7,6 +7,7 @@ mod compare;
 mod data;
 pub mod eval;
 mod index;
+mod limits_args;
 mod llm;
 mod merge;
 mod report;

@@ -458,9 +458,24 @@ impl Engine<'_> {
             while let Ok(job) = rx.try_recv() {
                 queue.push_back(job);
             }
+            self.drop_abandoned(&mut queue);
             self.admit(&mut queue);
             if self.slots.iter().any(|s| s.active.is_some()) {
                 self.step();
+            }
+        }
+    }
+
+    /// Drops the requests whose caller has gone (a `serve-llm` client that disconnected, a timed-out
+    /// call): nothing is generated for nobody. The slot keeps its cache for prefix reuse.
+    fn drop_abandoned(&mut self, queue: &mut VecDeque<Job>) {
+        queue.retain(|job| !job.reply.is_closed());
+        let clock = self.clock;
+        for slot in &mut self.slots {
+            if slot.active.as_ref().is_some_and(|a| a.reply.is_closed()) {
+                slot.active = None;
+                slot.last_used = clock;
+                tracing::info!("embedded model: the caller went away; generation stopped");
             }
         }
     }

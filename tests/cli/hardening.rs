@@ -61,7 +61,10 @@ fn endpoint(handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static) ->
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                 .await
                 .expect("bind");
-            let _ = addr_tx.send(format!("http://{}/v1", listener.local_addr().expect("addr")));
+            let _ = addr_tx.send(format!(
+                "http://{}/v1",
+                listener.local_addr().expect("addr")
+            ));
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
                     let _ = stopped.await;
@@ -123,7 +126,16 @@ fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
     // Every subset of the sample (36 queries): the batch must stop after the first few.
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args(["batch", "--model", "mock", "--progress", "plain", "--concurrency", "2", "--out"])
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--concurrency",
+            "2",
+            "--out",
+        ])
         .arg(&out)
         .run()
         .failure(2)
@@ -136,10 +148,7 @@ fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
         .filter(|e| e.path().is_dir())
         .flat_map(|d| files(&out, &d.file_name().to_string_lossy()))
         .collect();
-    assert!(
-        written.iter().all(|f| f.ends_with(".error")),
-        "{written:?}"
-    );
+    assert!(written.iter().all(|f| f.ends_with(".error")), "{written:?}");
     assert!(written.len() <= 8, "{written:?}");
 }
 
@@ -149,7 +158,15 @@ fn run_agrees_with_batch_on_a_rejected_key() {
     let dir = tempfile::tempdir().unwrap();
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--model", "mock"])
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
         .arg("--out")
         .arg(dir.path())
         .run()
@@ -178,8 +195,14 @@ fn an_error_episode_exits_1_with_the_count_and_a_plain_rerun_retries_it() {
         .stderr_has("1 episode(s) ended in error")
         .no_panic();
     let written = files(&out, "G1_instruction");
-    assert!(written.contains(&"101_sum2act.error".to_string()), "{written:?}");
-    assert!(!written.contains(&"101_sum2act.json".to_string()), "{written:?}");
+    assert!(
+        written.contains(&"101_sum2act.error".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        !written.contains(&"101_sum2act.json".to_string()),
+        "{written:?}"
+    );
     drop(model);
     let healthy = Model::start(0);
     batch(&healthy.url, &out)
@@ -187,8 +210,14 @@ fn an_error_episode_exits_1_with_the_count_and_a_plain_rerun_retries_it() {
         .success()
         .stdout_has("1 new, ");
     let written = files(&out, "G1_instruction");
-    assert!(written.contains(&"101_sum2act.json".to_string()), "{written:?}");
-    assert!(!written.iter().any(|f| f.ends_with(".error")), "{written:?}");
+    assert!(
+        written.contains(&"101_sum2act.json".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        !written.iter().any(|f| f.ends_with(".error")),
+        "{written:?}"
+    );
 }
 
 #[test]
@@ -199,11 +228,69 @@ fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
     std::fs::write(&blocker, "x").unwrap();
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args(["run", "--query-id", "101", "--subset", "G1_instruction", "--model", "mock"])
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
         .arg("--out")
         .arg(blocker.join("out"))
         .run()
         .failure(1)
         .stderr_has("cannot write")
         .no_panic();
+}
+
+#[test]
+fn request_fields_cannot_forge_server_log_lines() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    use sum2act::tools::ToolSource;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+        .args(["-v", "serve", "--port", "0", "--fault-rate", "0"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let reply = rt.block_on(async {
+        sum2act::tools::http::HttpSource::new(&url, None)
+            .unwrap()
+            .call(&sum2act::tools::ToolRequest {
+                category: "Nowhere\nERROR forged entry".into(),
+                tool_name: "t".into(),
+                api_name: "a".into(),
+                tool_input: json!({}),
+                strip: String::new(),
+            })
+            .await
+    });
+    assert!(reply.is_ok(), "{reply:?}");
+    // Let the server write its log line before it is stopped.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.contains("Nowhere\\nERROR_forged_entry"), "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("ERROR forged")), "{log}");
 }
