@@ -2,7 +2,8 @@
 //!
 //! Layers, top to bottom (arrows point down only):
 //! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
-//! (`net`: serving under connection limits, used by `server` and `llm`).
+//! (`net`: serving under connection limits, used by `server` and `llm`; `terminal`: text made safe
+//! to print).
 
 pub mod agent;
 pub mod batch;
@@ -16,5 +17,6 @@ pub mod prompts;
 pub mod retrieve;
 pub mod server;
 pub mod session;
+pub mod terminal;
 pub mod toolbench;
 pub mod tools;

@@ -70,7 +70,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         llm.model_id(),
         setup.env.describe()
     );
-    println!("request: {}", task.query);
+    println!("request: {}", crate::terminal::safe_line(&task.query));
     println!(
         "functions: {}",
         task.functions
@@ -119,7 +119,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         ))
         .into());
     }
-    eprintln!("error: the episode stopped early: {error}");
+    eprintln!(
+        "error: the episode stopped early: {}",
+        crate::terminal::safe_line(&error)
+    );
     Ok(ExitCode::from(1))
 }
 

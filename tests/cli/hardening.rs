@@ -294,3 +294,45 @@ fn request_fields_cannot_forge_server_log_lines() {
     assert!(log.contains("Nowhere\\nERROR_forged_entry"), "{log}");
     assert!(!log.lines().any(|l| l.starts_with("ERROR forged")), "{log}");
 }
+
+#[test]
+fn model_text_cannot_drive_the_terminal() {
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J 21 C\rOVERWRITTEN \u{9b}31m";
+    let model = endpoint(move |req| {
+        if !req["tools"].is_array() {
+            return (200, common::mock_openai::reply(req));
+        }
+        let args = json!({"return_type": "give_answer", "final_answer": hostile}).to_string();
+        (
+            200,
+            json!({"choices": [{"message": {"role": "assistant", "content": hostile,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "Finish", "arguments": args}}]},
+                "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10}}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .run()
+        .success();
+    let shown = format!("{}{}", out.stdout(), out.stderr());
+    assert!(shown.contains("OVERWRITTEN"), "{shown}");
+    for bad in ['\u{1b}', '\r', '\u{7}', '\u{9b}'] {
+        assert!(
+            !shown.contains(bad),
+            "{bad:?} reached the terminal: {shown:?}"
+        );
+    }
+}
