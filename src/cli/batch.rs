@@ -95,6 +95,11 @@ pub async fn run(
         task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
     })
     .map_err(batch_error)?;
+    for subset in &selection.subsets {
+        if let Ok(queries) = data.queries(subset) {
+            super::warn_missing_tools(subset, &queries, &catalog);
+        }
+    }
     for s in &selection.skipped {
         eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
     }

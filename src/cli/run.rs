@@ -171,6 +171,7 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
                 .into()),
                 1 => {
                     let (subset, q) = &found[0];
+                    super::warn_missing_tools(subset, std::slice::from_ref(q), catalog);
                     let set = args.tools.unwrap_or(ToolSet::Oracle);
                     Ok(task_for(subset, q, set, catalog, retriever.as_ref())?)
                 }

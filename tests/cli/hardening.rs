@@ -336,3 +336,91 @@ fn model_text_cannot_drive_the_terminal() {
         );
     }
 }
+
+/// A copy of the shipped sample with one more subset whose query names a tool the catalogue lacks.
+fn sample_with_ghost_tool() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(common::sample().join("queries"))
+        .arg(common::sample().join("tools"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let sample: Value = serde_json::from_str(
+        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
+    )
+    .unwrap();
+    let mut query = sample[0].clone();
+    query["query_id"] = json!(999);
+    let mut ghost = query["api_list"][0].clone();
+    ghost["tool_name"] = json!("Ghost Tool");
+    query["api_list"]
+        .as_array_mut()
+        .unwrap()
+        .push(ghost.clone());
+    let mut second = query.clone();
+    second["query_id"] = json!(1000);
+    std::fs::write(
+        dir.path().join("queries/G9_ghost.json"),
+        json!([query, second]).to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_query_naming_a_missing_tool_is_warned_about_once() {
+    let data = sample_with_ghost_tool();
+    let out = Test::new()
+        .arg("--data")
+        .arg(data.path())
+        .args(["data", "stats"])
+        .run()
+        .success()
+        .stderr_has("G9_ghost: tool `Ghost Tool` (category `Weather`) named by query 999 and 1 more is not in the tools catalogue");
+    assert_eq!(
+        out.stderr().matches("Ghost Tool").count(),
+        1,
+        "{}",
+        out.stderr()
+    );
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("--data")
+        .arg(data.path())
+        .args(["run", "--query-id", "1000", "--subset", "G9_ghost", "--model", "mock", "--out"])
+        .arg(dir.path())
+        .run()
+        .success()
+        .stderr_has("tool `Ghost Tool` (category `Weather`) named by query 1000 is not in the tools catalogue");
+}
+
+#[test]
+fn data_stats_exits_2_for_broken_or_missing_data() {
+    let data = sample_with_ghost_tool();
+    let tools = data.path().join("tools/Weather");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("broken.json"), "{ not json").unwrap();
+    Test::new()
+        .arg("--data")
+        .arg(data.path())
+        .args(["data", "stats"])
+        .run()
+        .failure(2)
+        .stderr_has("broken.json")
+        .stdout_has("catalogue:");
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(empty.path().join("queries")).unwrap();
+    std::fs::create_dir_all(empty.path().join("tools")).unwrap();
+    Test::new()
+        .arg("--data")
+        .arg(empty.path())
+        .args(["data", "stats"])
+        .run()
+        .failure(2)
+        .stderr_has("no query files");
+}
