@@ -31,10 +31,15 @@ pub struct BatchArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub subsets: Vec<String>,
     /// The first N queries of each subset.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<usize>,
     /// Queries in flight at once (the LLM and tool rate limits apply on top).
-    #[arg(long, default_value_t = 4, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 4,
+        value_name = "K",
+        allow_negative_numbers = true
+    )]
     pub concurrency: usize,
     /// Run directory: answer files, run.json, summary.json. Rerunning the same command resumes.
     #[arg(long, value_name = "RUN_DIR")]

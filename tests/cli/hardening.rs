@@ -424,3 +424,14 @@ fn data_stats_exits_2_for_broken_or_missing_data() {
         .failure(2)
         .stderr_has("no query files");
 }
+
+#[test]
+fn a_negative_limit_names_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .args(["batch", "--limit", "-1", "--out"])
+        .arg(dir.path())
+        .run()
+        .failure(2)
+        .stderr_has("'--limit <N>'");
+}
