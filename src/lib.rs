@@ -10,6 +10,8 @@ pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod eval;
+#[cfg(test)]
+mod fuzz;
 pub mod llm;
 pub mod logging;
 pub mod net;

@@ -153,8 +153,8 @@ pub fn first_json_object(text: &str) -> Option<Value> {
 /// reply is not a `Finish` with a `give_answer` (a cut tool call is not run: its arguments are cut).
 pub fn salvage_finish(text: &str) -> Option<Action> {
     let begin = text.find('{')?;
-    let closed = close_json(&replace_lone_surrogates(&text[begin..]))?;
-    let v: Value = serde_json::from_str(&closed).ok()?;
+    let closed = close_json(&text[begin..])?;
+    let v: Value = serde_json::from_str(&replace_lone_surrogates(&closed)).ok()?;
     let action = action_from_json(&v, text).ok()?;
     let args: Value = serde_json::from_str(&action.arguments).ok()?;
     (action.name == crate::toolbench::FINISH

@@ -67,7 +67,7 @@ fn error_body(status: StatusCode, message: &str, source: &str) -> Response {
     json_response(status, body, source)
 }
 
-async fn virtual_api(
+pub(crate) async fn virtual_api(
     State(api): State<Arc<VirtualApi>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {

@@ -8,14 +8,21 @@ pub fn close_json(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 8);
     let mut stack: Vec<char> = Vec::new();
     let (mut in_str, mut escaped) = (false, false);
+    // Where the last escape sequence in a string began, and whether it is a `\u` one.
+    let mut last_escape: Option<(usize, bool)> = None;
     for c in text.chars() {
         if in_str {
             if escaped {
                 escaped = false;
+                if let Some((at, _)) = last_escape {
+                    last_escape = Some((at, c == 'u'));
+                }
             } else if c == '\\' {
                 escaped = true;
+                last_escape = Some((out.len(), false));
             } else if c == '"' {
                 in_str = false;
+                last_escape = None;
             }
             out.push(c);
             continue;
@@ -38,14 +45,11 @@ pub fn close_json(text: &str) -> Option<String> {
         out.push(c);
     }
     if in_str {
-        if escaped {
-            out.pop();
-        }
-        // A cut `\u12` escape would not parse: drop it.
-        if let Some(i) = out.rfind("\\u")
-            && out.len() - i < 6
-        {
-            out.truncate(i);
+        match last_escape {
+            // A lone backslash, or a `\u` escape cut before its four digits: drop it.
+            Some((at, _)) if escaped => out.truncate(at),
+            Some((at, true)) if out.len() - at < 6 => out.truncate(at),
+            _ => {}
         }
         out.push('"');
     }
