@@ -31,8 +31,15 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(actions cut_finish pyrepr loaders virtual gbnf)
 fi
 
-# Build once, then run each target alone.
-cargo test --lib --no-run --quiet
+# Build once, then run the test binary itself for each target (a copy, so rebuilding the crate
+# meanwhile does not change what is being fuzzed).
+bin=$(cargo test --lib --no-run --message-format=json 2>/dev/null \
+  | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
+if [ -z "$bin" ]; then
+  echo "could not build the test binary" >&2
+  exit 2
+fi
+cp "$bin" "$out/fuzz-bin"
 failed=0
 for t in "${targets[@]}"; do
   name="${tests[$t]:-}"
@@ -43,7 +50,7 @@ for t in "${targets[@]}"; do
   echo "== $t: ${secs}s, seed $seed" >&2
   if ! SUM2ACT_FUZZ_SECS="$secs" SUM2ACT_FUZZ_SEED="$seed" SUM2ACT_FUZZ_REPORT="$report" \
        SUM2ACT_FUZZ_DIR="$out/crashes" \
-       cargo test --lib --quiet "fuzz::targets::$name" -- --exact --test-threads 1 >"$out/$t.log" 2>&1; then
+       "$out/fuzz-bin" "fuzz::targets::$name" --exact --test-threads 1 >"$out/$t.log" 2>&1; then
     failed=1
     echo "   crashed: see $out/$t.log" >&2
   fi
