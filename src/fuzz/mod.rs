@@ -41,7 +41,18 @@ fn budget(default_cases: u64) -> Budget {
     Budget {
         cases,
         time,
-        seed: env_number("SUM2ACT_FUZZ_SEED").unwrap_or(0x5EED_2026),
+        seed: std::env::var("SUM2ACT_FUZZ_SEED")
+            .ok()
+            .and_then(|v| parse_seed(v.trim()))
+            .unwrap_or(0x5EED_2026),
+    }
+}
+
+/// A seed in decimal or as printed in reports (`0x…`).
+fn parse_seed(v: &str) -> Option<u64> {
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
     }
 }
 
