@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: {source}")]
+    // The OS error is part of the message, not a `source`: a chain would print it twice.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
@@ -109,6 +109,8 @@ pub struct AgentSection {
     pub max_steps: u32,
     /// Token budget of the Sum2Act state shown to the router.
     pub state_token_budget: u32,
+    /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
+    pub max_reply_bytes: usize,
 }
 
 impl Default for AgentSection {
@@ -116,6 +118,7 @@ impl Default for AgentSection {
         AgentSection {
             max_steps: 30,
             state_token_budget: 600,
+            max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -135,13 +138,13 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: parse_message(&text, &e),
         })
     }
 
@@ -153,9 +156,37 @@ impl Config {
     }
 }
 
+/// A TOML error as "line L, column C: what is wrong", without the offending line: it may hold a
+/// key (`api_key = "sk-..."`), and error messages end up in logs and CI output.
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let what = e.message().trim();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("invalid TOML at line {line}, column {column}: {what}")
+        }
+        None => format!("invalid TOML: {what}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toml_error_does_not_echo_the_line_with_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[llm]\napi_key = \"sk-secret123\" x\n").unwrap();
+        let err = Config::load(Some(&path)).unwrap_err().to_string();
+        assert!(!err.contains("sk-secret123"), "{err}");
+        assert!(err.contains("line 2, column 26"), "{err}");
+        let missing = Config::load(Some(&dir.path().join("none.toml"))).unwrap_err();
+        let chain = format!("{:#}", anyhow::Error::new(missing));
+        assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+    }
 
     #[test]
     fn parses_sections_and_rejects_typos() {

@@ -1,18 +1,24 @@
 //! sum2act: a harness for LLM agents on ToolBench.
 //!
 //! Layers, top to bottom (arrows point down only):
-//! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`.
+//! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
+//! (`net`: serving under connection limits, used by `server` and `llm`; `terminal`: text made safe
+//! to print).
 
 pub mod agent;
 pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod eval;
+#[cfg(test)]
+mod fuzz;
 pub mod llm;
 pub mod logging;
+pub mod net;
 pub mod prompts;
 pub mod retrieve;
 pub mod server;
 pub mod session;
+pub mod terminal;
 pub mod toolbench;
 pub mod tools;

@@ -85,9 +85,9 @@ pub async fn turn(
     if temperature > 0.0 {
         request.seed = Some(ctx.llm_calls());
     }
-    let first = ctx.complete(&request).await.map_err(TurnError::Llm)?;
+    let first = complete_action(ctx, &request).await?;
     let prompt_tokens = first.usage.prompt_tokens;
-    let error = match parse::action(&first) {
+    let error = match read_action(&first, request.max_tokens) {
         Ok(a) => return Ok((a, prompt_tokens)),
         Err(e) => e,
     };
@@ -109,10 +109,55 @@ pub async fn turn(
         .messages
         .push(Message::assistant(clip(&reply_text(&first), 600)));
     retry.messages.push(Message::user(repair));
-    let second = ctx.complete(&retry).await.map_err(TurnError::Llm)?;
-    parse::action(&second)
+    let second = complete_action(ctx, &retry).await?;
+    read_action(&second, retry.max_tokens)
         .map(|a| (a, prompt_tokens))
         .map_err(|e| TurnError::Malformed(format!("{error}; after a retry: {e}")))
+}
+
+/// One action call. A reply cut at the token cap before its JSON closed comes back as a completion
+/// with `finish_reason: length`, so `read_action` can salvage a final answer from it (or report it
+/// as malformed) instead of ending the episode as an error.
+async fn complete_action(
+    ctx: &SolveContext,
+    request: &CompletionRequest,
+) -> Result<Completion, TurnError> {
+    match ctx.complete(request).await {
+        Ok(c) => Ok(c),
+        Err(LlmError::Truncated { content, .. }) => Ok(Completion {
+            content,
+            finish_reason: Some("length".into()),
+            ..Completion::default()
+        }),
+        Err(e) => Err(TurnError::Llm(e)),
+    }
+}
+
+/// The action of a completion. A `Finish` whose reply hit the token cap keeps its answer cut at the
+/// cap (its JSON closed) and marked in the thought (`SolveContext::complete` counts the cut).
+fn read_action(c: &Completion, max_tokens: u32) -> Result<Action, String> {
+    let cut = c.finish_reason.as_deref() == Some("length");
+    let parsed = match parse::action(c) {
+        Err(e) if cut => parse::salvage_finish(&c.content).ok_or(e),
+        other => other,
+    };
+    let mut action = parsed?;
+    if cut && action.name == FINISH {
+        // Native call arguments cut at the cap: close them so the answer up to the cut is kept.
+        if serde_json::from_str::<Value>(&action.arguments).is_err()
+            && let Some(closed) = parse::close_json(&action.arguments)
+            && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
+        {
+            action.arguments = v.to_string();
+        }
+        action.thought = format!(
+            "[reply cut at its length cap ({max_tokens} tokens or the size cap); the answer is kept as cut] {}",
+            action.thought
+        )
+        .trim_end()
+        .to_string();
+    }
+    Ok(action)
 }
 
 /// Forces a `Finish` call (answer or give up) with the same messages plus an instruction to finish:
@@ -131,14 +176,58 @@ pub async fn finish_turn(
         .with_tools(schemas(ctx), ToolChoice::Function(FINISH.to_string()))
         .tools_described()
         .with_max_tokens(ctx.options.max_tokens);
-    let reply = ctx.complete(&request).await.map_err(TurnError::Llm)?;
-    parse::action(&reply).map_err(TurnError::Malformed)
+    let reply = complete_action(ctx, &request).await?;
+    read_action(&reply, request.max_tokens).map_err(TurnError::Malformed)
+}
+
+/// Thought of the `Finish` the harness makes itself when the model ignores a forced `Finish`.
+pub const HARNESS_GIVE_UP: &str =
+    "(the harness gave up: the model did not call Finish when it was made to)";
+
+/// A forced `Finish` the model must obey. Some servers ignore `tool_choice`, and a small model can
+/// also answer with an unreadable reply: then the harness ends the episode itself with a give-up
+/// rather than letting the model repeat itself until the step limit. Returns the `Finish` action and,
+/// when the harness stepped in, a note saying what the model proposed instead.
+/// `failed_before` tells whether an action repeats a call that already failed (a `Finish` with bad
+/// arguments, say): a forced turn that only repeats it is ignored too.
+pub async fn force_finish(
+    ctx: &SolveContext,
+    purpose: &str,
+    messages: Vec<Message>,
+    failed_before: &(dyn Fn(&Action) -> bool + Send + Sync),
+) -> Result<(Action, Option<String>), LlmError> {
+    let why = match finish_turn(ctx, purpose, messages).await {
+        Ok(a) if a.name == FINISH && !failed_before(&a) => return Ok((a, None)),
+        Ok(a) if a.name == FINISH => "repeated a Finish that already failed".to_string(),
+        Ok(a) => format!("proposed {} instead", clip(&a.name, 80)),
+        Err(TurnError::Malformed(e)) => format!("unreadable reply: {}", clip(&e, 200)),
+        Err(TurnError::Llm(e)) => return Err(e),
+    };
+    ctx.observer.note(&format!(
+        "the model ignored the forced Finish ({why}); giving up"
+    ));
+    let give_up = Action {
+        thought: HARNESS_GIVE_UP.to_string(),
+        name: FINISH.to_string(),
+        arguments: json!({"return_type": "give_up_and_restart", "final_answer": ""}).to_string(),
+    };
+    Ok((
+        give_up,
+        Some(format!(
+            "the model ignored the forced Finish ({why}); the harness gave up"
+        )),
+    ))
+}
+
+/// Whether a step is the harness's own give-up after an ignored forced `Finish`.
+pub fn harness_gave_up(step: &Step) -> bool {
+    step.action == FINISH && step.thought == HARNESS_GIVE_UP
 }
 
 /// The repeat guard of ReAct and DFSDT: an exact repeat of a call made earlier on the same chain
-/// (`earlier`) is not run again; the model is asked to finish instead. Returns the action to run and,
-/// when the guard stepped in, a note for the step. A finish reply that cannot be read leaves the
-/// repeat to run as proposed, which is what ToolBench would have done anyway.
+/// (`earlier`), or of a `Finish` that failed there, is not run again; the model is made to finish instead, and when it does not, the
+/// harness gives up for it (`force_finish`). Returns the action to run and, when the guard stepped in,
+/// a note for the step.
 pub async fn guard_repeat(
     ctx: &SolveContext,
     purpose: &str,
@@ -148,29 +237,28 @@ pub async fn guard_repeat(
 ) -> Result<(Action, Option<String>), LlmError> {
     let key = super::parse::call_key(&action.arguments);
     let repeats = |s: &Step| s.action == action.name && super::parse::call_key(&s.arguments) == key;
-    if !ctx.options.repeat_guard || action.name == FINISH || !earlier.iter().any(repeats) {
+    // A `Finish` is a repeat only of one that failed (bad arguments): trying to finish again is fine.
+    let repeated = earlier
+        .iter()
+        .any(|s| repeats(s) && (action.name != FINISH || s.observation.failed));
+    if !ctx.options.repeat_guard || !repeated {
         return Ok((action, None));
     }
     ctx.observer.note(&format!(
         "{} repeated; asking the model to finish",
         action.name
     ));
-    match finish_turn(ctx, purpose, messages).await {
-        Ok(finish) => Ok((
-            finish,
-            Some(format!(
-                "repeated {}; asked the model to finish",
-                action.name
-            )),
-        )),
-        Err(TurnError::Llm(e)) => Err(e),
-        Err(TurnError::Malformed(e)) => Ok((
-            action,
-            Some(format!(
-                "repeated call; the finish reply was unreadable ({e})"
-            )),
-        )),
+    let failed = |a: &Action| {
+        earlier
+            .iter()
+            .any(|s| s.observation.failed && s.action == a.name && s.arguments == a.arguments)
+    };
+    let (finish, ignored) = force_finish(ctx, purpose, messages, &failed).await?;
+    let mut note = format!("repeated {}; asked the model to finish", action.name);
+    if let Some(ignored) = ignored {
+        note = format!("{note}; {ignored}");
     }
+    Ok((finish, Some(note)))
 }
 
 fn reply_text(c: &Completion) -> String {

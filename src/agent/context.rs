@@ -33,7 +33,14 @@ pub struct AgentOptions {
     /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
     /// where a small model can spend its whole budget repeating one call.
     pub repeat_guard: bool,
+    /// Longest reply text and tool-call arguments kept from one model call (bytes): a model that
+    /// writes megabytes would otherwise fill answer files, prompts and memory. Longer ones are cut
+    /// and counted in `cut_replies`.
+    pub max_reply_bytes: usize,
 }
+
+/// Default of `AgentOptions::max_reply_bytes` (64 KiB).
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 
 impl Default for AgentOptions {
     fn default() -> Self {
@@ -47,6 +54,7 @@ impl Default for AgentOptions {
             width: 2,
             max_tokens: 384,
             repeat_guard: true,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -94,10 +102,24 @@ impl SolveContext {
         }
     }
 
-    /// Calls the model and counts the call, its tokens and cost.
+    /// Calls the model and counts the call, its tokens and cost. The reply's text and arguments are
+    /// cut to `max_reply_bytes` (a cut is counted), so nothing a model writes grows without bound.
     pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let result = self.llm.complete(request).await;
+        let mut result = self.llm.complete(request).await;
+        let cap = self.options.max_reply_bytes;
+        // A reply the backend cut at the token cap counts as cut too.
+        let cut = match &mut result {
+            Ok(c) => cap_completion(c, cap) || c.finish_reason.as_deref() == Some("length"),
+            Err(LlmError::Truncated { content, .. }) => {
+                cap_text(content, cap);
+                true
+            }
+            Err(_) => false,
+        };
         self.update(|c| {
+            if cut {
+                c.cut_replies += 1;
+            }
             c.llm_calls += 1;
             if let Ok(done) = &result {
                 c.prompt_tokens += done.usage.prompt_tokens;
@@ -125,6 +147,11 @@ impl SolveContext {
         obs
     }
 
+    /// Counts a successful call whose result added nothing new (kept apart from failed calls).
+    pub fn count_redundant_call(&self) {
+        self.update(|c| c.redundant_calls += 1);
+    }
+
     pub fn llm_calls(&self) -> u64 {
         self.counters.lock().map(|c| c.llm_calls).unwrap_or(0)
     }
@@ -142,4 +169,33 @@ impl SolveContext {
         c.wall_ms = self.started.elapsed().as_millis() as u64;
         c
     }
+}
+
+/// Longest tool name kept from a reply (real ToolBench names are under 100 characters).
+const MAX_NAME_BYTES: usize = 256;
+
+/// Cuts a completion's content, tool names and arguments to their caps; true when anything was cut.
+fn cap_completion(c: &mut Completion, cap: usize) -> bool {
+    let mut cut = cap_text(&mut c.content, cap);
+    for call in &mut c.tool_calls {
+        cut |= cap_text(&mut call.arguments, cap);
+        cut |= cap_text(&mut call.name, MAX_NAME_BYTES);
+    }
+    if cut {
+        c.finish_reason = Some("length".into());
+    }
+    cut
+}
+
+/// Cuts `text` to at most `cap` bytes on a character boundary; true when it was longer.
+pub fn cap_text(text: &mut String, cap: usize) -> bool {
+    if text.len() <= cap {
+        return false;
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
 }

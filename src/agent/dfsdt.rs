@@ -53,6 +53,9 @@ struct Search<'a> {
     expansions: u32,
     out_of_budget: bool,
     llm_error: Option<String>,
+    /// The model ignored a forced Finish and the harness gave up: the search ends there, since
+    /// every other branch would meet the same model.
+    harness_ended: bool,
 }
 
 #[async_trait]
@@ -85,6 +88,7 @@ impl Solver for Dfsdt {
             expansions: 0,
             out_of_budget: false,
             llm_error: None,
+            harness_ended: false,
         };
         self.dfs(&mut search, 0).await?;
 
@@ -116,6 +120,7 @@ impl Solver for Dfsdt {
         let details = json!({
             "tree_size": root.size(), "tree_max_length": root.max_length(), "expansions": search.expansions,
             "explored_steps": search.explored.len(), "out_of_budget": search.out_of_budget,
+            "harness_gave_up": search.harness_ended,
         });
         let steps = if path.is_empty() {
             search.explored.clone()
@@ -204,6 +209,9 @@ impl Dfsdt {
                 if s.answer.is_some() {
                     return Ok(10_000);
                 }
+                if s.harness_ended {
+                    return Ok(STOP);
+                }
                 if r > 1 {
                     return Ok(r - 1);
                 }
@@ -253,6 +261,7 @@ async fn expand(
     let finish = obs.finish.clone();
     let mut st = Step::new(index, &action, obs, prompt_tokens);
     st.notes.extend(note);
+    s.harness_ended |= common::harness_gave_up(&st);
     s.ctx.observer.step(&st);
     s.explored.push(st.clone());
     let last = add(s, at, input, Some(st));

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub use context::{AgentOptions, Observer, QuietObserver, SolveContext};
+pub use context::{AgentOptions, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver, SolveContext};
 pub use episode::{Counters, Episode, FinishKind, Step};
 
 use crate::toolbench::Task;
@@ -56,5 +56,7 @@ pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, A
         other => Err(AgentError::UnknownMethod(other.to_string())),
     }
 }
+#[cfg(test)]
+mod hardening_tests;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::llm::Completion;
+pub use crate::toolbench::json_repair::{close_json, replace_lone_surrogates};
 
 /// An action chosen by a model.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,7 +30,8 @@ pub fn action(c: &Completion) -> Result<Action, String> {
 
 /// Parses our JSON action format or ReAct's text format.
 pub fn action_from_text(text: &str) -> Result<Action, String> {
-    let from_json = first_json_object(text).map(|v| action_from_json(&v, text));
+    let fixed = replace_lone_surrogates(text);
+    let from_json = first_json_object(&fixed).map(|v| action_from_json(&v, text));
     if let Some(Ok(a)) = from_json {
         return Ok(a);
     }
@@ -110,15 +112,18 @@ fn prose_before_json(raw: &str) -> String {
 
 /// Arguments text as sent: valid JSON objects are re-serialised compactly *in the model's key order*
 /// (StableToolBench keys its cache by Python's `str(dict)` of the arguments in that order), anything
-/// else is passed through so the tool caller can report it as malformed. Comparisons use [`call_key`].
+/// else is passed through so the tool caller can report it as malformed. Lone UTF-16 surrogate escapes
+/// (which no Rust string can hold) become U+FFFD first, so such an object still parses. Comparisons use
+/// [`call_key`].
 pub fn normalise_arguments(raw: &str) -> String {
     let t = raw.trim();
     if t.is_empty() {
         return "{}".to_string();
     }
-    match serde_json::from_str::<Value>(t) {
+    let fixed = replace_lone_surrogates(t);
+    match serde_json::from_str::<Value>(&fixed) {
         Ok(v @ Value::Object(_)) => v.to_string(),
-        _ => first_json_object(t)
+        _ => first_json_object(&fixed)
             .map(|v| v.to_string())
             .unwrap_or_else(|| t.to_string()),
     }
@@ -133,13 +138,17 @@ pub fn call_key(arguments: &str) -> String {
     }
 }
 
+/// Start positions tried by `first_json_object`: each try scans to the end of the text, so a reply
+/// made of thousands of unclosed braces would otherwise cost quadratic time.
+const MAX_OBJECT_STARTS: usize = 64;
+
 /// The first balanced `{…}` in `text` that parses as a JSON object (code fences and prose around it are
-/// ignored).
+/// ignored). Only the first `MAX_OBJECT_STARTS` opening braces are tried.
 pub fn first_json_object(text: &str) -> Option<Value> {
     let bytes = text.as_bytes();
     let mut start = 0;
-    while let Some(off) = text[start..].find('{') {
-        let begin = start + off;
+    for _ in 0..MAX_OBJECT_STARTS {
+        let begin = start + text[start..].find('{')?;
         if let Some(end) = balanced_end(bytes, begin)
             && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&text[begin..=end])
         {
@@ -148,6 +157,21 @@ pub fn first_json_object(text: &str) -> Option<Value> {
         start = begin + 1;
     }
     None
+}
+
+/// A `Finish` action read out of a reply that was cut before its JSON closed (the token cap): the
+/// open strings and brackets are closed, so the answer is kept up to the cut. `None` when the cut
+/// reply is not a `Finish` with a `give_answer` (a cut tool call is not run: its arguments are cut).
+pub fn salvage_finish(text: &str) -> Option<Action> {
+    let begin = text.find('{')?;
+    let closed = close_json(&text[begin..])?;
+    let v: Value = serde_json::from_str(&replace_lone_surrogates(&closed)).ok()?;
+    let action = action_from_json(&v, text).ok()?;
+    let args: Value = serde_json::from_str(&action.arguments).ok()?;
+    (action.name == crate::toolbench::FINISH
+        && args["return_type"] == "give_answer"
+        && args["final_answer"].is_string())
+    .then_some(action)
 }
 
 /// Index of the `}` closing the `{` at `begin`, skipping braces inside strings.

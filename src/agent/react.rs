@@ -44,6 +44,8 @@ impl Solver for React {
         let mut tries: Vec<Vec<Step>> = Vec::new();
         let mut all_steps: Vec<Step> = Vec::new();
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
+        // Set when the model ignored a forced Finish: another try would only do the same.
+        let mut harness_ended = false;
 
         for t in 0..self.tries {
             let mut messages = vec![
@@ -103,6 +105,7 @@ impl Solver for React {
                 let ended = obs.finish.clone();
                 let mut s = Step::new(index, &action, obs, prompt_tokens);
                 s.notes.extend(note);
+                harness_ended |= common::harness_gave_up(&s);
                 depth += levels(&s);
                 ctx.observer.step(&s);
                 chain.push(s);
@@ -125,7 +128,7 @@ impl Solver for React {
                 winner = Some(tries.len() - 1);
                 break;
             }
-            if outcome == FinishKind::Error {
+            if outcome == FinishKind::Error || harness_ended {
                 break;
             }
         }

@@ -25,6 +25,29 @@ pub struct Failure {
     pub attempts: u32,
 }
 
+/// A call that answered but added no new fact. It did not fail, so it is kept apart from the
+/// failures: the router is told it has that result already, never that the call failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Redundant {
+    /// The step that first made it.
+    pub step: u32,
+    pub action: String,
+    pub arguments: String,
+    /// How many times this exact call answered with nothing new.
+    pub attempts: u32,
+}
+
+/// What merging one update did to the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// The call added this many facts.
+    NewFacts(usize),
+    /// The call answered, but everything in it was known already.
+    NothingNew,
+    /// The call failed (its reason is in the failure history).
+    Failed,
+}
+
 /// The state manager's structured answer (its JSON schema is `update_schema`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -63,6 +86,9 @@ pub fn update_schema() -> Value {
 pub struct State {
     pub facts: Vec<Fact>,
     pub failures: Vec<Failure>,
+    /// Calls that answered with nothing new (not failures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redundant: Vec<Redundant>,
     /// Facts folded away to fit the budget, summarised as one line.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub compressed: String,
@@ -76,7 +102,8 @@ impl State {
             .find(|f| f.action == action && same_arguments(&f.arguments, arguments))
     }
 
-    /// Records a failed call (or one more attempt of a known one).
+    /// Records a failed call (or one more attempt of a known one). `step` stays the first failure's,
+    /// so a repeat is told where the call first failed.
     pub fn record_failure(&mut self, step: u32, action: &str, arguments: &str, reason: &str) {
         let reason = clip(reason.trim(), 200);
         if let Some(f) = self
@@ -85,7 +112,6 @@ impl State {
             .find(|f| f.action == action && same_arguments(&f.arguments, arguments))
         {
             f.attempts += 1;
-            f.step = step;
             if !reason.is_empty() {
                 f.reason = reason;
             }
@@ -104,8 +130,15 @@ impl State {
         });
     }
 
-    /// Merges the state manager's update for the call at `step`.
-    pub fn apply(&mut self, step: u32, action: &str, arguments: &str, update: &StateUpdate) {
+    /// Merges the state manager's update for the call at `step`. A successful call that adds no new
+    /// fact is recorded as redundant, not as a failure, whatever `failure_reason` the model wrote.
+    pub fn apply(
+        &mut self,
+        step: u32,
+        action: &str,
+        arguments: &str,
+        update: &StateUpdate,
+    ) -> Applied {
         // Reflection: drop facts the new result contradicts (numbers are 1-based as shown).
         let mut wrong: Vec<usize> = update
             .wrong_facts
@@ -127,32 +160,78 @@ impl State {
             self.facts.push(Fact { step, text });
             added += 1;
         }
-        if !update.success || added == 0 {
+        if !update.success {
             let reason = if update.failure_reason.trim().is_empty() {
-                if update.success {
-                    "nothing new: its result is already in the facts"
-                } else {
-                    "the call failed"
-                }
+                "the call failed"
             } else {
                 update.failure_reason.as_str()
             };
             self.record_failure(step, action, arguments, reason);
+            return Applied::Failed;
+        }
+        if added > 0 {
+            return Applied::NewFacts(added);
+        }
+        self.record_redundant(step, action, arguments);
+        Applied::NothingNew
+    }
+
+    /// Records a call that answered with nothing new (or one more time of a known one).
+    pub fn record_redundant(&mut self, step: u32, action: &str, arguments: &str) {
+        match self
+            .redundant
+            .iter_mut()
+            .find(|r| r.action == action && r.arguments == arguments)
+        {
+            Some(r) => r.attempts += 1,
+            None => self.redundant.push(Redundant {
+                step,
+                action: action.to_string(),
+                arguments: arguments.to_string(),
+                attempts: 1,
+            }),
         }
     }
 
+    /// Calls that answered with nothing new, as the router sees them (empty when there are none).
+    pub fn render_redundant(&self) -> String {
+        if self.redundant.is_empty() {
+            return String::new();
+        }
+        let lines: Vec<String> = self
+            .redundant
+            .iter()
+            .map(|r| {
+                format!(
+                    "- {} {} (step {}): answered, but nothing new beyond the facts",
+                    r.action,
+                    clip(&r.arguments, 160),
+                    r.step
+                )
+            })
+            .collect();
+        format!(
+            "Calls that worked but added nothing new (their results are in the facts; do not repeat them):\n{}",
+            lines.join("\n")
+        )
+    }
+
+    fn rendered_tokens(&self, count: &impl Fn(&str) -> usize) -> usize {
+        count(&self.render_facts())
+            + count(&self.render_failures())
+            + count(&self.render_redundant())
+    }
+
     /// Keeps the rendered state under `budget` tokens: long facts are cut first, then the oldest facts
-    /// are folded into a one-line summary, then the oldest failures are dropped.
+    /// are folded into a one-line summary, then redundant calls and the oldest failures are dropped.
     pub fn fit(&mut self, budget: usize, count: impl Fn(&str) -> usize) {
-        if count(&self.render_facts()) + count(&self.render_failures()) <= budget {
+        if self.rendered_tokens(&count) <= budget {
             return;
         }
         for f in &mut self.facts {
             f.text = clip(&f.text, 120);
         }
-        while count(&self.render_facts()) + count(&self.render_failures()) > budget
-            && self.facts.len() > 1
-        {
+        while self.rendered_tokens(&count) > budget && self.facts.len() > 1 {
             let old = self.facts.remove(0);
             let joined = if self.compressed.is_empty() {
                 old.text
@@ -161,9 +240,10 @@ impl State {
             };
             self.compressed = clip(&joined, 240);
         }
-        while count(&self.render_facts()) + count(&self.render_failures()) > budget
-            && self.failures.len() > 1
-        {
+        while self.rendered_tokens(&count) > budget && !self.redundant.is_empty() {
+            self.redundant.remove(0);
+        }
+        while self.rendered_tokens(&count) > budget && self.failures.len() > 1 {
             self.failures.remove(0);
         }
     }
@@ -254,13 +334,30 @@ mod tests {
     }
 
     #[test]
-    fn success_without_new_facts_counts_as_irrelevant() {
+    fn success_without_new_facts_is_redundant_not_failed() {
         let mut s = State::default();
-        s.apply(1, "w", "{}", &update(true, &[], "", &[]));
-        assert_eq!(
-            s.failures[0].reason,
-            "nothing new: its result is already in the facts"
+        s.apply(1, "w", "{}", &update(true, &["Paris is 21C"], "", &[]));
+        // The state manager wrote a failure reason for a call that worked: it must not become a failure.
+        let applied = s.apply(
+            2,
+            "w",
+            "{\"x\":1}",
+            &update(true, &["Paris is 21C"], "already known", &[]),
         );
+        assert_eq!(applied, Applied::NothingNew);
+        assert!(s.failures.is_empty(), "{:?}", s.failures);
+        assert!(s.failed_before("w", "{\"x\":1}").is_none());
+        assert_eq!(s.redundant.len(), 1);
+        assert_eq!(s.render_failures(), "(none)");
+        let shown = s.render_redundant();
+        assert!(
+            shown.contains("added nothing new") && shown.contains("step 2"),
+            "{shown}"
+        );
+        assert!(!shown.contains("fail"), "{shown}");
+        s.apply(3, "w", "{\"x\":1}", &update(true, &[], "", &[]));
+        assert_eq!(s.redundant[0].attempts, 2);
+        assert_eq!(s.redundant[0].step, 2);
     }
 
     #[test]
@@ -279,6 +376,8 @@ mod tests {
         s.record_failure(2, "w", "{}", "");
         assert_eq!(s.failures.len(), 1);
         assert_eq!(s.failures[0].attempts, 2);
+        // A repeat cites the step where the call first failed.
+        assert_eq!(s.failures[0].step, 1);
         assert!(s.render_failures().contains("tried 2 times"));
     }
 

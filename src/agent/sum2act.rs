@@ -16,7 +16,7 @@ use crate::tools::{Finish, Observation};
 use super::common::{self, Outcome, TurnError, harness_observation};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, call_key, first_json_object};
-use super::state::{State, StateUpdate, clip, update_schema};
+use super::state::{Applied, State, StateUpdate, clip, update_schema};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 pub struct Sum2Act;
@@ -109,14 +109,18 @@ impl Sum2Act {
                 || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some())
             {
                 notes.push("no new action proposed; asked the router to finish".into());
-                match common::finish_turn(ctx, "router", messages).await {
-                    Ok(a) => action = a,
-                    Err(TurnError::Llm(e)) => {
+                // A model that ignores the forced Finish does not get to go on: the harness gives up.
+                let failed = |a: &Action| state.failed_before(&a.name, &a.arguments).is_some();
+                match common::force_finish(ctx, "router", messages, &failed).await {
+                    Ok((a, ignored)) => {
+                        action = a;
+                        notes.extend(ignored);
+                    }
+                    Err(e) => {
                         finish = FinishKind::Error;
                         error = Some(e.to_string());
                         break;
                     }
-                    Err(TurnError::Malformed(e)) => notes.push(format!("could not finish: {e}")),
                 }
             }
             if let Some(earlier) = state.failed_before(&action.name, &action.arguments) {
@@ -170,7 +174,12 @@ impl Sum2Act {
                             notes.push("state manager found no facts; kept the raw result".into());
                             update.new_facts = vec![raw_fact(&action, &obs)];
                         }
-                        state.apply(n, &action.name, &action.arguments, &update);
+                        if state.apply(n, &action.name, &action.arguments, &update)
+                            == Applied::NothingNew
+                        {
+                            notes.push("answered, but nothing new".into());
+                            ctx.count_redundant_call();
+                        }
                         answered.insert((action.name.clone(), call_key(&action.arguments)));
                     }
                     state.fit(ctx.options.state_token_budget, count_tokens);
@@ -254,6 +263,7 @@ fn router_prompt(
             ("step", &step.to_string()),
             ("facts", &state.render_facts()),
             ("failures", &state.render_failures()),
+            ("redundant", &state.render_redundant()),
             ("notice", &notice),
         ],
     )?)

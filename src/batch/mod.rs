@@ -18,7 +18,9 @@ mod summary;
 use std::path::PathBuf;
 
 pub use manifest::{MANIFEST_FILE, Manifest};
-pub use plan::{SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, select, select_with};
+pub use plan::{
+    SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, error_path, select, select_with,
+};
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use runner::{BatchOptions, BatchOutcome, Job, JobError, StopSignal, run_batch};
 pub use solver_job::SolverJob;
@@ -47,10 +49,11 @@ pub enum BatchError {
 impl BatchError {
     /// Whether the user's input is at fault (the CLI maps these to exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
-            BatchError::Data(_) | BatchError::BadInput(_) | BatchError::ManifestMismatch { .. }
-        )
+        match self {
+            BatchError::Data(e) => !e.is_output(),
+            BatchError::BadInput(_) | BatchError::ManifestMismatch { .. } => true,
+            BatchError::Io { .. } => false,
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, e: impl std::fmt::Display) -> Self {

@@ -166,6 +166,13 @@ pub fn answer_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) ->
         .join(format!("{query_id}_{method}.json"))
 }
 
+/// Where an episode that ended in `error` is kept for diagnosis: beside its answer file, under a
+/// name no reader takes for an answer file (`{query_id}_{method}.error`), so a plain rerun runs the
+/// query again (an outage is not a result).
+pub fn error_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) -> PathBuf {
+    answer_path(run_dir, subset, query_id, method).with_extension("error")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,11 +160,15 @@ impl Progress for PlainProgress {
     }
 
     fn failed(&self, subset: &str, query_id: u64, error: &str) {
-        eprintln!("[failed] {subset} {query_id}: {error}");
+        eprintln!(
+            "[failed] {} {query_id}: {}",
+            crate::terminal::safe_line(subset),
+            crate::terminal::safe_line(error)
+        );
     }
 
     fn note(&self, text: &str) {
-        eprintln!("{text}");
+        eprintln!("{}", crate::terminal::safe(text));
     }
 
     fn end(&self) {}
@@ -241,13 +245,15 @@ impl Progress for Bars {
     }
 
     fn failed(&self, subset: &str, query_id: u64, error: &str) {
-        let _ = self
-            .multi
-            .println(format!("failed: {subset} {query_id}: {error}"));
+        let _ = self.multi.println(format!(
+            "failed: {} {query_id}: {}",
+            crate::terminal::safe_line(subset),
+            crate::terminal::safe_line(error)
+        ));
     }
 
     fn note(&self, text: &str) {
-        let _ = self.multi.println(text);
+        let _ = self.multi.println(crate::terminal::safe(text));
     }
 
     fn end(&self) {

@@ -38,9 +38,11 @@ pub struct BatchOptions {
     pub run_dir: PathBuf,
     /// Queries in flight at once.
     pub concurrency: usize,
-    /// Run again queries whose episode ended in `error` (an endpoint outage) instead of keeping them.
-    pub retry_errors: bool,
 }
+
+/// The batch stops as a setup error when its first episodes (this many, or all of them when fewer
+/// are to run) all ended in the same error without ever getting a reply from the model.
+pub const FAIL_FAST_AFTER: usize = 3;
 
 /// What happened.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +61,11 @@ pub struct BatchOutcome {
     pub interrupted: bool,
     /// The error that stopped the batch.
     pub fatal: Option<String>,
+    /// The first episodes all failed with this same error before reaching the model (a rejected
+    /// key, an unknown model, an endpoint that is not there): the batch stopped; exit code 2.
+    pub setup_error: Option<String>,
+    /// Episodes of this invocation that ended in `error` (kept as `.error` files, not as answers).
+    pub errors: usize,
     /// Every selected query with an answer file (resumed and new), in selection order.
     pub episodes: Vec<EpisodeView>,
     pub wall_s: f64,
@@ -68,6 +75,8 @@ impl BatchOutcome {
     /// Every selected query has its answer file.
     pub fn complete(&self) -> bool {
         self.failed.is_empty()
+            && self.errors == 0
+            && self.setup_error.is_none()
             && self.not_started == 0
             && self.abandoned == 0
             && self.fatal.is_none()
@@ -147,6 +156,56 @@ impl StopSignal {
 /// Result of one spawned query.
 type Done = (usize, Result<EpisodeView, JobError>);
 
+/// Watches the first episodes for a setup error shared by all of them.
+struct FailFast {
+    /// Episodes that must agree before the batch stops.
+    needed: usize,
+    /// The error of the first episodes and how many had it; `None` once any episode did otherwise.
+    streak: Option<(String, usize)>,
+    decided: bool,
+}
+
+impl FailFast {
+    fn new(todo: usize) -> Self {
+        FailFast {
+            needed: FAIL_FAST_AFTER.min(todo).max(1),
+            streak: None,
+            decided: false,
+        }
+    }
+
+    /// Records one finished episode; returns the setup error once the first ones all agree.
+    fn record(&mut self, view: &EpisodeView) -> Option<String> {
+        if self.decided {
+            return None;
+        }
+        let error = view.error.clone().unwrap_or_default();
+        let same = match &mut self.streak {
+            _ if !view.never_reached_model() => false,
+            None => {
+                self.streak = Some((error, 1));
+                true
+            }
+            Some((first, n)) if *first == error => {
+                *n += 1;
+                true
+            }
+            Some(_) => false,
+        };
+        if !same {
+            self.decided = true;
+            return None;
+        }
+        match &self.streak {
+            Some((e, n)) if *n >= self.needed => {
+                self.decided = true;
+                Some(e.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Runs `tasks` (already selected and sharded) with `job`, skipping those already finished in
 /// `options.run_dir`.
 pub async fn run_batch(
@@ -173,8 +232,9 @@ pub async fn run_batch(
         }
         let entry = per_subset.entry(task.subset.as_str()).or_default();
         entry.0 += 1;
+        // An `error` episode in an answer file (written by an older version) is run again too.
         match read_answer_file(&path) {
-            Some((_, mut view)) if !(options.retry_errors && view.finish == "error") => {
+            Some((_, mut view)) if view.finish != "error" => {
                 view.subset = task.subset.clone();
                 view.query_id = task.query_id;
                 found[i] = Some(view);
@@ -190,6 +250,7 @@ pub async fn run_batch(
         .collect();
     progress.start(&subsets);
 
+    let mut fail_fast = FailFast::new(todo.len());
     let semaphore = Arc::new(Semaphore::new(options.concurrency.max(1)));
     let mut running: JoinSet<Done> = JoinSet::new();
     let mut launched = 0usize;
@@ -203,9 +264,9 @@ pub async fn run_batch(
             },
         };
         while let Some(done) = running.try_join_next() {
-            collect(done, tasks, &mut found, &mut outcome);
+            collect(done, tasks, &mut found, &mut outcome, &mut fail_fast);
         }
-        if stop.level() >= 1 || outcome.fatal.is_some() {
+        if stop.level() >= 1 || outcome.fatal.is_some() || outcome.setup_error.is_some() {
             break;
         }
         let task = tasks[i].clone();
@@ -231,13 +292,13 @@ pub async fn run_batch(
                     // A query that completed while being aborted still counts.
                     if let Ok(done) = done {
                         outcome.abandoned = outcome.abandoned.saturating_sub(1);
-                        collect(Ok(done), tasks, &mut found, &mut outcome);
+                        collect(Ok(done), tasks, &mut found, &mut outcome, &mut fail_fast);
                     }
                 }
                 break;
             }
             done = running.join_next() => match done {
-                Some(done) => collect(done, tasks, &mut found, &mut outcome),
+                Some(done) => collect(done, tasks, &mut found, &mut outcome, &mut fail_fast),
                 None => break,
             },
         }
@@ -249,7 +310,9 @@ pub async fn run_batch(
     Ok(outcome)
 }
 
-/// Solves one query and writes its answer file; the write is the only side effect.
+/// Solves one query and writes its answer file; the write is the only side effect. An episode that
+/// ended in `error` is written as `{query_id}_{method}.error` instead, so it is not taken for a
+/// result and a rerun solves the query again.
 async fn solve_one(
     task: &Task,
     path: &std::path::Path,
@@ -263,7 +326,13 @@ async fn solve_one(
                 task.query_id
             ))
         })?;
-        write_json_atomic(path, &file).map_err(|e| JobError(e.to_string()))?;
+        let error_file = path.with_extension("error");
+        if view.finish == "error" {
+            write_json_atomic(&error_file, &file).map_err(|e| JobError(e.to_string()))?;
+        } else {
+            write_json_atomic(path, &file).map_err(|e| JobError(e.to_string()))?;
+            let _ = std::fs::remove_file(&error_file);
+        }
         view.subset = task.subset.clone();
         view.query_id = task.query_id;
         Ok(view)
@@ -280,9 +349,16 @@ fn collect(
     tasks: &[Task],
     found: &mut [Option<EpisodeView>],
     outcome: &mut BatchOutcome,
+    fail_fast: &mut FailFast,
 ) {
     match done {
         Ok((i, Ok(view))) => {
+            if view.finish == "error" {
+                outcome.errors += 1;
+            }
+            if let Some(e) = fail_fast.record(&view) {
+                outcome.setup_error.get_or_insert(e);
+            }
             found[i] = Some(view);
             outcome.ran += 1;
         }
@@ -388,7 +464,6 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 3,
-            retry_errors: false,
         };
         let t = tasks(10);
         let first = run_batch(
@@ -429,7 +504,6 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 2,
-            retry_errors: false,
         };
         let stop = StopSignal::new();
         let s2 = stop.clone();
@@ -453,7 +527,6 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 4,
-            retry_errors: false,
         };
         let stop = StopSignal::new();
         let s2 = stop.clone();
@@ -481,7 +554,6 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 1,
-            retry_errors: false,
         };
         let out = run_batch(
             &tasks(10),
@@ -497,5 +569,131 @@ mod tests {
         assert_eq!(out.failed.len(), 1);
         assert!(out.not_started >= 5);
         assert!(!out.complete());
+    }
+
+    /// Ends the episodes of the queries `error_on` selects in `error` (never reaching the model when
+    /// `reached` is false), answers the others.
+    struct ErrorJob {
+        error_on: fn(u64) -> bool,
+        reached: bool,
+        calls: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Job for ErrorJob {
+        fn method(&self) -> &str {
+            "test"
+        }
+
+        async fn run(&self, task: &Task) -> Result<Value, JobError> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            let error = (self.error_on)(task.query_id);
+            let tokens = if error && !self.reached { 0 } else { 50 };
+            let mut record = json!({"method": "test", "model": "m", "subset": task.subset,
+                "query_id": task.query_id, "finish": if error { "error" } else { "give_answer" },
+                "counters": {"llm_calls": 1, "prompt_tokens": tokens, "steps": 1}});
+            if error {
+                record["error"] = json!("LLM endpoint http://x rejected the API key (HTTP 401)");
+            }
+            Ok(json!({"answer_generation": {"query": task.query}, "sum2act": record}))
+        }
+    }
+
+    fn error_job(error_on: fn(u64) -> bool, reached: bool) -> Arc<ErrorJob> {
+        Arc::new(ErrorJob {
+            error_on,
+            reached,
+            calls: AtomicUsize::new(0),
+        })
+    }
+
+    fn options(dir: &std::path::Path, concurrency: usize) -> BatchOptions {
+        BatchOptions {
+            run_dir: dir.to_path_buf(),
+            concurrency,
+        }
+    }
+
+    #[tokio::test]
+    async fn error_episodes_are_not_answers_and_a_plain_rerun_retries_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = tasks(6);
+        let first = run_batch(
+            &t,
+            error_job(|q| q == 3, true),
+            &options(dir.path(), 2),
+            Arc::new(NoProgress),
+            &StopSignal::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(first.errors, 1);
+        assert!(first.setup_error.is_none());
+        assert!(!first.complete());
+        assert!(!dir.path().join("B/3_test.json").exists());
+        assert!(dir.path().join("B/3_test.error").is_file());
+        // The error file is not an answer file for the readers of run directories.
+        let (answers, unreadable) = crate::batch::summary::scan_run_dir(dir.path()).unwrap();
+        assert_eq!((answers.len(), unreadable.len()), (5, 0));
+        let again = error_job(|_| false, true);
+        let second = run_batch(
+            &t,
+            again.clone(),
+            &options(dir.path(), 2),
+            Arc::new(NoProgress),
+            &StopSignal::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!((second.ran, second.resumed, second.errors), (1, 5, 0));
+        assert_eq!(again.calls.load(Ordering::SeqCst), 1);
+        assert!(dir.path().join("B/3_test.json").is_file());
+        assert!(!dir.path().join("B/3_test.error").exists());
+        assert!(second.complete());
+    }
+
+    #[tokio::test]
+    async fn the_same_setup_error_on_the_first_episodes_stops_the_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = error_job(|_| true, false);
+        let out = run_batch(
+            &tasks(40),
+            job.clone(),
+            &options(dir.path(), 2),
+            Arc::new(NoProgress),
+            &StopSignal::new(),
+        )
+        .await
+        .unwrap();
+        let e = out.setup_error.clone().unwrap_or_default();
+        assert!(e.contains("401"), "{e}");
+        assert!(job.calls.load(Ordering::SeqCst) <= FAIL_FAST_AFTER + 2);
+        assert!(out.not_started >= 35);
+        assert_eq!(
+            files(dir.path()),
+            out.errors,
+            "only .error files were written"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_after_a_success_or_after_reaching_the_model_do_not_stop_the_batch() {
+        let cases: [(fn(u64) -> bool, bool); 2] = [(|q| q > 0, false), (|_| true, true)];
+        for (error_on, reached) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let out = run_batch(
+                &tasks(8),
+                error_job(error_on, reached),
+                &options(dir.path(), 1),
+                Arc::new(NoProgress),
+                &StopSignal::new(),
+            )
+            .await
+            .unwrap();
+            assert!(out.setup_error.is_none());
+            assert_eq!(out.ran, 8);
+            assert_eq!(out.errors, if reached { 8 } else { 7 });
+        }
     }
 }

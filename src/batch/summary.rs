@@ -26,9 +26,18 @@ pub struct EpisodeView {
     pub finish: String,
     #[serde(default)]
     pub counters: Counters,
+    /// Why an `error` episode stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl EpisodeView {
+    /// An `error` episode that never got a reply from the model (a bad key, an unknown model, an
+    /// endpoint that is not there): the setup is at fault, not the query.
+    pub fn never_reached_model(&self) -> bool {
+        self.finish == "error" && self.tokens() == 0
+    }
+
     /// Reads the view out of an answer file's JSON.
     pub fn from_answer(file: &Value) -> Option<Self> {
         serde_json::from_value(file.get("sum2act")?.clone()).ok()

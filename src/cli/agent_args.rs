@@ -13,10 +13,10 @@ pub struct AgentArgs {
     #[arg(long, default_value = "sum2act", value_parser = ["sum2act", "react", "cot", "dfsdt", "dfs"])]
     pub method: String,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_steps: Option<u32>,
     /// LLM calls per episode (DFSDT's max_query_count).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_llm_calls: Option<u32>,
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
     #[arg(long, value_name = "TOKENS")]
@@ -25,16 +25,16 @@ pub struct AgentArgs {
     #[arg(long)]
     pub decompose: bool,
     /// ReAct/DFSDT chain length limit in tree levels (ToolBench's single_chain_max_step).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_depth: Option<u32>,
     /// ReAct: independent tries (CoT@n).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub tries: Option<u32>,
     /// DFSDT: tree width.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub width: Option<u32>,
     /// Tokens the model may write per call.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_tokens: Option<u32>,
     /// ReAct/DFSDT: run exact repeats of earlier calls again instead of asking the model to finish
     /// (ToolBench's behaviour).
@@ -58,6 +58,7 @@ impl AgentArgs {
             width: self.width.unwrap_or(d.width),
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
             repeat_guard: !self.no_repeat_guard,
+            max_reply_bytes: config.agent.max_reply_bytes.max(1024),
         }
     }
 
@@ -75,6 +76,7 @@ impl AgentArgs {
             "width": o.width,
             "max_tokens": o.max_tokens,
             "repeat_guard": o.repeat_guard,
+            "max_reply_bytes": o.max_reply_bytes,
         })
     }
 }

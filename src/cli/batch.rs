@@ -31,10 +31,15 @@ pub struct BatchArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub subsets: Vec<String>,
     /// The first N queries of each subset.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<usize>,
     /// Queries in flight at once (the LLM and tool rate limits apply on top).
-    #[arg(long, default_value_t = 4, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 4,
+        value_name = "K",
+        allow_negative_numbers = true
+    )]
     pub concurrency: usize,
     /// Run directory: answer files, run.json, summary.json. Rerunning the same command resumes.
     #[arg(long, value_name = "RUN_DIR")]
@@ -45,8 +50,9 @@ pub struct BatchArgs {
     /// Resume into a run directory made with another method or model anyway.
     #[arg(long)]
     pub force: bool,
-    /// On resume, run again the queries whose episode ended in `error` (e.g. an endpoint outage).
-    #[arg(long)]
+    /// Kept for older scripts: an episode that ended in `error` is never kept as an answer, so a
+    /// plain rerun always runs it again.
+    #[arg(long, hide = true)]
     pub retry_errors: bool,
     /// Which tools each query gets: oracle (its api_list), all, or retrieved:K.
     #[arg(long, default_value = "oracle", value_name = "SET")]
@@ -94,6 +100,11 @@ pub async fn run(
         task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
     })
     .map_err(batch_error)?;
+    for subset in &selection.subsets {
+        if let Ok(queries) = data.queries(subset) {
+            super::warn_missing_tools(subset, &queries, &catalog);
+        }
+    }
     for s in &selection.skipped {
         eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
     }
@@ -143,7 +154,6 @@ pub async fn run(
     let batch_options = BatchOptions {
         run_dir: args.out.clone(),
         concurrency: args.concurrency,
-        retry_errors: args.retry_errors,
     };
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();
@@ -193,6 +203,16 @@ pub async fn run(
         );
         return Ok(ExitCode::from(130));
     }
+    if let Some(setup) = &outcome.setup_error {
+        eprintln!(
+            "error: the first episodes all failed with the same error before the model answered once, so the batch stopped ({} queries not started): {setup}",
+            outcome.not_started
+        );
+        eprintln!(
+            "check the model flags (--base-url, --model, the API key), then rerun the same command"
+        );
+        return Ok(ExitCode::from(2));
+    }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
             "error: the batch stopped early ({} queries not started): {fatal}",
@@ -201,6 +221,16 @@ pub async fn run(
         eprintln!(
             "fix the problem and rerun the same command to resume; {MANIFEST_FILE} records the setup"
         );
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.errors > 0 {
+        eprintln!(
+            "error: {} episode(s) ended in error (kept as {{subset}}/{{query_id}}_{}.error, not as answers); rerun the same command to run them again",
+            outcome.errors, manifest.method
+        );
+        if args.eval {
+            eprintln!("not judging an incomplete run (--eval skipped)");
+        }
         return Ok(ExitCode::from(1));
     }
     if args.eval {

@@ -83,7 +83,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
                 match session.handle(&line).await {
                     Ok(Control::Quit) => break,
                     Ok(Control::Continue) => {}
-                    Err(e) => eprintln!("error: {e}"),
+                    Err(e) => eprintln!("error: {}", crate::terminal::safe(&e.to_string())),
                 }
             }
             Err(ReadlineError::Interrupted) => continue,

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::GlobalArgs;
+use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::toolbench::{DataDir, SubsetStats};
 
@@ -32,15 +32,24 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: DataArgs) -> anyhow::Res
 
 fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     let data = DataDir::open_or_default(global.data.as_deref())?;
-    let mut rows = Vec::new();
-    for subset in data.subsets()? {
-        let queries = data.queries(&subset)?;
-        rows.push(SubsetStats::of(&subset, &queries));
+    let subsets = data.subsets()?;
+    if subsets.is_empty() {
+        return Err(BadInput(format!(
+            "{}: no query files (queries/*.json) to count",
+            data.root().join("queries").display()
+        ))
+        .into());
     }
     let load = data.catalog()?;
     let catalog = &load.catalog;
     for broken in &load.broken {
         eprintln!("warning: skipped broken tool file: {broken}");
+    }
+    let mut rows = Vec::new();
+    for subset in subsets {
+        let queries = data.queries(&subset)?;
+        super::warn_missing_tools(&subset, &queries, catalog);
+        rows.push(SubsetStats::of(&subset, &queries));
     }
     if json {
         let out = serde_json::json!({
@@ -82,9 +91,13 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
             rows.len()
         );
     }
-    Ok(if load.broken.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    if !load.broken.is_empty() {
+        // The counts above leave those files out: the data directory needs fixing (bad input).
+        return Err(BadInput(format!(
+            "{} tool file(s) could not be read (listed above)",
+            load.broken.len()
+        ))
+        .into());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ mod data;
 pub mod eval;
 mod export;
 mod index;
+mod limits_args;
 mod llm;
 mod merge;
 mod report;
@@ -118,10 +119,23 @@ pub(crate) fn open_data(
     Ok((data, load.catalog))
 }
 
+/// Warns once per tool that `queries` name and the catalogue lacks (such queries are not refused:
+/// a remote tool server may know the tool).
+pub(crate) fn warn_missing_tools(
+    subset: &str,
+    queries: &[crate::toolbench::Query],
+    catalog: &crate::toolbench::Catalog,
+) {
+    for missing in crate::toolbench::missing_tools(queries, catalog) {
+        eprintln!("warning: {}: {missing}", crate::terminal::safe_line(subset));
+    }
+}
+
 fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.is::<BadInput>()
-            || c.is::<crate::toolbench::DataError>()
+            || c.downcast_ref::<crate::toolbench::DataError>()
+                .is_some_and(|e| !e.is_output())
             || c.is::<crate::config::ConfigError>()
             || c.downcast_ref::<crate::llm::LlmError>()
                 .is_some_and(|e| e.is_bad_input())

@@ -70,7 +70,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         llm.model_id(),
         setup.env.describe()
     );
-    println!("request: {}", task.query);
+    println!("request: {}", crate::terminal::safe_line(&task.query));
     println!(
         "functions: {}",
         task.functions
@@ -88,18 +88,42 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     );
     let episode = solver.solve(&task, &ctx).await?;
     print_outcome(&episode);
-    let path = args.out.join(&task.subset).join(episode.file_name());
+    let failed = episode.finish == FinishKind::Error;
+    // As in `batch`: an episode that ended in error is not an answer file (`.error` beside it).
+    let mut path = args.out.join(&task.subset).join(episode.file_name());
+    if failed {
+        path.set_extension("error");
+    }
     write_json_atomic(&path, &episode.to_json())
         .with_context(|| format!("writing {}", path.display()))?;
-    println!("answer file: {}", path.display());
+    println!(
+        "{}: {}",
+        if failed {
+            "error record"
+        } else {
+            "answer file"
+        },
+        path.display()
+    );
     if let Some(server) = setup.server {
         server.shutdown().await;
     }
-    Ok(if episode.finish == FinishKind::Error {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if !failed {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The same rule as `batch`'s fail-fast: no reply from the model at all is a setup error (2).
+    let error = episode.error.clone().unwrap_or_default();
+    if episode.counters.prompt_tokens + episode.counters.completion_tokens == 0 {
+        return Err(BadInput(format!(
+            "the model never answered: {error}; check the model flags (--base-url, --model, the API key)"
+        ))
+        .into());
+    }
+    eprintln!(
+        "error: the episode stopped early: {}",
+        crate::terminal::safe_line(&error)
+    );
+    Ok(ExitCode::from(1))
 }
 
 fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Result<Task> {
@@ -147,6 +171,7 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
                 .into()),
                 1 => {
                     let (subset, q) = &found[0];
+                    super::warn_missing_tools(subset, std::slice::from_ref(q), catalog);
                     let set = args.tools.unwrap_or(ToolSet::Oracle);
                     Ok(task_for(subset, q, set, catalog, retriever.as_ref())?)
                 }

@@ -38,6 +38,8 @@ pub struct ServeArgs {
     pub stb_compat: bool,
     #[command(flatten)]
     pub faults: FaultArgs,
+    #[command(flatten)]
+    pub limits: super::limits_args::LimitsArgs,
     /// The model for `--simulation llm`.
     #[command(flatten)]
     pub llm: LlmArgs,
@@ -104,6 +106,7 @@ pub async fn run(
     serve_until(
         api,
         SocketAddr::new(args.host, args.port),
+        args.limits.limits(),
         |addr| {
             // Printed on stdout so scripts can read the address (with --port 0 in particular).
             println!("serving {describe} at http://{addr}/virtual");

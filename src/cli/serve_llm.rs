@@ -20,6 +20,8 @@ pub struct ServeLlmArgs {
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub host: IpAddr,
     #[command(flatten)]
+    pub limits: super::limits_args::LimitsArgs,
+    #[command(flatten)]
     pub llm: LlmArgs,
 }
 
@@ -35,6 +37,6 @@ pub async fn run(
     let addr = listener.local_addr()?;
     // Printed on stdout so scripts can read the address (with --port 0 in particular).
     println!("serving {} at http://{addr}/v1", client.model_id());
-    llm::server::serve(listener, client).await?;
+    llm::server::serve_with(listener, client, args.limits.limits()).await?;
     Ok(ExitCode::SUCCESS)
 }

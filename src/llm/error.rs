@@ -32,6 +32,13 @@ pub enum LlmError {
     RemoteContextOverflow { endpoint: String, message: String },
     #[error("invalid response from the model: {0}")]
     InvalidResponse(String),
+    /// The reply reached the token cap before its JSON was complete. The cut text is kept so a
+    /// caller can salvage what it can (an agent keeps a final answer cut at the cap).
+    #[error(
+        "the reply reached the token cap ({max_tokens}) before its JSON was complete: {}",
+        preview(content)
+    )]
+    Truncated { max_tokens: u32, content: String },
     #[error("model called unknown tool `{0}`")]
     UnknownTool(String),
     #[error("embedded model: {0}")]
@@ -77,4 +84,9 @@ impl LlmError {
             _ => None,
         }
     }
+}
+
+/// The first 200 characters of a reply, for messages.
+fn preview(text: &str) -> String {
+    text.chars().take(200).collect()
 }

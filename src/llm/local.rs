@@ -458,9 +458,24 @@ impl Engine<'_> {
             while let Ok(job) = rx.try_recv() {
                 queue.push_back(job);
             }
+            self.drop_abandoned(&mut queue);
             self.admit(&mut queue);
             if self.slots.iter().any(|s| s.active.is_some()) {
                 self.step();
+            }
+        }
+    }
+
+    /// Drops the requests whose caller has gone (a `serve-llm` client that disconnected, a timed-out
+    /// call): nothing is generated for nobody. The slot keeps its cache for prefix reuse.
+    fn drop_abandoned(&mut self, queue: &mut VecDeque<Job>) {
+        queue.retain(|job| !job.reply.is_closed());
+        let clock = self.clock;
+        for slot in &mut self.slots {
+            if slot.active.as_ref().is_some_and(|a| a.reply.is_closed()) {
+                slot.active = None;
+                slot.last_used = clock;
+                tracing::info!("embedded model: the caller went away; generation stopped");
             }
         }
     }
@@ -767,12 +782,14 @@ impl Engine<'_> {
         };
         if a.output == Output::Action {
             let v: Value = serde_json::from_str(&text).map_err(|e| {
+                if truncated {
+                    return LlmError::Truncated {
+                        max_tokens: a.max_new as u32,
+                        content: text.clone(),
+                    };
+                }
                 let preview: String = text.chars().take(200).collect();
-                LlmError::InvalidResponse(if truncated {
-                    format!("the reply reached the token cap ({}) before its JSON was complete: {preview}", a.max_new)
-                } else {
-                    format!("tool-call reply is not JSON ({e}): {preview}")
-                })
+                LlmError::InvalidResponse(format!("tool-call reply is not JSON ({e}): {preview}"))
             })?;
             let thought = v["thought"].as_str().unwrap_or_default().to_string();
             match v["name"].as_str() {

@@ -14,6 +14,9 @@ use super::{
     ToolChoice, Usage, count_tokens,
 };
 
+/// Largest response body read from an endpoint.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
 /// One OpenAI-compatible endpoint.
 pub struct OpenAiClient {
     http: reqwest::Client,
@@ -83,6 +86,23 @@ impl OpenAiClient {
         s
     }
 
+    /// The response body as text, refused beyond `MAX_BODY_BYTES` rather than buffered without bound
+    /// (the agent cuts what it keeps further, to `max_reply_bytes`).
+    async fn read_body(&self, mut resp: reqwest::Response) -> Result<String, LlmError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport_error(e))? {
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(LlmError::InvalidResponse(format!(
+                    "{}: reply larger than {} MiB",
+                    self.base_url,
+                    MAX_BODY_BYTES >> 20
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
     fn transport_error(&self, e: reqwest::Error) -> LlmError {
         if e.is_timeout() {
             LlmError::Timeout(self.timeout)
@@ -124,7 +144,7 @@ impl OpenAiClient {
             .map_err(|e| self.transport_error(e))?;
         let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
-        let text = resp.text().await.map_err(|e| self.transport_error(e))?;
+        let text = self.read_body(resp).await?;
         if status != 200 {
             return Err(self.status_error(status, retry_after, &text, "(listing models)"));
         }
@@ -202,7 +222,7 @@ impl LlmClient for OpenAiClient {
             .map_err(|e| self.transport_error(e))?;
         let status = resp.status().as_u16();
         let after = retry_after(resp.headers());
-        let text = resp.text().await.map_err(|e| self.transport_error(e))?;
+        let text = self.read_body(resp).await?;
         if !(200..300).contains(&status) {
             return Err(self.status_error(status, after, &text, &model));
         }
@@ -343,30 +363,26 @@ pub fn tool_names(request: &CompletionRequest) -> Vec<String> {
         .collect()
 }
 
-/// Checks a completion against what was asked: tool calls must name offered tools, and JSON modes
-/// must produce JSON. Shared by every backend so they fail the same way.
+/// Checks a completion against what was asked: JSON modes must produce JSON (a reply cut at the
+/// token cap is `Truncated`, with its text). Tool calls naming a function that was not offered pass:
+/// the tool caller answers them as ToolBench does (code 1, "No such function name") and counts them
+/// as hallucinated, which is a result about the model, not a failure of the run. Shared by every
+/// backend so they fail the same way.
 pub fn validate(completion: &Completion, request: &CompletionRequest) -> Result<(), LlmError> {
-    if !completion.tool_calls.is_empty() {
-        let names = tool_names(request);
-        for call in &completion.tool_calls {
-            if !names.contains(&call.name) {
-                return Err(LlmError::UnknownTool(call.name.clone()));
-            }
-        }
-    } else if request.response_format != ResponseFormat::Text
+    if completion.tool_calls.is_empty()
+        && request.response_format != ResponseFormat::Text
         && let Err(e) = serde_json::from_str::<Value>(&completion.content)
     {
+        if completion.finish_reason.as_deref() == Some("length") {
+            return Err(LlmError::Truncated {
+                max_tokens: request.max_tokens,
+                content: completion.content.clone(),
+            });
+        }
         let preview: String = completion.content.chars().take(200).collect();
-        return Err(LlmError::InvalidResponse(
-            if completion.finish_reason.as_deref() == Some("length") {
-                format!(
-                    "the reply reached the token cap ({}) before its JSON was complete: {preview}",
-                    request.max_tokens
-                )
-            } else {
-                format!("JSON was requested but the reply is not JSON ({e}): {preview}")
-            },
-        ));
+        return Err(LlmError::InvalidResponse(format!(
+            "JSON was requested but the reply is not JSON ({e}): {preview}"
+        )));
     }
     Ok(())
 }
@@ -450,11 +466,28 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tool_is_rejected() {
+    fn unknown_tool_call_is_passed_to_the_agent() {
         let req = CompletionRequest::new("t", vec![Message::user("hi")])
             .with_tools(vec![json!({"name": "f"})], ToolChoice::Auto);
         let body = r#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"a","function":{"name":"g","arguments":"{}"}}]}}]}"#;
-        assert!(matches!(parse_response(body, &req), Err(LlmError::UnknownTool(n)) if n == "g"));
+        let c = parse_response(body, &req).unwrap();
+        assert_eq!(c.tool_calls[0].name, "g");
+    }
+
+    #[test]
+    fn json_cut_at_the_token_cap_keeps_its_text() {
+        let req = CompletionRequest::new("t", vec![Message::user("hi")])
+            .with_json_schema("s", json!({"type": "object"}))
+            .with_max_tokens(5);
+        let body =
+            r#"{"choices":[{"message":{"content":"{\"a\": \"long"},"finish_reason":"length"}]}"#;
+        match parse_response(body, &req) {
+            Err(LlmError::Truncated {
+                max_tokens: 5,
+                content,
+            }) => assert_eq!(content, "{\"a\": \"long"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -464,5 +497,33 @@ mod tests {
         let c = parse_response(body, &req).unwrap();
         assert_eq!(c.usage.completion_tokens, 2);
         assert_eq!(c.usage.prompt_tokens, 9);
+    }
+
+    #[tokio::test]
+    async fn an_endless_reply_is_refused_not_buffered() {
+        use axum::routing::post;
+        let huge = "x".repeat(MAX_BODY_BYTES + 1024);
+        let app = axum::Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                let body = huge.clone();
+                async move { body }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = OpenAiClient::new(
+            &format!("http://{addr}/v1"),
+            None,
+            Some("m".into()),
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        let req = CompletionRequest::new("t", vec![Message::user("hi")]);
+        match client.complete(&req).await {
+            Err(LlmError::InvalidResponse(m)) => assert!(m.contains("larger than"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

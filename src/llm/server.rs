@@ -192,7 +192,7 @@ fn llm_error(e: &LlmError) -> Response {
         LlmError::UnknownTool(_) | LlmError::Config(_) => {
             error(StatusCode::BAD_REQUEST, "invalid_request_error", None, msg)
         }
-        LlmError::InvalidResponse(_) => error(
+        LlmError::InvalidResponse(_) | LlmError::Truncated { .. } => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_response",
             None,
@@ -247,12 +247,22 @@ pub fn router(client: Arc<dyn LlmClient>) -> Router {
         .with_state(state)
 }
 
-/// Serves `client` on `listener` until the process ends.
+/// Serves `client` on `listener` until the process ends, under the default connection limits.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     client: Arc<dyn LlmClient>,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(client)).await
+    serve_with(listener, client, crate::net::Limits::default()).await
+}
+
+/// Serves `client` under `limits`. A client that disconnects drops its request's future, and the
+/// embedded engine stops generating for a request whose caller is gone.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    client: Arc<dyn LlmClient>,
+    limits: crate::net::Limits,
+) -> std::io::Result<()> {
+    crate::net::serve(listener, router(client), limits, std::future::pending()).await
 }
 
 /// Binds `addr` (errors name it).
@@ -326,5 +336,63 @@ mod tests {
         assert_eq!(c.tool_calls[0].name, "lookup");
         assert_eq!(c.tool_calls[0].arguments, "{\"q\":1}");
         assert_eq!(c.usage.prompt_tokens, 10);
+    }
+
+    /// A model that never answers and records when its call is dropped.
+    struct Hanging {
+        dropped: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    struct OnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl LlmClient for Hanging {
+        async fn complete(&self, _: &CompletionRequest) -> Result<Completion, LlmError> {
+            let _guard = OnDrop(self.dropped.clone());
+            std::future::pending::<()>().await;
+            Err(LlmError::Config("unreachable".into()))
+        }
+
+        fn model_id(&self) -> String {
+            "hanging".into()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_disconnected_client_stops_its_request() {
+        use tokio::io::AsyncWriteExt;
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let model: Arc<dyn LlmClient> = Arc::new(Hanging {
+            dropped: dropped.clone(),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(listener, model));
+        let body = json!({"messages": [{"role": "user", "content": "hi"}]}).to_string();
+        let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        client.write_all(head.as_bytes()).await.unwrap();
+        client.write_all(body.as_bytes()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+        // The client gives up (a client-side timeout): the server must stop working for it.
+        drop(client);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while !dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the request kept running"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }

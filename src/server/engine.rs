@@ -214,9 +214,11 @@ impl VirtualApi {
             _ => &self.stats.invalid,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        // The label comes from request fields: escaped, so a newline in one cannot forge a log line.
         tracing::info!(
             target: "sum2act::server",
-            "{label} source={source} {:.2}ms",
+            "{} source={source} {:.2}ms",
+            label.escape_debug(),
             start.elapsed().as_secs_f64() * 1e3
         );
         answer

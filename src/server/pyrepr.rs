@@ -139,9 +139,15 @@ impl Parser<'_> {
                     b'x' => out.push(self.hex_char(2)?),
                     b'u' => out.push(self.hex_char(4)?),
                     b'U' => out.push(self.hex_char(8)?),
-                    other => {
+                    _ => {
+                        // Not an escape Python knows: the backslash stays, and the character after
+                        // it is taken whole (it may be several bytes long).
                         out.push('\\');
-                        out.push(other as char);
+                        let rest = self.text.get(self.i - 1..).unwrap_or_default();
+                        if let Some(ch) = rest.chars().next() {
+                            out.push(ch);
+                            self.i += ch.len_utf8() - 1;
+                        }
                     }
                 }
                 start = self.i;
@@ -345,6 +351,12 @@ fn float_repr(f: f64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_unknown_escape_before_a_multibyte_character_is_kept() {
+        assert_eq!(parse("'a\\\u{1739}b'").unwrap(), json!("a\\\u{1739}b"));
+        assert_eq!(parse("'\\é'").unwrap(), json!("\\é"));
+    }
 
     #[test]
     fn parses_python_reprs() {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::ServerError;
 use super::engine::{Answer, VirtualApi};
+use crate::net::Limits;
 use crate::tools::ToolRequest;
 use crate::tools::http::SOURCE_HEADER;
 
@@ -65,7 +67,19 @@ fn error_body(status: StatusCode, message: &str, source: &str) -> Response {
     json_response(status, body, source)
 }
 
-async fn virtual_api(State(api): State<Arc<VirtualApi>>, body: Bytes) -> Response {
+pub(crate) async fn virtual_api(
+    State(api): State<Arc<VirtualApi>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    // A body over the size cap (413) or one that cannot be read gets the protocol's reply shape too.
+    let body = match body {
+        Ok(b) => b,
+        Err(rejection) => {
+            let status = rejection.status();
+            let message = format!("request invalid: {}", rejection.body_text());
+            return error_body(status, &message, "caller");
+        }
+    };
     let parsed: Body = match serde_json::from_slice(&body) {
         Ok(b) => b,
         Err(e) => {
@@ -182,11 +196,10 @@ pub async fn spawn(api: Arc<VirtualApi>, addr: SocketAddr) -> Result<ServerHandl
         .map_err(|source| ServerError::Bind { addr, source })?;
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, router(api))
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
+        crate::net::serve(listener, router(api), Limits::default(), async move {
+            let _ = stopped.await;
+        })
+        .await
     });
     Ok(ServerHandle {
         addr,
@@ -199,6 +212,7 @@ pub async fn spawn(api: Arc<VirtualApi>, addr: SocketAddr) -> Result<ServerHandl
 pub async fn serve_until(
     api: Arc<VirtualApi>,
     addr: SocketAddr,
+    limits: Limits,
     on_ready: impl FnOnce(SocketAddr),
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
@@ -207,8 +221,51 @@ pub async fn serve_until(
         .local_addr()
         .map_err(|source| ServerError::Bind { addr, source })?;
     on_ready(bound);
-    axum::serve(listener, router(api))
-        .with_graceful_shutdown(signal)
+    crate::net::serve(listener, router(api), limits, signal)
         .await
         .map_err(ServerError::Serve)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_request_gets_the_protocol_reply_shape() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let data = crate::toolbench::DataDir::open_or_default(None).unwrap();
+            let api = crate::server::embedded_api(
+                &data,
+                false,
+                crate::server::SimulationMode::Schema,
+                &Default::default(),
+                None,
+            )
+            .unwrap();
+            let server = spawn(Arc::new(api), "127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            let big = "x".repeat(MAX_REQUEST_BYTES + 10);
+            let resp = reqwest::Client::new()
+                .post(server.url())
+                .body(big)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), 413);
+            let v: Value = resp.json().await.unwrap();
+            assert!(
+                v["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("too large") || e.contains("limit")),
+                "{v}"
+            );
+            assert_eq!(v["response"], "");
+            server.shutdown().await;
+        });
+    }
 }

@@ -169,9 +169,9 @@ pub fn print_outcome(ep: &Episode) {
     let c = &ep.counters;
     println!("══ {} ══", ep.finish.as_str());
     if !ep.answer.is_empty() {
-        println!("{}", ep.answer);
+        println!("{}", crate::terminal::safe(&ep.answer));
     } else if let Some(e) = &ep.error {
-        println!("(stopped: {e})");
+        println!("(stopped: {})", crate::terminal::safe_line(e));
     } else {
         println!("(no answer)");
     }

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use crate::agent::state::clip;
 use crate::agent::{Observer, Step};
+use crate::terminal::{safe, safe_line};
 
 /// Prints steps to stdout.
 pub struct PrintObserver {
@@ -22,17 +23,29 @@ impl Default for PrintObserver {
 
 impl Observer for PrintObserver {
     fn step(&self, step: &Step) {
-        let mut out = std::io::stdout().lock();
+        // Built first, then neutralised as a whole: thoughts, arguments and observations are model
+        // and server text.
+        let mut text: Vec<u8> = Vec::new();
+        let out = &mut text;
         let _ = writeln!(out, "── step {} ──", step.index);
         if !step.thought.trim().is_empty() {
-            let _ = writeln!(out, "  thought: {}", clip(step.thought.trim(), 200));
+            let _ = writeln!(
+                out,
+                "  thought: {}",
+                safe_line(&clip(step.thought.trim(), 200))
+            );
         }
         let name = if step.action.is_empty() {
             "(no action)"
         } else {
             step.action.as_str()
         };
-        let _ = writeln!(out, "  action:  {name} {}", clip(&step.arguments, 200));
+        let _ = writeln!(
+            out,
+            "  action:  {} {}",
+            safe_line(name),
+            safe_line(&clip(&step.arguments, 200))
+        );
         let obs = &step.observation;
         let status = if obs.failed { "failed" } else { "ok" };
         let _ = writeln!(
@@ -41,19 +54,21 @@ impl Observer for PrintObserver {
             obs.source.as_str(),
             obs.code,
             obs.elapsed_ms,
-            clip(&obs.text, self.observation_chars)
+            safe_line(&clip(&obs.text, self.observation_chars))
         );
         for note in &step.notes {
-            let _ = writeln!(out, "  note:    {note}");
+            let _ = writeln!(out, "  note:    {}", safe_line(note));
         }
         if let Some(state) = &step.state {
-            print_state(&mut out, state);
+            print_state(out, state);
         }
-        let _ = out.flush();
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(safe(&String::from_utf8_lossy(&text)).as_bytes());
+        let _ = stdout.flush();
     }
 
     fn note(&self, text: &str) {
-        println!("  · {text}");
+        println!("  · {}", safe_line(text));
     }
 }
 
@@ -68,23 +83,23 @@ pub fn print_state(out: &mut impl Write, state: &serde_json::Value) {
         failures.len()
     );
     if let Some(c) = state["compressed"].as_str() {
-        let _ = writeln!(out, "    (earlier) {}", clip(c, 200));
+        let _ = writeln!(out, "    (earlier) {}", safe_line(&clip(c, 200)));
     }
     for (i, f) in facts.iter().enumerate() {
         let _ = writeln!(
             out,
             "    {}. {}",
             i + 1,
-            clip(f["text"].as_str().unwrap_or(""), 200)
+            safe_line(&clip(f["text"].as_str().unwrap_or(""), 200))
         );
     }
     for f in &failures {
         let _ = writeln!(
             out,
             "    ✗ {} {} — {}",
-            f["action"].as_str().unwrap_or(""),
-            clip(f["arguments"].as_str().unwrap_or(""), 80),
-            clip(f["reason"].as_str().unwrap_or(""), 120)
+            safe_line(f["action"].as_str().unwrap_or("")),
+            safe_line(&clip(f["arguments"].as_str().unwrap_or(""), 80)),
+            safe_line(&clip(f["reason"].as_str().unwrap_or(""), 120))
         );
     }
 }

@@ -18,6 +18,10 @@ pub struct Counters {
     pub failed_tool_calls: u64,
     /// Calls to a function name that does not exist.
     pub hallucinated_calls: u64,
+    /// Successful calls whose result added nothing new (Sum2Act: kept apart from failures).
+    pub redundant_calls: u64,
+    /// Model replies cut at the token cap or at the reply size cap.
+    pub cut_replies: u64,
     pub steps: u64,
     pub wall_ms: u64,
     pub cost_usd: f64,

@@ -3,11 +3,11 @@ use std::path::PathBuf;
 /// Errors of the data layer. Every variant names the file, and the JSON path where one is known.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("{path}: {source}")]
+    // The OS error is part of the message, not a `source`: an error chain would print it twice.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: invalid JSON at `{json_path}`: {message}")]
     Json {
@@ -21,16 +21,34 @@ pub enum DataError {
         field: String,
         message: String,
     },
+    /// Writing a result failed (disk full, permissions): a run failure, not bad input.
+    #[error("cannot write {path}: {error}")]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{0}")]
     Other(String),
 }
 
 impl DataError {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         DataError::Io {
             path: path.into(),
-            source,
+            error,
         }
+    }
+
+    pub fn write(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
+        DataError::Write {
+            path: path.into(),
+            error,
+        }
+    }
+
+    /// An output error (a result could not be written): exit code 1, not 2.
+    pub fn is_output(&self) -> bool {
+        matches!(self, DataError::Write { .. })
     }
 
     pub fn invalid(

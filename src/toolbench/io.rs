@@ -27,20 +27,35 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Dat
     })
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same folder, then a rename.
+/// Writes `bytes` to `path` atomically: a temp file in the same folder, synced to disk, then a rename
+/// (and a sync of the folder), so a crash or power loss leaves the old file or the new one, never a
+/// torn one. Failures are `DataError::Write` (a run failure, exit 1).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
+    use std::io::Write;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| DataError::write(dir, e))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| DataError::io(&tmp, e))?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(DataError::write(path, e));
+    }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        DataError::io(path, e)
-    })
+        DataError::write(path, e)
+    })?;
+    // The rename is durable once the folder is synced; not every platform can open a folder.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.
@@ -67,6 +82,23 @@ mod tests {
         .unwrap_or_default();
         assert!(err.contains("q.json"), "{err}");
         assert!(err.contains("[0].query_id"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_write_is_an_output_error_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "x").unwrap();
+        // A folder that cannot exist (its parent is a file), like a full or read-only disk.
+        let err = write_atomic(&blocker.join("out.json"), b"{}").unwrap_err();
+        assert!(err.is_output(), "{err}");
+        assert!(err.to_string().starts_with("cannot write"), "{err}");
+        write_atomic(&dir.path().join("ok.json"), b"{}").unwrap();
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
     }
 
     #[test]

@@ -283,9 +283,10 @@ impl ToolCaller {
                         code::HTTP_ERROR,
                         format!("request invalid, data error. status_code={s}"),
                     ),
-                    ToolError::BadReply(_) => {
-                        (code::HTTP_ERROR, "request invalid, data error".to_string())
-                    }
+                    ToolError::BadReply(m) => (
+                        code::HTTP_ERROR,
+                        format!("request invalid, data error: {m}"),
+                    ),
                     other => (
                         code::HTTP_ERROR,
                         format!("request invalid, data error. {other}"),

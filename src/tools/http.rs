@@ -101,6 +101,39 @@ impl HttpSource {
     }
 }
 
+/// A reply body as the protocol defines it: `{"error": str, "response": any}`. A body with no
+/// `response` and no error (`{}`, or some other server's JSON) is not an empty success: it is
+/// `BadReply`, which the caller turns into a failed observation naming the problem.
+pub fn reply_from_object(
+    obj: &mut serde_json::Map<String, Value>,
+    source: ReplySource,
+) -> Result<ToolReply, ToolError> {
+    let error = match obj.remove("error") {
+        Some(Value::String(s)) => s,
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let Some(response) = obj.remove("response") else {
+        if error.is_empty() {
+            let keys: Vec<&str> = obj.keys().map(String::as_str).take(5).collect();
+            return Err(ToolError::BadReply(format!(
+                "the reply has no `response` and no `error` (keys: [{}]); expected {{\"error\": ..., \"response\": ...}}",
+                keys.join(", ")
+            )));
+        }
+        return Ok(ToolReply {
+            error,
+            response: Value::String(String::new()),
+            source: Some(source),
+        });
+    };
+    Ok(ToolReply {
+        error,
+        response,
+        source: Some(source),
+    })
+}
+
 #[async_trait]
 impl ToolSource for HttpSource {
     async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
@@ -145,22 +178,65 @@ impl ToolSource for HttpSource {
                 "the reply is not a JSON object".to_string(),
             ));
         };
-        let error = match obj.remove("error") {
-            Some(Value::String(s)) => s,
-            Some(Value::Null) | None => String::new(),
-            Some(other) => other.to_string(),
-        };
-        Ok(ToolReply {
-            error,
-            response: obj
-                .remove("response")
-                .unwrap_or(Value::String(String::new())),
-            source: Some(source.unwrap_or(ReplySource::Remote)),
-        })
+        reply_from_object(&mut obj, source.unwrap_or(ReplySource::Remote))
     }
 
     fn describe(&self) -> String {
         // Credentials in the URL (user:password@host) stay out of manifests and logs.
         format!("tool server {}", self.shown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(v: Value) -> Result<ToolReply, ToolError> {
+        let Value::Object(mut obj) = v else {
+            return Err(ToolError::BadReply("not an object".into()));
+        };
+        reply_from_object(&mut obj, ReplySource::Remote)
+    }
+
+    #[test]
+    fn a_reply_without_error_or_response_is_bad_not_an_empty_success() {
+        for body in [
+            json!({}),
+            json!({"result": 1}),
+            json!({"error": ""}),
+            json!({"error": null}),
+        ] {
+            match read(body.clone()) {
+                Err(ToolError::BadReply(m)) => assert!(m.contains("no `response`"), "{m}"),
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+        let ok = read(json!({"error": "", "response": {"a": 1}})).unwrap();
+        assert_eq!(ok.response, json!({"a": 1}));
+        let failed = read(json!({"error": "API not working error..."})).unwrap();
+        assert_eq!(failed.error, "API not working error...");
+    }
+
+    #[tokio::test]
+    async fn the_caller_turns_a_malformed_reply_into_a_failed_observation() {
+        use axum::routing::post;
+        let app = axum::Router::new().route("/virtual", post(|| async { axum::Json(json!({})) }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let source = HttpSource::new(&format!("http://{addr}/virtual"), None).unwrap();
+        let env = crate::tools::ToolEnv::new(std::sync::Arc::new(source), Default::default());
+        let doc: crate::toolbench::ApiDoc = serde_json::from_value(json!({
+            "category_name": "C", "tool_name": "T", "api_name": "a",
+            "required_parameters": [], "optional_parameters": []
+        }))
+        .unwrap();
+        let caller = env.caller(vec![crate::toolbench::Function::from_doc(&doc, "t")]);
+        let name = caller.functions()[0].name.clone();
+        let obs = caller.call(&name, "{}").await;
+        assert!(obs.failed, "{obs:?}");
+        assert_ne!(obs.code, 0);
+        assert!(obs.error.contains("no `response`"), "{}", obs.error);
     }
 }

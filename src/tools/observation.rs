@@ -203,6 +203,8 @@ fn finish_by_substring(text: &str) -> (Option<String>, Option<String>) {
 /// Parses a JSON object the way Python's `json.loads(strict=False)` does: raw control characters
 /// (typically newlines) inside strings are accepted.
 pub fn parse_lenient_object(text: &str) -> Option<Map<String, Value>> {
+    // Lone surrogate escapes parse in Python; here they become U+FFFD instead of failing the parse.
+    let text = &*crate::toolbench::json_repair::replace_lone_surrogates(text);
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Some(m),
         Ok(_) => None,
@@ -287,5 +289,16 @@ line2"}"#,
             parse_finish(r#"{"return_type": "give_answer", "final_answer": "It is 5 "C"}"#);
         assert_eq!(broken.code, 3);
         assert_eq!(broken.finish, Some(Finish::Answer("It is 5 \"C\"}".into())));
+    }
+
+    #[test]
+    fn lone_surrogate_in_an_answer_is_stored_as_valid_text() {
+        let f = parse_finish(
+            r#"{"return_type": "give_answer", "final_answer": "a \ud800 b \ud83d\ude00"}"#,
+        );
+        assert_eq!(f.finish, Some(Finish::Answer("a \u{fffd} b 😀".into())));
+        let stored = serde_json::to_string(&json!({ "answer": f.finish })).unwrap();
+        let back: Value = serde_json::from_str(&stored).unwrap();
+        assert_eq!(back["answer"]["answer"], "a \u{fffd} b 😀");
     }
 }

@@ -6,6 +6,7 @@ mod common;
 mod batch;
 mod eval;
 mod examples;
+mod hardening;
 mod llm_client;
 mod report;
 mod retrieve;

@@ -1,0 +1,462 @@
+//! Hostile-model tests of the harness (issue 17): a model that ignores a forced `Finish`, calls
+//! functions that were not offered, writes replies cut at the token cap or megabytes long, and a
+//! soak over seeded random scripts in which every episode must end with a Finish or a give-up.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+use super::common::HARNESS_GIVE_UP;
+use super::*;
+use crate::llm::scripted::{ScriptedLlm, reply};
+use crate::llm::{Completion, CompletionRequest, LlmError, ToolCall};
+use crate::prompts::Prompts;
+use crate::toolbench::{ApiDoc, Function, Param, Task};
+use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+
+/// Answers `get_weather` with the city it was asked about, fails `broken_api`.
+#[derive(Default)]
+struct Source {
+    calls: Mutex<usize>,
+}
+
+#[async_trait]
+impl ToolSource for Source {
+    async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        if let Ok(mut n) = self.calls.lock() {
+            *n += 1;
+        }
+        Ok(match request.api_name.as_str() {
+            "broken_api" => ToolReply {
+                error: "API not working error...".into(),
+                response: Value::String(String::new()),
+                source: None,
+            },
+            _ => ToolReply {
+                error: String::new(),
+                response: json!({"input": request.tool_input, "temperature_c": 21}),
+                source: None,
+            },
+        })
+    }
+
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+}
+
+fn function(api: &str) -> Function {
+    let doc = ApiDoc {
+        category_name: "Weather".into(),
+        tool_name: "Weather".into(),
+        api_name: api.into(),
+        api_description: Some(format!("{api} description")),
+        required_parameters: Some(vec![Param {
+            name: "city".into(),
+            kind: "STRING".into(),
+            description: "City name".into(),
+            default: json!("London"),
+        }]),
+        optional_parameters: Some(vec![]),
+        method: Some("GET".into()),
+        template_response: None,
+    };
+    Function::from_doc(&doc, "weather")
+}
+
+fn task() -> Task {
+    Task {
+        subset: "G1_instruction".into(),
+        query_id: 7,
+        query: "What is the temperature in Paris?".into(),
+        functions: vec![function("get_weather"), function("broken_api")],
+        relevant: vec![],
+    }
+}
+
+fn call(name: &str, args: &str) -> Completion {
+    Completion {
+        content: "thinking".into(),
+        tool_calls: vec![ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: args.into(),
+        }],
+        model: "scripted".into(),
+        ..Completion::default()
+    }
+}
+
+fn weather(city: &str) -> Completion {
+    call(
+        "get_weather_for_weather",
+        &json!({ "city": city }).to_string(),
+    )
+}
+
+fn finish(answer: &str) -> Completion {
+    call(
+        "Finish",
+        &json!({"return_type": "give_answer", "final_answer": answer}).to_string(),
+    )
+}
+
+type Turn = Box<dyn Fn(&CompletionRequest, usize) -> Result<Completion, LlmError> + Send + Sync>;
+
+/// A context whose action turns come from `turn(request, n)`; the state manager always reports the
+/// fact `fact`.
+fn context(
+    turn: Turn,
+    fact: &'static str,
+    options: AgentOptions,
+) -> (SolveContext, Arc<ScriptedLlm>) {
+    let turns = AtomicUsize::new(0);
+    let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        if req.purpose == "state" {
+            return Ok(reply(
+                &json!({"success": true, "new_facts": [fact], "failure_reason": "", "wrong_facts": []})
+                    .to_string(),
+            ));
+        }
+        turn(req, turns.fetch_add(1, Ordering::SeqCst))
+    }));
+    let env = ToolEnv::new(Arc::new(Source::default()), ToolConfig::default());
+    let ctx = SolveContext::new(
+        llm.clone(),
+        env.caller(task().functions),
+        Arc::new(Prompts::embedded()),
+        options,
+        Arc::new(QuietObserver),
+    );
+    (ctx, llm)
+}
+
+fn solve(method: &str, ctx: &SolveContext) -> Episode {
+    let solver = solver(method, &ctx.options).unwrap_or_else(|e| panic!("{e}"));
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| rt.block_on(solver.solve(&task(), ctx)))
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
+}
+
+fn forced(r: &CompletionRequest) -> bool {
+    r.tool_choice == crate::llm::ToolChoice::Function("Finish".into())
+}
+
+#[test]
+fn an_ignored_forced_finish_ends_the_episode_for_every_method() {
+    for method in METHODS {
+        // The same call every time, whatever `tool_choice` says (some servers ignore it).
+        let (ctx, llm) = context(
+            Box::new(|_, _| Ok(weather("Paris"))),
+            "Paris is 21 C",
+            AgentOptions::default(),
+        );
+        let ep = solve(method, &ctx);
+        assert_eq!(ep.finish, FinishKind::GiveUp, "{method}");
+        let last = ep
+            .steps
+            .last()
+            .unwrap_or_else(|| panic!("{method}: no steps"));
+        assert_eq!(last.thought, HARNESS_GIVE_UP, "{method}");
+        assert!(
+            last.notes
+                .iter()
+                .any(|n| n.contains("ignored the forced Finish")),
+            "{method}: {:?}",
+            last.notes
+        );
+        assert_eq!(last.observation.code, 4, "{method}");
+        // One forced turn, then the harness ended it: no second try, no further search.
+        assert_eq!(
+            llm.requests().iter().filter(|r| forced(r)).count(),
+            1,
+            "{method}"
+        );
+        assert!(ep.steps.len() <= 3, "{method}: {} steps", ep.steps.len());
+    }
+}
+
+#[test]
+fn an_unreadable_forced_finish_ends_the_episode_too() {
+    let (ctx, _) = context(
+        Box::new(|r: &CompletionRequest, _| {
+            Ok(if forced(r) {
+                reply("no")
+            } else {
+                weather("Paris")
+            })
+        }),
+        "Paris is 21 C",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveUp);
+    assert_eq!(ep.steps.len(), 2);
+}
+
+#[test]
+fn three_repeats_of_a_failed_call_in_a_row_end_the_episode() {
+    let broken = || call("broken_api_for_weather", "{\"city\": \"Paris\"}");
+    let (ctx, llm) = context(
+        Box::new(move |_, _| Ok(broken())),
+        "-",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveUp);
+    // The call, three repeats (the third is the forced Finish the harness ended).
+    assert_eq!(
+        ep.steps.len(),
+        4,
+        "{:#?}",
+        ep.steps.iter().map(|s| &s.notes).collect::<Vec<_>>()
+    );
+    assert_eq!(llm.requests().iter().filter(|r| forced(r)).count(), 1);
+    // Repeats cite the step where the call first failed.
+    assert!(
+        ep.steps[2]
+            .observation
+            .error
+            .contains("already failed at step 1"),
+        "{}",
+        ep.steps[2].observation.error
+    );
+}
+
+/// A model that ignores `tool_choice` and picks among a few calls at random (seeded): hallucinated
+/// names, a failing API, three cities, now and then a final answer. (Unreadable replies are left
+/// out: ReAct and DFSDT prune a chain on one, as ToolBench does, which is tested on its own.)
+fn random_model(seed: u64) -> Turn {
+    let rng = Mutex::new(StdRng::seed_from_u64(seed));
+    Box::new(move |_, _| {
+        let k = rng.lock().map(|mut r| r.gen_range(0..19)).unwrap_or(0);
+        Ok(match k {
+            0 => finish("It is 21 C."),
+            1..=3 => call("no_such_api", "{}"),
+            4..=7 => call("broken_api_for_weather", "{\"city\": \"Paris\"}"),
+            n => weather(["Paris", "Lyon", "Nice"][n as usize % 3]),
+        })
+    })
+}
+
+#[test]
+fn soak_a_model_that_ignores_tool_choice_never_runs_to_the_limit() {
+    // Step and depth limits far above what a repeat-free run of this call set can take, so only a
+    // Finish or the harness's give-up may end an episode.
+    let options = AgentOptions {
+        max_steps: 30,
+        max_depth: 90,
+        ..AgentOptions::default()
+    };
+    let mut ends = std::collections::BTreeMap::new();
+    for method in METHODS {
+        for seed in 0..40 {
+            let (ctx, _) = context(random_model(seed), "it is 21 C", options.clone());
+            let ep = solve(method, &ctx);
+            assert!(
+                matches!(ep.finish, FinishKind::GiveAnswer | FinishKind::GiveUp),
+                "{method} seed {seed}: ended {:?} after {} steps",
+                ep.finish,
+                ep.steps.len()
+            );
+            assert!(
+                ep.steps.len() <= 30,
+                "{method} seed {seed}: {} steps",
+                ep.steps.len()
+            );
+            assert!(ep.counters.llm_calls <= 200, "{method} seed {seed}");
+            *ends.entry((method, ep.finish.as_str())).or_insert(0) += 1;
+        }
+    }
+    // The script does reach both endings (the test is not vacuous).
+    assert!(
+        ends.keys().any(|(_, f)| *f == "give_up") && ends.keys().any(|(_, f)| *f == "give_answer"),
+        "{ends:?}"
+    );
+}
+
+#[test]
+fn a_function_that_was_not_offered_is_a_hallucinated_call_and_the_episode_goes_on() {
+    let script = [call("get_stock_price", "{\"s\": 1}"), finish("21 C")];
+    let (ctx, _) = context(
+        Box::new(move |_, i| Ok(script[i.min(1)].clone())),
+        "-",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.steps[0].observation.code, 1);
+    assert!(
+        ep.steps[0]
+            .observation
+            .text
+            .contains("No such function name")
+    );
+    assert_eq!(ep.counters.hallucinated_calls, 1);
+}
+
+#[test]
+fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
+    // The embedded model's cut JSON action, and an endpoint's native call with cut arguments.
+    let cut_json = "{\"name\": \"Finish\", \"arguments\": {\"return_type\": \"give_answer\", \"final_answer\": \"It is 21 C in Par";
+    let (ctx, _) = context(
+        Box::new(move |_, _| {
+            Err(LlmError::Truncated {
+                max_tokens: 16,
+                content: cut_json.into(),
+            })
+        }),
+        "-",
+        AgentOptions::default(),
+    );
+    for method in METHODS {
+        let ep = solve(method, &ctx);
+        assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
+        assert_eq!(ep.answer, "It is 21 C in Par", "{method}");
+        assert!(ep.steps[0].thought.contains("cut"), "{method}");
+        assert!(ep.counters.cut_replies >= 1, "{method}");
+    }
+    let native = Completion {
+        finish_reason: Some("length".into()),
+        ..call(
+            "Finish",
+            "{\"return_type\": \"give_answer\", \"final_answer\": \"It is 21",
+        )
+    };
+    let (ctx, _) = context(
+        Box::new(move |_, _| Ok(native.clone())),
+        "-",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert!(ep.answer.starts_with("It is 21"), "{}", ep.answer);
+    assert_eq!(ep.counters.cut_replies, 1);
+}
+
+#[test]
+fn a_cut_tool_call_is_not_run_but_repaired() {
+    let cut = "{\"name\": \"get_weather_for_weather\", \"arguments\": {\"city\": \"Par";
+    let (ctx, llm) = context(
+        Box::new(move |_, i| match i {
+            0 => Err(LlmError::Truncated {
+                max_tokens: 8,
+                content: cut.into(),
+            }),
+            _ => Ok(finish("21 C")),
+        }),
+        "-",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    // The cut reply was shown back to the model as malformed, not run and not an episode error.
+    assert_eq!(llm.requests().len(), 2);
+    assert!(ep.error.is_none());
+}
+
+#[test]
+fn megabyte_replies_are_capped_everywhere() {
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let options = AgentOptions {
+        max_reply_bytes: 64 * 1024,
+        ..AgentOptions::default()
+    };
+    for method in METHODS {
+        let args = json!({ "city": huge }).to_string();
+        let answer = huge.clone();
+        let (ctx, llm) = context(
+            Box::new(move |_, i| {
+                Ok(match i {
+                    0 => call("get_weather_for_weather", &args),
+                    _ => finish(&answer),
+                })
+            }),
+            "-",
+            options.clone(),
+        );
+        let ep = solve(method, &ctx);
+        let file = serde_json::to_string(&ep.to_json()).unwrap_or_default();
+        // A step keeps the cut arguments a few times over (step, observation, answer-file chain):
+        // bounded by a small multiple of the cap, where it was 10 MB per copy.
+        assert!(
+            file.len() < 2 * 1024 * 1024,
+            "{method}: answer file of {} bytes",
+            file.len()
+        );
+        assert!(ep.answer.len() <= 64 * 1024, "{method}");
+        assert!(ep.counters.cut_replies >= 2, "{method}: {:?}", ep.counters);
+        for r in llm.requests() {
+            let sent: usize = r
+                .messages
+                .iter()
+                .map(|m| {
+                    m.content.len()
+                        + m.tool_calls
+                            .iter()
+                            .map(|c| c.arguments.len())
+                            .sum::<usize>()
+                })
+                .sum();
+            assert!(sent < 256 * 1024, "{method}: a prompt of {sent} bytes");
+        }
+    }
+}
+
+#[test]
+fn a_call_with_nothing_new_is_not_reported_as_failed() {
+    let script = [weather("Paris"), weather("paris"), finish("21 C")];
+    let (ctx, llm) = context(
+        Box::new(move |_, i| Ok(script[i.min(2)].clone())),
+        "Paris is 21 C",
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.counters.redundant_calls, 1);
+    assert_eq!(ep.counters.failed_tool_calls, 0);
+    let state = ep.steps[1].state.clone().unwrap_or_default();
+    assert_eq!(state["failures"], json!([]), "{state}");
+    assert_eq!(state["redundant"][0]["step"], 2, "{state}");
+    let third: String = llm
+        .requests()
+        .iter()
+        .filter(|r| r.purpose == "router")
+        .nth(2)
+        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect())
+        .unwrap_or_default();
+    assert!(third.contains("added nothing new"), "{third}");
+    assert!(!third.contains("already failed"), "{third}");
+    assert!(third.contains("Failed calls:\n(none)"), "{third}");
+}
+
+#[test]
+fn a_forced_finish_that_repeats_a_failed_finish_ends_the_episode() {
+    // A Finish without its answer fails (code 2); forced to finish, the model sends it again and again.
+    let bad = || call("Finish", "{\"return_type\": \"give_answer\"}");
+    for method in METHODS {
+        let (ctx, _) = context(
+            Box::new(move |_, _| Ok(bad())),
+            "-",
+            AgentOptions {
+                max_depth: 90,
+                ..AgentOptions::default()
+            },
+        );
+        let ep = solve(method, &ctx);
+        assert_eq!(ep.finish, FinishKind::GiveUp, "{method}");
+        assert!(ep.steps.len() <= 4, "{method}: {} steps", ep.steps.len());
+        assert_eq!(
+            ep.steps.last().map(|s| s.thought.as_str()),
+            Some(HARNESS_GIVE_UP),
+            "{method}"
+        );
+    }
+}

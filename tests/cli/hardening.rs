@@ -1,0 +1,437 @@
+//! Issue 17 end to end: exit codes that tell a broken setup (2) from a failed run (1), error episodes
+//! that are not answers, a write failure that is not blamed on the user, warnings for queries naming
+//! tools the catalogue lacks, and terminal output that model text cannot take over.
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use common::{Model, Test};
+use serde_json::{Value, json};
+
+type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
+
+/// An OpenAI-compatible endpoint answering every chat request with `handler(request)`, on its own
+/// thread; stopped when the returned guard drops.
+struct Endpoint {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+fn endpoint(handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static) -> Endpoint {
+    let handler: Arc<Handler> = Arc::new(handler);
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            async fn chat(
+                State(h): State<Arc<Handler>>,
+                Json(body): Json<Value>,
+            ) -> (StatusCode, Json<Value>) {
+                let (status, reply) = h(&body);
+                (
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                    Json(reply),
+                )
+            }
+            let app = axum::Router::new()
+                .route("/v1/chat/completions", post(chat))
+                .route(
+                    "/v1/models",
+                    get(|| async { Json(json!({"data": [{"id": "mock"}]})) }),
+                )
+                .with_state(handler);
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let _ = addr_tx.send(format!(
+                "http://{}/v1",
+                listener.local_addr().expect("addr")
+            ));
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+    });
+    Endpoint {
+        url: addr_rx.recv().expect("endpoint started"),
+        stop: Some(stop),
+    }
+}
+
+fn rejecting() -> Endpoint {
+    endpoint(|_| {
+        (
+            401,
+            json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+        )
+    })
+}
+
+fn batch(url: &str, out: &Path) -> Test {
+    Test::new()
+        .env("OPENAI_BASE_URL", url)
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--subsets",
+            "G1_instruction",
+            "--concurrency",
+            "2",
+            "--out",
+        ])
+        .arg(out)
+}
+
+/// Files of one subset folder of a run directory.
+fn files(out: &Path, subset: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
+    let model = rejecting();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // Every subset of the sample (36 queries): the batch must stop after the first few.
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--concurrency",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .run()
+        .failure(2)
+        .stderr_has("rejected the API key")
+        .stderr_has("batch stopped")
+        .no_panic();
+    let written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|d| files(&out, &d.file_name().to_string_lossy()))
+        .collect();
+    assert!(written.iter().all(|f| f.ends_with(".error")), "{written:?}");
+    assert!(written.len() <= 8, "{written:?}");
+}
+
+#[test]
+fn run_agrees_with_batch_on_a_rejected_key() {
+    let model = rejecting();
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .run()
+        .failure(2)
+        .stderr_has("never answered")
+        .no_panic();
+    assert!(!dir.path().join("G1_instruction/101_sum2act.json").exists());
+}
+
+#[test]
+fn an_error_episode_exits_1_with_the_count_and_a_plain_rerun_retries_it() {
+    // The model fails (HTTP 400, not retried) on the second router turn of query 101 only.
+    let model = endpoint(|req| {
+        let text = req.to_string();
+        let later = text.contains("STATE after 1 step") || text.contains("\"role\":\"tool\"");
+        if text.contains("Lisbon") && later && req["tools"].is_array() {
+            return (400, json!({"error": {"message": "model overloaded"}}));
+        }
+        (200, common::mock_openai::reply(req))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    batch(&model.url, &out)
+        .run()
+        .failure(1)
+        .stderr_has("1 episode(s) ended in error")
+        .no_panic();
+    let written = files(&out, "G1_instruction");
+    assert!(
+        written.contains(&"101_sum2act.error".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        !written.contains(&"101_sum2act.json".to_string()),
+        "{written:?}"
+    );
+    drop(model);
+    let healthy = Model::start(0);
+    batch(&healthy.url, &out)
+        .run()
+        .success()
+        .stdout_has("1 new, ");
+    let written = files(&out, "G1_instruction");
+    assert!(
+        written.contains(&"101_sum2act.json".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        !written.iter().any(|f| f.ends_with(".error")),
+        "{written:?}"
+    );
+}
+
+#[test]
+fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-folder");
+    std::fs::write(&blocker, "x").unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
+        .arg("--out")
+        .arg(blocker.join("out"))
+        .run()
+        .failure(1)
+        .stderr_has("cannot write")
+        .no_panic();
+}
+
+#[test]
+fn request_fields_cannot_forge_server_log_lines() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    use sum2act::tools::ToolSource;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+        .args(["-v", "serve", "--port", "0", "--fault-rate", "0"])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let reply = rt.block_on(async {
+        sum2act::tools::http::HttpSource::new(&url, None)
+            .unwrap()
+            .call(&sum2act::tools::ToolRequest {
+                category: "Nowhere\nERROR forged entry".into(),
+                tool_name: "t".into(),
+                api_name: "a".into(),
+                tool_input: json!({}),
+                strip: String::new(),
+            })
+            .await
+    });
+    assert!(reply.is_ok(), "{reply:?}");
+    // Let the server write its log line before it is stopped.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.contains("Nowhere\\nERROR_forged_entry"), "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("ERROR forged")), "{log}");
+}
+
+#[test]
+fn model_text_cannot_drive_the_terminal() {
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J 21 C\rOVERWRITTEN \u{9b}31m";
+    let model = endpoint(move |req| {
+        if !req["tools"].is_array() {
+            return (200, common::mock_openai::reply(req));
+        }
+        let args = json!({"return_type": "give_answer", "final_answer": hostile}).to_string();
+        (
+            200,
+            json!({"choices": [{"message": {"role": "assistant", "content": hostile,
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "Finish", "arguments": args}}]},
+                "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10}}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--subset",
+            "G1_instruction",
+            "--model",
+            "mock",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .run()
+        .success();
+    let shown = format!("{}{}", out.stdout(), out.stderr());
+    assert!(shown.contains("OVERWRITTEN"), "{shown}");
+    for bad in ['\u{1b}', '\r', '\u{7}', '\u{9b}'] {
+        assert!(
+            !shown.contains(bad),
+            "{bad:?} reached the terminal: {shown:?}"
+        );
+    }
+}
+
+/// A copy of the shipped sample with one more subset whose query names a tool the catalogue lacks.
+fn sample_with_ghost_tool() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(common::sample().join("queries"))
+        .arg(common::sample().join("tools"))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let sample: Value = serde_json::from_str(
+        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
+    )
+    .unwrap();
+    let mut query = sample[0].clone();
+    query["query_id"] = json!(999);
+    let mut ghost = query["api_list"][0].clone();
+    ghost["tool_name"] = json!("Ghost Tool");
+    query["api_list"]
+        .as_array_mut()
+        .unwrap()
+        .push(ghost.clone());
+    let mut second = query.clone();
+    second["query_id"] = json!(1000);
+    std::fs::write(
+        dir.path().join("queries/G9_ghost.json"),
+        json!([query, second]).to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_query_naming_a_missing_tool_is_warned_about_once() {
+    let data = sample_with_ghost_tool();
+    let out = Test::new()
+        .arg("--data")
+        .arg(data.path())
+        .args(["data", "stats"])
+        .run()
+        .success()
+        .stderr_has("G9_ghost: tool `Ghost Tool` (category `Weather`) named by query 999 and 1 more is not in the tools catalogue");
+    assert_eq!(
+        out.stderr().matches("Ghost Tool").count(),
+        1,
+        "{}",
+        out.stderr()
+    );
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("--data")
+        .arg(data.path())
+        .args(["run", "--query-id", "1000", "--subset", "G9_ghost", "--model", "mock", "--out"])
+        .arg(dir.path())
+        .run()
+        .success()
+        .stderr_has("tool `Ghost Tool` (category `Weather`) named by query 1000 is not in the tools catalogue");
+}
+
+#[test]
+fn data_stats_exits_2_for_broken_or_missing_data() {
+    let data = sample_with_ghost_tool();
+    let tools = data.path().join("tools/Weather");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(tools.join("broken.json"), "{ not json").unwrap();
+    Test::new()
+        .arg("--data")
+        .arg(data.path())
+        .args(["data", "stats"])
+        .run()
+        .failure(2)
+        .stderr_has("broken.json")
+        .stdout_has("catalogue:");
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(empty.path().join("queries")).unwrap();
+    std::fs::create_dir_all(empty.path().join("tools")).unwrap();
+    Test::new()
+        .arg("--data")
+        .arg(empty.path())
+        .args(["data", "stats"])
+        .run()
+        .failure(2)
+        .stderr_has("no query files");
+}
+
+#[test]
+fn a_negative_limit_names_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    Test::new()
+        .args(["batch", "--limit", "-1", "--out"])
+        .arg(dir.path())
+        .run()
+        .failure(2)
+        .stderr_has("'--limit <N>'");
+}
