@@ -11,7 +11,7 @@ use super::eval::{JudgeArgs, bad, load_set};
 use crate::config::Config;
 use crate::eval::input::EVAL_DIR;
 use crate::eval::report;
-use crate::eval::{CompareOptions, PassRateOptions};
+use crate::eval::CompareOptions;
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Args)]
@@ -84,10 +84,7 @@ pub async fn run(
         .map(|p| p.join(EVAL_DIR).join("judge_log.jsonl"))
         .collect();
     let judge = args.judge.build(config, &log, &earlier).await?;
-    let pass_options = PassRateOptions {
-        votes: args.judge.votes,
-        concurrency: args.judge.concurrency(),
-    };
+    let pass_options = args.judge.pass_options();
     let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
         .await
         .map_err(bad)?;
