@@ -281,12 +281,20 @@ pub async fn run(
             let m = labels::match_run(entries, &set, &pr)
                 .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
             let c = labels::calibrate(&name, &m);
-            write_json_atomic(&out.join("calibration.json"), &serde_json::json!({"calibration": c, "labels": m}))?;
-            files.push(out.join("calibration.json"));
+            if let Some(c) = &c {
+                write_json_atomic(&out.join("calibration.json"), c)?;
+                files.push(out.join("calibration.json"));
+            }
+            write_json_atomic(&out.join("label_matching.json"), &m)?;
+            files.push(out.join("label_matching.json"));
             matching = Some(m);
             c
         }
-        None => known_calibration(&name, &[calibration_registry()]),
+        // Measured earlier on this run's answers, or shipped for this judge.
+        None => known_calibration(
+            &name,
+            &[out.join("calibration.json"), calibration_registry()],
+        ),
     };
     let summary = json!({
         "source": set.source,

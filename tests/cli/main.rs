@@ -5,6 +5,7 @@ mod common;
 
 mod batch;
 mod eval;
+mod judge_evidence;
 mod examples;
 mod llm_client;
 mod report;
