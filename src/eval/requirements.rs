@@ -3,7 +3,7 @@
 //! gives no usable split, a deterministic splitter does.
 
 use super::rules::sentences;
-use crate::toolbench::claims::content_words;
+use crate::toolbench::claims::{Evidence, SourceKind, check_claims, content_words};
 
 /// Most parts kept per request.
 pub const MAX_PARTS: usize = 6;
@@ -102,14 +102,26 @@ pub fn split_fallback(query: &str) -> Vec<String> {
     parts
 }
 
-/// Checks a model's split: 1..=MAX_PARTS parts, each sharing a content word with the request (a part the
-/// request never mentions is invented). `None` when nothing usable is left.
+/// Share of a part's content words that must come from the request (the prompt asks for its own words).
+const MIN_REQUEST_SHARE: f64 = 0.6;
+
+/// Checks a model's split: 1..=MAX_PARTS parts, each made mostly of the request's words and adding no
+/// specific value the request does not contain (small models answer instead of splitting: "the price
+/// of BTC is $1.22"). `None` when nothing usable is left.
 pub fn validate_split(query: &str, parts: &[String]) -> Option<Vec<String>> {
     let words = content_words(query);
+    let request = [Evidence::new(SourceKind::Request, "request", query)];
     let kept: Vec<String> = parts
         .iter()
         .map(|p| clean(p))
-        .filter(|p| content_words(p).iter().any(|w| words.contains(w)))
+        .filter(|p| {
+            let own = content_words(p);
+            let shared = own.iter().filter(|w| words.contains(*w)).count();
+            let invented = check_claims(p, &request)
+                .iter()
+                .any(|c| c.claim.kind.is_value() && !c.supported());
+            !own.is_empty() && shared as f64 / own.len() as f64 >= MIN_REQUEST_SHARE && !invented
+        })
         .take(MAX_PARTS)
         .collect();
     (!kept.is_empty()).then_some(kept)
@@ -171,6 +183,12 @@ mod tests {
             Some(vec!["price of BTC".to_string()])
         );
         assert_eq!(validate_split(q, &["unrelated".into()]), None);
+        // Answers instead of parts: a value the request lacks, or mostly new words.
+        assert_eq!(validate_split(q, &["The price of BTC is $1.22.".into()]), None);
+        assert_eq!(
+            validate_split("What is the weather in Lisbon now?", &["The weather in Lisbon is cloudy and warm".into()]),
+            None
+        );
         assert_eq!(validate_split(q, &[]), None);
     }
 }
