@@ -143,7 +143,11 @@ fn judge_info(dir: &Path) -> Value {
     };
     let j = &v["judge"];
     let name = j["name"].as_str().map(str::to_string).unwrap_or_else(|| {
-        format!("{} ({})", j["model"].as_str().unwrap_or("?"), j["mode"].as_str().unwrap_or("tooleval"))
+        format!(
+            "{} ({})",
+            j["model"].as_str().unwrap_or("?"),
+            j["mode"].as_str().unwrap_or("tooleval")
+        )
     });
     let agreement = match j["agreement"].as_object() {
         Some(c) => format!(

@@ -9,9 +9,9 @@ use clap::Args;
 use super::GlobalArgs;
 use super::eval::{JudgeArgs, bad, load_set};
 use crate::config::Config;
+use crate::eval::CompareOptions;
 use crate::eval::input::EVAL_DIR;
 use crate::eval::report;
-use crate::eval::CompareOptions;
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Args)]

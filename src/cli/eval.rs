@@ -421,4 +421,3 @@ fn print_labels(m: &Matching, calibration: Option<&crate::eval::Calibration>) {
         );
     }
 }
-

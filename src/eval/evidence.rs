@@ -75,8 +75,16 @@ pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
             continue;
         }
         let label = format!("step {} {}", i + 1, step.name);
-        out.push(Evidence::new(SourceKind::Observation, label.clone(), step.response.clone()));
-        out.push(Evidence::new(SourceKind::Arguments, label, step.arguments.clone()));
+        out.push(Evidence::new(
+            SourceKind::Observation,
+            label.clone(),
+            step.response.clone(),
+        ));
+        out.push(Evidence::new(
+            SourceKind::Arguments,
+            label,
+            step.arguments.clone(),
+        ));
     }
     out
 }
@@ -111,4 +119,3 @@ pub fn tool_docs(answer: &Answer) -> Vec<(String, String)> {
 pub fn check_answer(answer: &Answer) -> EvidenceReport {
     EvidenceReport::new(check_claims(&answer.final_text(), &evidence_of(answer)))
 }
-

@@ -55,7 +55,10 @@ pub struct Judged {
 }
 
 /// The combined verdict of one vote from the part answers and the claim check.
-pub fn combine(parts: &[(String, Option<bool>)], evidence: &EvidenceReport) -> (Option<Label>, String) {
+pub fn combine(
+    parts: &[(String, Option<bool>)],
+    evidence: &EvidenceReport,
+) -> (Option<Label>, String) {
     if parts.iter().any(|(_, c)| c.is_none()) {
         return (None, "a part question got no usable reply".into());
     }
@@ -82,7 +85,8 @@ pub fn combine(parts: &[(String, Option<bool>)], evidence: &EvidenceReport) -> (
     if !evidence.claims.is_empty() && evidence.observed == 0 {
         return (
             Some(Label::Unsure),
-            "every part judged covered, but no claim of the answer comes from a tool observation".into(),
+            "every part judged covered, but no claim of the answer comes from a tool observation"
+                .into(),
         );
     }
     if evidence.unsupported_word_share() > MAX_UNSUPPORTED_WORD_SHARE {
@@ -176,7 +180,11 @@ pub async fn judge_answer(
         out.push(Vote {
             label: label.unwrap_or(Label::Unsolved),
             reason,
-            unusable: if label.is_none() { unusable.or(Some(String::new())) } else { None },
+            unusable: if label.is_none() {
+                unusable.or(Some(String::new()))
+            } else {
+                None
+            },
         });
     }
     Ok(Judged {
@@ -222,11 +230,18 @@ mod tests {
     fn verdict_rules() {
         let obs = Some(SourceKind::Observation);
         let good = EvidenceReport::new(vec![check(ClaimKind::Number, "21.4", obs)]);
-        assert_eq!(combine(&parts(&[Some(true), Some(true)]), &good).0, Some(Label::Solved));
+        assert_eq!(
+            combine(&parts(&[Some(true), Some(true)]), &good).0,
+            Some(Label::Solved)
+        );
         let (label, reason) = combine(&parts(&[Some(true), Some(false)]), &good);
         assert_eq!(label, Some(Label::Unsolved));
         assert!(reason.contains("part 1"));
-        assert_eq!(combine(&parts(&[Some(true), None]), &good).0, None, "unusable is an error");
+        assert_eq!(
+            combine(&parts(&[Some(true), None]), &good).0,
+            None,
+            "unusable is an error"
+        );
         let invented = EvidenceReport::new(vec![
             check(ClaimKind::Number, "21.4", obs),
             check(ClaimKind::Date, "2024-01-02", None),
@@ -234,7 +249,11 @@ mod tests {
         let (label, reason) = combine(&parts(&[Some(true)]), &invented);
         assert_eq!(label, Some(Label::Unsolved));
         assert!(reason.contains("2024-01-02"));
-        let echo = EvidenceReport::new(vec![check(ClaimKind::Id, "TP1350", Some(SourceKind::Request))]);
+        let echo = EvidenceReport::new(vec![check(
+            ClaimKind::Id,
+            "TP1350",
+            Some(SourceKind::Request),
+        )]);
         assert_eq!(combine(&parts(&[Some(true)]), &echo).0, Some(Label::Unsure));
         let names = EvidenceReport::new(vec![
             check(ClaimKind::Number, "21.4", obs),
@@ -242,7 +261,10 @@ mod tests {
             check(ClaimKind::Name, "Porto", None),
             check(ClaimKind::Name, "Lisbon", obs),
         ]);
-        assert_eq!(combine(&parts(&[Some(true)]), &names).0, Some(Label::Unsure));
+        assert_eq!(
+            combine(&parts(&[Some(true)]), &names).0,
+            Some(Label::Unsure)
+        );
         // No claims at all (a yes/no question answered in words): the parts decide.
         assert_eq!(
             combine(&parts(&[Some(true)]), &EvidenceReport::default()).0,

@@ -50,7 +50,13 @@ fn judge_free_table(s: &mut String, pr: &PassRate) {
     let _ = writeln!(
         s,
         "{:<16} {:>7} {:>7} {:>10} {:>16} {:>15} {:>16}",
-        "subset", "queries", "missing", "answered %", "evidence-backed %", "claims supp.", "invented values"
+        "subset",
+        "queries",
+        "missing",
+        "answered %",
+        "evidence-backed %",
+        "claims supp.",
+        "invented values"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
         let _ = writeln!(
@@ -82,7 +88,14 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
     let _ = writeln!(
         s,
         "{:<16} {:>7} {:>7} {:>7} {:>14} {:>15} {:>14} {:>9}",
-        "subset", "queries", "missing", "by rule", "pass rate %", "95% CI", "w/o missing %", "unusable"
+        "subset",
+        "queries",
+        "missing",
+        "by rule",
+        "pass rate %",
+        "95% CI",
+        "w/o missing %",
+        "unusable"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
         let _ = writeln!(
@@ -114,8 +127,13 @@ pub fn pass_rate_report(pr: &PassRate, calibration: Option<&Calibration>) -> Str
         judge_free_table(&mut s, pr);
     } else {
         let why = match calibration {
-            Some(c) => format!("agreement with human labels is {:.1}% (< 70%)", c.accuracy * 100.0),
-            None => "agreement with human labels is not measured for this judge (`--labels`)".into(),
+            Some(c) => format!(
+                "agreement with human labels is {:.1}% (< 70%)",
+                c.accuracy * 100.0
+            ),
+            None => {
+                "agreement with human labels is not measured for this judge (`--labels`)".into()
+            }
         };
         let _ = writeln!(s, "the judge's pass rate is not the headline: {why}");
         judge_free_table(&mut s, pr);
@@ -151,11 +169,27 @@ mod tests {
         assert!(unmeasured.starts_with("the judge's pass rate is not the headline"));
         assert!(unmeasured.find("judge-free") < unmeasured.find("pass rate by m (evidence judge)"));
         assert!(unmeasured.contains("agreement not measured"));
-        let low = calibration("m", &[(Label::Solved, Label::Unsolved), (Label::Unsolved, Label::Unsolved)]);
+        let low = calibration(
+            "m",
+            &[
+                (Label::Solved, Label::Unsolved),
+                (Label::Unsolved, Label::Unsolved),
+            ],
+        );
         assert!(pass_rate_report(&pr(), Some(&low)).contains("50.0% (< 70%)"));
-        let good = calibration("m", &[(Label::Solved, Label::Solved), (Label::Unsolved, Label::Unsolved)]);
+        let good = calibration(
+            "m",
+            &[
+                (Label::Solved, Label::Solved),
+                (Label::Unsolved, Label::Unsolved),
+            ],
+        );
         let trusted = pass_rate_report(&pr(), Some(&good));
-        assert!(trusted.starts_with("pass rate by m (evidence judge) — agreement 100.0%, kappa 1.00, n = 2"));
+        assert!(
+            trusted.starts_with(
+                "pass rate by m (evidence judge) — agreement 100.0%, kappa 1.00, n = 2"
+            )
+        );
         assert!(trusted.contains("±: population std over the 1 judge votes"));
     }
 }

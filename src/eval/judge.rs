@@ -116,13 +116,13 @@ impl Judge {
             PART_PROMPT,
         ]
         .iter()
-            .filter_map(|n| {
-                self.prompts
-                    .template(n)
-                    .ok()
-                    .map(|t| (n.to_string(), short_hash(t)))
-            })
-            .collect()
+        .filter_map(|n| {
+            self.prompts
+                .template(n)
+                .ok()
+                .map(|t| (n.to_string(), short_hash(t)))
+        })
+        .collect()
     }
 
     /// Label from the final answer alone.
@@ -213,7 +213,11 @@ impl Judge {
 
     /// The parts of a request, as the judge splits it (vote 0 only: one split per query and judge model,
     /// kept in the log). `None` when the reply was unusable.
-    pub async fn split_request(&self, query: &str, ctx: &str) -> Result<Option<Vec<String>>, EvalError> {
+    pub async fn split_request(
+        &self,
+        query: &str,
+        ctx: &str,
+    ) -> Result<Option<Vec<String>>, EvalError> {
         let schema = json!({
             "type": "object",
             "properties": {
@@ -234,7 +238,15 @@ impl Judge {
             serde_json::to_string(&ok).ok()
         };
         let reply = self
-            .call("split", SPLIT_PROMPT, &[("query", query)], schema, &extract, 0, ctx)
+            .call(
+                "split",
+                SPLIT_PROMPT,
+                &[("query", query)],
+                schema,
+                &extract,
+                0,
+                ctx,
+            )
             .await?;
         Ok(reply
             .verdict
@@ -258,8 +270,16 @@ impl Judge {
             ("answer", answer.as_ref()),
             ("results", excerpts),
         ];
-        self.ask("part", PART_PROMPT, &vars, "covered", &["yes", "no"], vote, ctx)
-            .await
+        self.ask(
+            "part",
+            PART_PROMPT,
+            &vars,
+            "covered",
+            &["yes", "no"],
+            vote,
+            ctx,
+        )
+        .await
     }
 
     /// Saves the judge log.
@@ -306,7 +326,8 @@ impl Judge {
                 .find(|a| a.eq_ignore_ascii_case(s.trim()))
                 .map(|a| a.to_string())
         };
-        self.call(kind, prompt, vars, schema, &extract, vote, ctx).await
+        self.call(kind, prompt, vars, schema, &extract, vote, ctx)
+            .await
     }
 
     /// One judge call through the cache: the reply must parse as JSON from which `extract` takes the
@@ -393,7 +414,11 @@ impl Judge {
             vote,
             verdict: verdict.clone().unwrap_or_default(),
             reason: reason.clone(),
-            raw: if verdict.is_none() { raw.clone() } else { String::new() },
+            raw: if verdict.is_none() {
+                raw.clone()
+            } else {
+                String::new()
+            },
             query: ctx.to_string(),
             prompt_tokens,
             completion_tokens,
@@ -496,7 +521,10 @@ mod tests {
         }));
         let j = judge(llm.clone());
         let v = j.answer_status("q", "a", 0, "G1/1").await.unwrap();
-        assert_eq!(v.unusable.as_deref(), Some(r#"{"reason": "r", "answer_status": "maybe"}"#));
+        assert_eq!(
+            v.unusable.as_deref(),
+            Some(r#"{"reason": "r", "answer_status": "maybe"}"#)
+        );
         assert_eq!(llm.requests().len(), 3);
         // Logged as unusable with its raw reply: the rerun reports the same error without a call.
         let again = j.answer_status("q", "a", 0, "G1/1").await.unwrap();

@@ -97,7 +97,10 @@ pub fn load(path: &Path) -> Result<Vec<LabelEntry>, EvalError> {
             .map_err(|e| EvalError::bad_input(path, format!("not a label file: {e}")))?;
         let _ = file.description;
         if file.format != 2 {
-            return Err(EvalError::bad_input(path, format!("unknown label format {}", file.format)));
+            return Err(EvalError::bad_input(
+                path,
+                format!("unknown label format {}", file.format),
+            ));
         }
         file.labels
             .into_iter()
@@ -115,11 +118,23 @@ pub fn load(path: &Path) -> Result<Vec<LabelEntry>, EvalError> {
         if e.parsed_label().is_none() {
             return Err(EvalError::bad_input(
                 path,
-                format!("`{}`: label must be Solved, Unsolved or Unsure, got {:?}", e.name(), e.label),
+                format!(
+                    "`{}`: label must be Solved, Unsolved or Unsure, got {:?}",
+                    e.name(),
+                    e.label
+                ),
             ));
         }
-        if !seen.insert((e.subset.clone(), e.query_id, e.method.clone(), e.model.clone())) {
-            return Err(EvalError::bad_input(path, format!("`{}`: labelled twice", e.name())));
+        if !seen.insert((
+            e.subset.clone(),
+            e.query_id,
+            e.method.clone(),
+            e.model.clone(),
+        )) {
+            return Err(EvalError::bad_input(
+                path,
+                format!("`{}`: labelled twice", e.name()),
+            ));
         }
     }
     if entries.is_empty() {
@@ -138,7 +153,10 @@ fn old_format(path: &Path, raw: Value) -> Result<Vec<LabelEntry>, EvalError> {
             let query_id = id.parse::<u64>().map_err(|_| {
                 EvalError::bad_input(path, format!("`{k}`: not a query id (ID or SUBSET/ID)"))
             })?;
-            let label = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let label = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
             Ok(LabelEntry {
                 subset: subset.to_string(),
                 query_id,
@@ -167,7 +185,12 @@ pub fn check_ids(
         {
             return Err(EvalError::bad_input(
                 path,
-                format!("`{}`: unknown query id {} in subset {}", e.name(), e.query_id, e.subset),
+                format!(
+                    "`{}`: unknown query id {} in subset {}",
+                    e.name(),
+                    e.query_id,
+                    e.subset
+                ),
             ));
         }
     }
@@ -188,7 +211,11 @@ pub struct Matching {
 }
 
 /// Pairs the labels that apply to `set` (same subset, method and model) with the judge's majority.
-pub fn match_run(entries: &[LabelEntry], set: &AnswerSet, pr: &PassRate) -> Result<Matching, String> {
+pub fn match_run(
+    entries: &[LabelEntry],
+    set: &AnswerSet,
+    pr: &PassRate,
+) -> Result<Matching, String> {
     let by_key = pr.by_key();
     let subsets = set.subsets();
     let mut m = Matching::default();
@@ -199,7 +226,11 @@ pub fn match_run(entries: &[LabelEntry], set: &AnswerSet, pr: &PassRate) -> Resu
             continue;
         }
         let keys: Vec<QueryKey> = if e.subset.is_empty() {
-            by_key.keys().filter(|k| k.query_id == e.query_id).cloned().collect()
+            by_key
+                .keys()
+                .filter(|k| k.query_id == e.query_id)
+                .cloned()
+                .collect()
         } else {
             vec![QueryKey::new(e.subset.clone(), e.query_id)]
         };
@@ -255,7 +286,11 @@ mod tests {
     #[test]
     fn both_formats_load_and_bad_entries_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        let old = write(dir.path(), "old.json", r#"{"G1/1": "Solved", "2": "unsolved"}"#);
+        let old = write(
+            dir.path(),
+            "old.json",
+            r#"{"G1/1": "Solved", "2": "unsolved"}"#,
+        );
         let e = load(&old).unwrap();
         assert_eq!(e.len(), 2);
         assert_eq!((e[0].subset.as_str(), e[0].query_id), ("G1", 1));
@@ -270,7 +305,10 @@ mod tests {
                 r#"{"format": 2, "labels": [{"subset": "G1", "query_id": 3, "label": "Solved"}, {"subset": "G1", "query_id": 3, "label": "Unsolved"}]}"#,
                 "labelled twice",
             ),
-            (r#"{"format": 2, "labels": [{"subset": "G1", "query_id": 3, "label": "Solved", "cause": "bad"}]}"#, "labels[0]"),
+            (
+                r#"{"format": 2, "labels": [{"subset": "G1", "query_id": 3, "label": "Solved", "cause": "bad"}]}"#,
+                "labels[0]",
+            ),
             (r#"{"format": 2, "labels": []}"#, "no labels"),
         ] {
             let p = write(dir.path(), "bad.json", text);
@@ -334,7 +372,11 @@ mod tests {
         assert_eq!(m.pairs.len(), 2, "{m:?}");
         assert_eq!(m.pairs[1], ("G1/2 react".to_string(), Solved, Unsolved));
         assert_eq!(m.unmatched, vec!["G1/99".to_string()]);
-        assert_eq!(m.stale, vec!["G2/2".to_string()], "no answer: its hash cannot match");
+        assert_eq!(
+            m.stale,
+            vec!["G2/2".to_string()],
+            "no answer: its hash cannot match"
+        );
         let c = calibrate("j", &m).unwrap();
         assert_eq!(c.confusion, [[1, 1, 0], [0, 0, 0]]);
         let err = match_run(&[entry("", 2, "", "", "Solved")], &set, &pr).unwrap_err();

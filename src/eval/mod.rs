@@ -89,7 +89,9 @@ impl std::str::FromStr for JudgeMode {
         match s.trim().to_ascii_lowercase().as_str() {
             "evidence" => Ok(JudgeMode::Evidence),
             "tooleval" => Ok(JudgeMode::Tooleval),
-            other => Err(format!("unknown judge mode `{other}` (evidence or tooleval)")),
+            other => Err(format!(
+                "unknown judge mode `{other}` (evidence or tooleval)"
+            )),
         }
     }
 }

@@ -307,7 +307,11 @@ async fn evidence_votes(
     votes: u32,
 ) -> Result<Judged, EvalError> {
     let judged = judge_answer(judge, answer, evidence, votes).await?;
-    let unusable = judged.votes.iter().filter_map(|v| v.unusable.clone()).collect();
+    let unusable = judged
+        .votes
+        .iter()
+        .filter_map(|v| v.unusable.clone())
+        .collect();
     Ok(Judged {
         key: answer.key.clone(),
         labels: judged.votes.iter().map(|v| v.label).collect(),
@@ -529,9 +533,7 @@ mod tests {
             &[],
         );
         let (_, judge) = scripted_judge();
-        let pr = pass_rate(&s, &judge, &tooleval(3, 4))
-            .await
-            .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         let g1 = &pr.subsets[0];
         assert_eq!(g1.subset, "G1");
         // Run 0: 1 + 0 + 0 = 1/3; runs 1 and 2: 1 + 0 + 1 = 2/3.
@@ -556,13 +558,7 @@ mod tests {
     async fn unsure_is_rechecked_with_the_trajectory() {
         let s = set(vec![answer("G1", 1, "ANSWER-VAGUE", true)], &[]);
         let (llm, judge) = scripted_judge();
-        let pr = pass_rate(
-            &s,
-            &judge,
-            &tooleval(1, 1),
-        )
-        .await
-        .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(1, 1)).await.unwrap();
         assert_eq!(pr.queries[0].labels, vec![Label::Solved]);
         assert!(pr.queries[0].reasons[0].contains("re-check"));
         let prompts: Vec<String> = llm
@@ -590,13 +586,7 @@ mod tests {
             JudgeOptions::default(),
         );
         let s = set(vec![answer("G1", 1, "whatever", true)], &[]);
-        let pr = pass_rate(
-            &s,
-            &judge,
-            &tooleval(2, 2),
-        )
-        .await
-        .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(2, 2)).await.unwrap();
         assert_eq!(pr.overall.pass_rate, 50.0);
         assert_eq!(pr.queries[0].majority(), Label::Unsure);
     }
@@ -612,9 +602,7 @@ mod tests {
             &[("G1", 4)],
         );
         let (llm, judge) = scripted_judge();
-        let pr = pass_rate(&s, &judge, &tooleval(3, 4))
-            .await
-            .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         assert_eq!(
             llm.requests().len(),
             3,
@@ -657,9 +645,7 @@ mod tests {
                 JudgeCache::open(&log).unwrap(),
                 JudgeOptions::default(),
             );
-            pass_rate(&s, &judge, &tooleval(3, 4))
-                .await
-                .unwrap()
+            pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap()
         };
         let calls = llm.requests().len();
         let judge = Judge::new(
@@ -668,9 +654,7 @@ mod tests {
             JudgeCache::open(&log).unwrap(),
             JudgeOptions::default(),
         );
-        let second = pass_rate(&s, &judge, &tooleval(3, 4))
-            .await
-            .unwrap();
+        let second = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         assert_eq!(first, second);
         assert_eq!(llm.requests().len(), calls, "no new judge calls");
         let text = std::fs::read_to_string(&log).unwrap();

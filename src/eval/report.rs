@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::EvalError;
 use super::metrics::Metrics;
 use super::pass_rate::PassRate;
 use super::stats::Calibration;
 use super::win_rate::Comparison;
-use super::EvalError;
 use crate::toolbench::io::{read_json, write_atomic};
 
 /// What every pass-rate report says about missing answers.

@@ -12,16 +12,69 @@ pub const MAX_PART_CHARS: usize = 200;
 
 /// Words that mark a sentence (or clause) as asking for something.
 const ASKING: &[&str] = &[
-    "calculate", "can", "check", "compare", "convert", "could", "fetch", "find", "get", "give",
-    "help", "how", "i'd", "include", "let", "list", "look", "need", "please", "provide",
-    "recommend", "search", "send", "share", "show", "suggest", "tell", "want", "what", "when",
-    "where", "which", "who", "would",
+    "calculate",
+    "can",
+    "check",
+    "compare",
+    "convert",
+    "could",
+    "fetch",
+    "find",
+    "get",
+    "give",
+    "help",
+    "how",
+    "i'd",
+    "include",
+    "let",
+    "list",
+    "look",
+    "need",
+    "please",
+    "provide",
+    "recommend",
+    "search",
+    "send",
+    "share",
+    "show",
+    "suggest",
+    "tell",
+    "want",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "would",
 ];
 /// Words that start a new request inside a sentence after "and" ("…, and give me …").
 const VERBS: &[&str] = &[
-    "calculate", "check", "compare", "convert", "fetch", "find", "get", "give", "include", "let",
-    "list", "look", "provide", "recommend", "search", "send", "share", "show", "suggest", "tell",
-    "what", "which", "how", "where", "when", "who",
+    "calculate",
+    "check",
+    "compare",
+    "convert",
+    "fetch",
+    "find",
+    "get",
+    "give",
+    "include",
+    "let",
+    "list",
+    "look",
+    "provide",
+    "recommend",
+    "search",
+    "send",
+    "share",
+    "show",
+    "suggest",
+    "tell",
+    "what",
+    "which",
+    "how",
+    "where",
+    "when",
+    "who",
 ];
 
 fn first_word_lower(s: &str) -> String {
@@ -36,7 +89,10 @@ fn asks(sentence: &str) -> bool {
     sentence.contains('?')
         || sentence
             .split_whitespace()
-            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'').to_lowercase())
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .to_lowercase()
+            })
             .any(|w| ASKING.contains(&w.as_str()))
 }
 
@@ -46,7 +102,15 @@ fn clauses(sentence: &str) -> Vec<String> {
     let mut rest = sentence.to_string();
     'outer: loop {
         let lower = rest.to_lowercase();
-        for sep in [", and also ", " and also ", ", and ", " and ", "; ", ", also ", " as well as "] {
+        for sep in [
+            ", and also ",
+            " and also ",
+            ", and ",
+            " and ",
+            "; ",
+            ", also ",
+            " as well as ",
+        ] {
             let mut from = 0;
             while let Some(at) = lower[from..].find(sep).map(|i| i + from) {
                 let after = &rest[at + sep.len()..];
@@ -122,9 +186,14 @@ pub fn validate_split(query: &str, parts: &[String]) -> Option<Vec<String>> {
                 .any(|c| c.claim.kind.is_value() && !c.supported());
             !own.is_empty() && shared as f64 / own.len() as f64 >= MIN_REQUEST_SHARE && !invented
         })
-        .take(MAX_PARTS)
         .collect();
-    (!kept.is_empty()).then_some(kept)
+    let mut unique: Vec<String> = Vec::new();
+    for p in kept {
+        if !unique.iter().any(|u| u.eq_ignore_ascii_case(&p)) && unique.len() < MAX_PARTS {
+            unique.push(p);
+        }
+    }
+    (!unique.is_empty()).then_some(unique)
 }
 
 #[cfg(test)]
@@ -171,7 +240,10 @@ mod tests {
 
     #[test]
     fn no_asking_sentence_keeps_everything_and_never_returns_nothing() {
-        assert_eq!(split_fallback("Weather in Lisbon."), vec!["Weather in Lisbon"]);
+        assert_eq!(
+            split_fallback("Weather in Lisbon."),
+            vec!["Weather in Lisbon"]
+        );
         assert_eq!(split_fallback("   ").len(), 1);
     }
 
@@ -184,11 +256,21 @@ mod tests {
         );
         assert_eq!(validate_split(q, &["unrelated".into()]), None);
         // Answers instead of parts: a value the request lacks, or mostly new words.
-        assert_eq!(validate_split(q, &["The price of BTC is $1.22.".into()]), None);
         assert_eq!(
-            validate_split("What is the weather in Lisbon now?", &["The weather in Lisbon is cloudy and warm".into()]),
+            validate_split(q, &["The price of BTC is $1.22.".into()]),
+            None
+        );
+        assert_eq!(
+            validate_split(
+                "What is the weather in Lisbon now?",
+                &["The weather in Lisbon is cloudy and warm".into()]
+            ),
             None
         );
         assert_eq!(validate_split(q, &[]), None);
+        assert_eq!(
+            validate_split(q, &["price of BTC".into(), "Price of BTC.".into()]),
+            Some(vec!["price of BTC".to_string()])
+        );
     }
 }

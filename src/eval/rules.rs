@@ -88,14 +88,22 @@ pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
     }
     match answer.tool_steps().last() {
         Some(step) if step.name == FINISH => {}
-        _ => return hit(Rule::NoFinish, "the trajectory does not end with a Finish call"),
+        _ => {
+            return hit(
+                Rule::NoFinish,
+                "the trajectory does not end with a Finish call",
+            );
+        }
     }
     if raw.trim().is_empty() || answer.final_text().trim().is_empty() {
         return hit(Rule::EmptyAnswer, "empty final answer");
     }
     let trimmed = raw.trim();
     if trimmed.starts_with('{') && serde_json::from_str::<serde_json::Value>(trimmed).is_err() {
-        return hit(Rule::CutOff, "the Finish arguments are cut off (unterminated JSON)");
+        return hit(
+            Rule::CutOff,
+            "the Finish arguments are cut off (unterminated JSON)",
+        );
     }
     None
 }
@@ -114,7 +122,10 @@ pub fn sentences(text: &str) -> Vec<&str> {
         }
     }
     out.push(&text[start..]);
-    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
@@ -136,11 +147,17 @@ fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
         }
         judged += 1;
         let known = |d: &std::collections::BTreeSet<String>| {
-            words.iter().filter(|w| d.contains(*w) || request.contains(*w)).count() as f64
+            words
+                .iter()
+                .filter(|w| d.contains(*w) || request.contains(*w))
+                .count() as f64
                 / words.len() as f64
         };
         let doc_only = |d: &std::collections::BTreeSet<String>| {
-            words.iter().filter(|w| d.contains(*w) && !request.contains(*w)).count()
+            words
+                .iter()
+                .filter(|w| d.contains(*w) && !request.contains(*w))
+                .count()
         };
         let from_doc = docs
             .iter()
@@ -185,7 +202,9 @@ mod tests {
             key: QueryKey::new("G1", 1),
             converted: Converted {
                 query: query.into(),
-                available_tools: vec![json!({"name": "flight_status_for_x", "description": "Status of a flight on a date: scheduled and estimated times, gate, terminal and delay.", "parameters": {"properties": {"date": {"description": "Departure date"}}}})],
+                available_tools: vec![
+                    json!({"name": "flight_status_for_x", "description": "Status of a flight on a date: scheduled and estimated times, gate, terminal and delay.", "parameters": {"properties": {"date": {"description": "Departure date"}}}}),
+                ],
                 answer: ConvertedAnswer {
                     method: "m".into(),
                     total_steps: 3,
@@ -233,16 +252,32 @@ mod tests {
             r#"{"error": "", "response": {"gate": "B12"}}"#,
         );
         assert_eq!(rule(&docs), Some(Rule::RestatesDocs));
-        let echo = answer(q, "Here is the status of flight TP1350 on 2024-06-14.", "{}");
+        let echo = answer(
+            q,
+            "Here is the status of flight TP1350 on 2024-06-14.",
+            "{}",
+        );
         assert_eq!(rule(&echo), Some(Rule::RestatesRequest));
         let real = answer(
             q,
             "Flight TP1350 on 2024-06-14 departs from gate B12 with its scheduled and estimated times.",
             r#"{"error": "", "response": {"gate": "B12"}}"#,
         );
-        assert_eq!(rule(&real), None, "a fact from the observation is an answer");
-        let other = answer(q, "The flight was delayed because of heavy fog over the airport.", "{}");
-        assert_eq!(rule(&other), None, "new words are not a restatement (the judge decides)");
+        assert_eq!(
+            rule(&real),
+            None,
+            "a fact from the observation is an answer"
+        );
+        let other = answer(
+            q,
+            "The flight was delayed because of heavy fog over the airport.",
+            "{}",
+        );
+        assert_eq!(
+            rule(&other),
+            None,
+            "new words are not a restatement (the judge decides)"
+        );
     }
 
     #[test]

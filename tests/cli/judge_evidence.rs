@@ -30,7 +30,11 @@ fn reply_for(prompt: &str) -> Value {
         let covered = if answer.contains("JPY") { "yes" } else { "no" };
         return json!({"reason": "looked at the part", "covered": covered});
     }
-    let label = if answer.contains("JPY") { "Solved" } else { "Unsolved" };
+    let label = if answer.contains("JPY") {
+        "Solved"
+    } else {
+        "Unsolved"
+    };
     json!({"reason": "holistic", "answer_status": label})
 }
 
@@ -86,7 +90,9 @@ fn answer_file(dir: &Path, id: u64, answer: Option<&str>) {
         thought: "convert".into(),
         name: "convert_currency_for_fx_rates_hub".into(),
         arguments: "{\"amount\": 250, \"from_currency\": \"EUR\", \"to_currency\": \"JPY\"}".into(),
-        observation: "{\"error\": \"\", \"response\": {\"result\": 42230.0, \"date\": \"2024-06-14\"}}".into(),
+        observation:
+            "{\"error\": \"\", \"response\": {\"result\": 42230.0, \"date\": \"2024-06-14\"}}"
+                .into(),
         code: 0,
     }];
     let finish_args = answer
@@ -136,10 +142,14 @@ fn run_dir(root: &Path, answers: &[(u64, Option<&str>)]) -> std::path::PathBuf {
 }
 
 fn eval(run: &Path, url: &str) -> common::Test {
-    common::Test::new()
-        .arg("eval")
-        .arg(run)
-        .args(["--base-url", url, "--judge", "mock-judge", "--llm-retries", "0"])
+    common::Test::new().arg("eval").arg(run).args([
+        "--base-url",
+        url,
+        "--judge",
+        "mock-judge",
+        "--llm-retries",
+        "0",
+    ])
 }
 
 fn query<'a>(report: &'a Value, id: u64) -> &'a Value {
@@ -175,19 +185,33 @@ fn evidence_judge_checks_claims_parts_and_rules() {
     // Two answers reach the judge: one split each, then one part question per vote.
     assert_eq!(judge.calls.load(Ordering::SeqCst), 2 + 2 * 3);
     let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("eval/pass_rate.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("eval/pass_rate.json")).unwrap())
+            .unwrap();
     assert_eq!(report["judge"]["mode"], "evidence");
     assert!(report["judge"]["prompts"]["judge_part"].is_string());
     let good = query(&report, 101);
     assert_eq!(good["labels"], json!(["Solved", "Solved", "Solved"]));
     let claims = good["evidence"]["claims"].as_array().unwrap();
-    let value = claims.iter().find(|c| c["claim"]["text"] == "42,230 JPY").unwrap();
+    let value = claims
+        .iter()
+        .find(|c| c["claim"]["text"] == "42,230 JPY")
+        .unwrap();
     assert_eq!(value["support"]["kind"], "observation");
-    assert!(value["support"]["excerpt"].as_str().unwrap().contains("42230.0"));
+    assert!(
+        value["support"]["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("42230.0")
+    );
     assert_eq!(good["parts"][0]["part"], "convert 250 EUR to JPY");
     let invented = query(&report, 102);
     assert_eq!(invented["labels"][0], "Unsolved");
-    assert!(invented["reasons"][0].as_str().unwrap().contains("39,999 JPY"));
+    assert!(
+        invented["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("39,999 JPY")
+    );
     assert_eq!(query(&report, 103)["rule"], "limit");
     assert_eq!(query(&report, 104)["rule"], "restates_request");
     let overall = &report["pass_rate"]["overall"];
@@ -236,6 +260,13 @@ fn a_judge_that_goes_down_keeps_its_votes_and_a_rerun_resumes() {
     let first = judge.calls.load(Ordering::SeqCst);
     assert_eq!(first, 2 + 3, "both splits and the three votes of 101");
     *judge.down_for.lock().unwrap() = None;
-    eval(&run, &url).run().success().stdout_has("answered from the log");
-    assert_eq!(judge.calls.load(Ordering::SeqCst), first + 3, "only 102's votes are asked again");
+    eval(&run, &url)
+        .run()
+        .success()
+        .stdout_has("answered from the log");
+    assert_eq!(
+        judge.calls.load(Ordering::SeqCst),
+        first + 3,
+        "only 102's votes are asked again"
+    );
 }

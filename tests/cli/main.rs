@@ -5,8 +5,8 @@ mod common;
 
 mod batch;
 mod eval;
-mod judge_evidence;
 mod examples;
+mod judge_evidence;
 mod llm_client;
 mod report;
 mod retrieve;

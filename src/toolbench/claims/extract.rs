@@ -13,7 +13,8 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("bad claim pattern {pattern}: {e}"))
 }
 
-static URL: LazyLock<Regex> = LazyLock::new(|| re(r#"(?i)\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+"#));
+static URL: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?i)\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+"#));
 static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"));
 const MONTHS: &str = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
@@ -37,7 +38,9 @@ static TOKEN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9][A-Za-z0-9_\-]*
 /// A number with thousands separators or a decimal part, an optional currency sign before it, and an
 /// optional scale word or unit after it.
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:[$€£¥]\s?)?(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)(?:\s?(thousand|million|billion|trillion|bn|k)\b)?(\s?(?:%|°\s?[cf]\b|(?-i:[A-Z]{3}\b)|(?:km/h|mph|kg|mg|lbs?|km|cm|mm|mi|miles?|meters?|metres?|kilometers?|degrees?(?:\s+(?:celsius|fahrenheit))?|celsius|fahrenheit|hours?|minutes?|seconds?|days?|years?|points?|votes?|reviews?|stars?|users?|followers?|views?|likes?|people|calories|kcal|ms|usd|eur|gbp|jpy|dollars?|euros?|pounds?|yen|percent)\b))?")
+    re(
+        r"(?i)(?:[$€£¥]\s?)?(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)(?:\s?(thousand|million|billion|trillion|bn|k)\b)?(\s?(?:%|°\s?[cf]\b|(?-i:[A-Z]{3}\b)|(?:km/h|mph|kg|mg|lbs?|km|cm|mm|mi|miles?|meters?|metres?|kilometers?|degrees?(?:\s+(?:celsius|fahrenheit))?|celsius|fahrenheit|hours?|minutes?|seconds?|days?|years?|points?|votes?|reviews?|stars?|users?|followers?|views?|likes?|people|calories|kcal|ms|usd|eur|gbp|jpy|dollars?|euros?|pounds?|yen|percent)\b))?",
+    )
 });
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
     re(r#""([^"\n]{2,80})"|“([^”\n]{2,80})”|(?:^|[\s(\[])'([^'\n]{2,80})'(?:$|[\s.,;:!?)\]])"#)
@@ -45,14 +48,36 @@ static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
 static BULLET: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?m)^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+(.+)$"));
 static NAME: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"[A-Z][\p{L}0-9'&.\-]*(?:[ \t]+(?:(?:of|de|da|do|del|la|le|the|von|van|and|&)[ \t]+)?[A-Z][\p{L}0-9'&.\-]*)*")
+    re(
+        r"[A-Z][\p{L}0-9'&.\-]*(?:[ \t]+(?:(?:of|de|da|do|del|la|le|the|von|van|and|&)[ \t]+)?[A-Z][\p{L}0-9'&.\-]*)*",
+    )
 });
 
 /// Capitalised words that are not names on their own.
 const NOT_NAMES: &[&str] = &[
-    "april", "august", "based", "celsius", "december", "fahrenheit", "february", "finally",
-    "friday", "however", "january", "july", "june", "march", "monday", "november", "october",
-    "saturday", "september", "sunday", "thursday", "tuesday", "wednesday",
+    "april",
+    "august",
+    "based",
+    "celsius",
+    "december",
+    "fahrenheit",
+    "february",
+    "finally",
+    "friday",
+    "however",
+    "january",
+    "july",
+    "june",
+    "march",
+    "monday",
+    "november",
+    "october",
+    "saturday",
+    "september",
+    "sunday",
+    "thursday",
+    "tuesday",
+    "wednesday",
 ];
 
 /// The claims of `answer`, in the order they appear.
@@ -160,7 +185,10 @@ fn push_date(
     readings: Vec<(i32, u32, u32)>,
 ) {
     let Some(m) = c.get(0) else { return };
-    let readings: Vec<_> = readings.into_iter().filter(|(y, mo, d)| valid(*y, *mo, *d)).collect();
+    let readings: Vec<_> = readings
+        .into_iter()
+        .filter(|(y, mo, d)| valid(*y, *mo, *d))
+        .collect();
     let overlaps = found.iter().any(|(s, e, _)| m.start() < *e && *s < m.end());
     if !readings.is_empty() && !overlaps {
         found.push((m.start(), m.end(), readings));
@@ -229,9 +257,17 @@ fn numbers(masked: &mut String, out: &mut Vec<Claim>) {
             || value.abs() >= 10.0
             || scale.is_some()
             || all.as_str().starts_with(['$', '€', '£', '¥'])
-            || unit.as_deref().is_some_and(|u| u == "%" || u.starts_with('°'));
+            || unit
+                .as_deref()
+                .is_some_and(|u| u == "%" || u.starts_with('°'));
         let text = all.as_str().trim_end();
-        found.push((all.start(), all.start() + text.len(), value, decimals, specific));
+        found.push((
+            all.start(),
+            all.start() + text.len(),
+            value,
+            decimals,
+            specific,
+        ));
     }
     for (s, e, value, decimals, specific) in found {
         if specific {
@@ -310,7 +346,9 @@ fn split_enumeration(text: &str) -> Vec<(usize, &str)> {
             }
         }
     }
-    let others_have_and = parts[..parts.len() - 1].iter().any(|(_, p)| p.contains(" and "));
+    let others_have_and = parts[..parts.len() - 1]
+        .iter()
+        .any(|(_, p)| p.contains(" and "));
     if !others_have_and
         && let Some(&(offset, last)) = parts.last()
         && let Some(at) = last.rfind(" and ")
@@ -326,7 +364,9 @@ fn split_enumeration(text: &str) -> Vec<(usize, &str)> {
 fn trimmed_span(text: &str, s: usize, e: usize) -> (usize, usize) {
     let inner = &text[s..e];
     let lead = inner.len() - inner.trim_start().len();
-    let trimmed = inner.trim().trim_end_matches(['.', ',', ';', '!', '?', ' ']);
+    let trimmed = inner
+        .trim()
+        .trim_end_matches(['.', ',', ';', '!', '?', ' ']);
     (s + lead, s + lead + trimmed.len())
 }
 
@@ -352,7 +392,8 @@ fn names(masked: &str, out: &mut Vec<Claim>) {
             .is_none_or(|c| matches!(c, '.' | '!' | '?' | ':' | '\n'));
         let single = words.len() == 1;
         if text.chars().count() < 3
-            || (single && (sentence_start || is_stopword(&lower) || NOT_NAMES.contains(&lower.as_str())))
+            || (single
+                && (sentence_start || is_stopword(&lower) || NOT_NAMES.contains(&lower.as_str())))
         {
             continue;
         }

@@ -120,7 +120,11 @@ fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
                     .any(|(cy, cm, cd)| cy == y && cm == m && (*cd == 0 || cd == d))
             });
             hit.then(|| {
-                let year = claim.dates.first().map(|d| d.0.to_string()).unwrap_or_default();
+                let year = claim
+                    .dates
+                    .first()
+                    .map(|d| d.0.to_string())
+                    .unwrap_or_default();
                 support(p, MatchKind::Exact, &year)
             })
         }
@@ -154,7 +158,10 @@ fn first_word(text: &str) -> &str {
 }
 
 fn words(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
-    if !matches!(claim.kind, ClaimKind::Name | ClaimKind::ListItem | ClaimKind::Quoted) {
+    if !matches!(
+        claim.kind,
+        ClaimKind::Name | ClaimKind::ListItem | ClaimKind::Quoted
+    ) {
         return None;
     }
     let wanted = content_words(&claim.text);
@@ -183,7 +190,11 @@ fn derived(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
             let candidates = [a * b, a / b, b / a];
             if candidates.iter().any(|c| number_matches(claim, value, *c)) {
                 // Cite the observation when one of the two numbers came from one.
-                let (p, raw) = if pb.ev.kind == SourceKind::Observation { (pb, raw_b) } else { (pa, raw_a) };
+                let (p, raw) = if pb.ev.kind == SourceKind::Observation {
+                    (pb, raw_b)
+                } else {
+                    (pa, raw_a)
+                };
                 let mut s = support(p, MatchKind::Derived, raw);
                 s.excerpt = format!("{raw_a} and {raw_b}: {}", s.excerpt);
                 return Some(s);

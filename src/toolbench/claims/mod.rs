@@ -6,9 +6,9 @@
 
 mod extract;
 mod lookup;
-mod text;
 #[cfg(test)]
 mod tests;
+mod text;
 
 use serde::{Deserialize, Serialize};
 

@@ -13,7 +13,8 @@ fn has(answer: &str, kind: ClaimKind, text: &str) -> bool {
 
 #[test]
 fn numbers_with_units_and_separators() {
-    let claims = extract_claims("Bitcoin trades at $66,412.37 and it is 21.4 °C with 58% humidity.");
+    let claims =
+        extract_claims("Bitcoin trades at $66,412.37 and it is 21.4 °C with 58% humidity.");
     let nums: Vec<(&str, f64)> = claims
         .iter()
         .filter(|c| c.kind == ClaimKind::Number)
@@ -46,7 +47,11 @@ fn dates_in_several_formats_are_one_claim_each() {
         let claims = extract_claims(text);
         assert_eq!(claims.len(), 1, "{text}: {claims:?}");
         assert_eq!(claims[0].kind, ClaimKind::Date, "{text}");
-        assert!(claims[0].dates.contains(&reading), "{text}: {:?}", claims[0].dates);
+        assert!(
+            claims[0].dates.contains(&reading),
+            "{text}: {:?}",
+            claims[0].dates
+        );
     }
     let ambiguous = extract_claims("due 03/04/2024");
     assert_eq!(ambiguous[0].dates, vec![(2024, 4, 3), (2024, 3, 4)]);
@@ -59,7 +64,12 @@ fn ids_urls_emails() {
     assert!(has(a, ClaimKind::Id, "ORD-2291"));
     assert!(has(a, ClaimKind::Url, "https://example.com/a/b"));
     assert!(has(a, ClaimKind::Email, "ops@example.org"));
-    assert_eq!(kinds(a).iter().filter(|(k, _)| *k == ClaimKind::Id).count(), 2, "{:?}", kinds(a));
+    assert_eq!(
+        kinds(a).iter().filter(|(k, _)| *k == ClaimKind::Id).count(),
+        2,
+        "{:?}",
+        kinds(a)
+    );
     assert!(has(a, ClaimKind::Number, "10km"));
 }
 
@@ -74,9 +84,17 @@ fn names_quotes_and_lists() {
         assert!(has(a, ClaimKind::ListItem, item), "{item}: {:?}", kinds(a));
     }
     let b = "Top teams:\n- Manchester City: 91 points\n- Arsenal - 89 points\nThe airport is Humberto Delgado Airport, called \"Portela\".";
-    assert!(has(b, ClaimKind::ListItem, "Manchester City"), "{:?}", kinds(b));
+    assert!(
+        has(b, ClaimKind::ListItem, "Manchester City"),
+        "{:?}",
+        kinds(b)
+    );
     assert!(has(b, ClaimKind::ListItem, "Arsenal"));
-    assert!(has(b, ClaimKind::Name, "Humberto Delgado Airport"), "{:?}", kinds(b));
+    assert!(
+        has(b, ClaimKind::Name, "Humberto Delgado Airport"),
+        "{:?}",
+        kinds(b)
+    );
     assert!(has(b, ClaimKind::Quoted, "Portela"));
     // A lone capitalised word at a sentence start is not a name; inside a sentence it is.
     let c = "Sunny today. It is warm in Lisbon";
@@ -86,7 +104,11 @@ fn names_quotes_and_lists() {
 
 fn evidence() -> Vec<Evidence> {
     vec![
-        Evidence::new(SourceKind::Request, "request", "Convert 250 EUR to JPY on 2024-06-14, flight TP1350"),
+        Evidence::new(
+            SourceKind::Request,
+            "request",
+            "Convert 250 EUR to JPY on 2024-06-14, flight TP1350",
+        ),
         Evidence::new(
             SourceKind::Observation,
             "step 1 rates",
@@ -112,9 +134,15 @@ fn support_of<'a>(checks: &'a [ClaimCheck], text: &str) -> Option<&'a Support> {
 #[test]
 fn numbers_match_after_rounding_to_the_written_precision() {
     let c = check("The rate is 161.23, price 66,412.37 USD, humidity 58%, and 999.9 kg.");
-    assert_eq!(support_of(&c, "161.23").map(|s| s.kind), Some(SourceKind::Observation));
+    assert_eq!(
+        support_of(&c, "161.23").map(|s| s.kind),
+        Some(SourceKind::Observation)
+    );
     assert!(support_of(&c, "66,412.37 USD").is_some());
-    assert!(support_of(&c, "58%").is_some(), "fraction 0.58 supports 58%");
+    assert!(
+        support_of(&c, "58%").is_some(),
+        "fraction 0.58 supports 58%"
+    );
     assert!(support_of(&c, "999.9 kg").is_none());
     // 161.3 is not 161.2345 at one decimal.
     assert!(support_of(&check("about 161.3 yen"), "161.3 yen").is_none());
@@ -135,8 +163,14 @@ fn dates_match_across_formats_and_ids_urls_names_by_words() {
     let c = check(
         "On June 14, 2024 flight TP1350 left; see https://fx.example.com/eur. Teams: Manchester City and Real Madrid. It landed at Humberto Delgado.",
     );
-    assert_eq!(support_of(&c, "June 14, 2024").map(|s| s.kind), Some(SourceKind::Observation));
-    assert_eq!(support_of(&c, "TP1350").map(|s| s.kind), Some(SourceKind::Request));
+    assert_eq!(
+        support_of(&c, "June 14, 2024").map(|s| s.kind),
+        Some(SourceKind::Observation)
+    );
+    assert_eq!(
+        support_of(&c, "TP1350").map(|s| s.kind),
+        Some(SourceKind::Request)
+    );
     assert!(support_of(&c, "https://fx.example.com/eur").is_some());
     assert!(support_of(&c, "Manchester City").is_some());
     assert!(support_of(&c, "Real Madrid").is_none());

@@ -7,12 +7,12 @@ use unicode_normalization::UnicodeNormalization;
 
 /// Words too common to identify anything.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but",
-    "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her",
-    "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "more", "my", "no",
-    "not", "of", "on", "or", "our", "please", "she", "so", "some", "such", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we",
-    "were", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he",
+    "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "more", "my",
+    "no", "not", "of", "on", "or", "our", "please", "she", "so", "some", "such", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "was",
+    "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
 ];
 
 pub fn is_stopword(word: &str) -> bool {
@@ -52,7 +52,9 @@ pub fn normalize(text: &str) -> String {
 pub fn content_words(text: &str) -> BTreeSet<String> {
     normalize(text)
         .split_whitespace()
-        .filter(|w| !is_stopword(w) && (w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit())))
+        .filter(|w| {
+            !is_stopword(w) && (w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit()))
+        })
         .map(str::to_string)
         .collect()
 }
