@@ -120,17 +120,19 @@ pub async fn run(
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        let known = report::known_calibration(
+        let name = format!(
+            "{} ({} judge)",
             judge.model_id(),
+            args.judge.judge_mode.as_str()
+        );
+        let known = report::known_calibration(
+            &name,
             &[
                 args.run_b.join(EVAL_DIR).join("calibration.json"),
                 report::calibration_registry(),
             ],
         );
-        println!(
-            "{}",
-            report::agreement_line(judge.model_id(), known.as_ref())
-        );
+        println!("{}", report::agreement_line(&name, known.as_ref()));
         print!("{}", report::comparison_table(&comparison));
         println!(
             "judge log: {} ({logged} calls logged, {hits} answered from the log this time)",

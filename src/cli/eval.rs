@@ -236,15 +236,23 @@ pub async fn run(
 
     if args.no_judge {
         let ms = crate::eval::metrics(&set, None);
+        let evidence = crate::eval::pass_rate::evidence_only(&set);
         report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(bad)?;
         write_json_atomic(&out.join("metrics.json"), &ms)?;
-        files.push(out.join("metrics.csv"));
+        write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
+        files.extend([out.join("metrics.csv"), out.join("evidence.json")]);
         if args.json {
+            let groups = json!({"subsets": evidence.subsets, "overall": evidence.overall});
             println!(
                 "{}",
-                serde_json::to_string_pretty(&json!({"metrics": ms, "files": files}))?
+                serde_json::to_string_pretty(
+                    &json!({"metrics": ms, "evidence": groups, "files": files})
+                )?
             );
         } else {
+            let mut table = String::new();
+            headline::judge_free_table(&mut table, &evidence);
+            println!("{table}");
             print!("{}", report::metrics_table(&ms));
             println!("wrote {}", out.display());
         }

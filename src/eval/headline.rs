@@ -45,7 +45,8 @@ pub fn unusable_share(g: &GroupPassRate) -> f64 {
     }
 }
 
-fn judge_free_table(s: &mut String, pr: &PassRate) {
+/// The judge-free and evidence figures per subset.
+pub fn judge_free_table(s: &mut String, pr: &PassRate) {
     let _ = writeln!(s, "judge-free and evidence figures (no model involved):");
     let _ = writeln!(
         s,

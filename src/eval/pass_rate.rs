@@ -193,13 +193,13 @@ struct Judged {
     split_by: Option<SplitBy>,
 }
 
-/// Scores every expected query of `set` with `judge`.
-pub async fn pass_rate(
+/// The verdicts decided before any judge (missing answers, rules) with every answer's claim check, and
+/// the answers left for the judge.
+fn prepare(
     set: &AnswerSet,
-    judge: &Judge,
-    options: &PassRateOptions,
-) -> Result<PassRate, EvalError> {
-    let votes = options.votes.max(1);
+    mode: JudgeMode,
+    votes: u32,
+) -> (BTreeMap<QueryKey, QueryVerdict>, Vec<&Answer>) {
     let mut verdicts: BTreeMap<QueryKey, QueryVerdict> = BTreeMap::new();
     let mut jobs = Vec::new();
     for key in &set.expected {
@@ -221,7 +221,7 @@ pub async fn pass_rate(
             continue;
         };
         let evidence = check_answer(answer);
-        let hit = match options.mode {
+        let hit = match mode {
             JudgeMode::Evidence => decide(answer, &evidence),
             JudgeMode::Tooleval => finish_rule(answer),
         };
@@ -238,6 +238,23 @@ pub async fn pass_rate(
         }
         verdicts.insert(key.clone(), v);
     }
+    (verdicts, jobs)
+}
+
+/// The judge-free figures alone (rules and the evidence check, no votes): what `eval --no-judge` prints.
+pub fn evidence_only(set: &AnswerSet) -> PassRate {
+    let (verdicts, _) = prepare(set, JudgeMode::Evidence, 0);
+    summarise("none", 0, verdicts.into_values().collect())
+}
+
+/// Scores every expected query of `set` with `judge`.
+pub async fn pass_rate(
+    set: &AnswerSet,
+    judge: &Judge,
+    options: &PassRateOptions,
+) -> Result<PassRate, EvalError> {
+    let votes = options.votes.max(1);
+    let (mut verdicts, jobs) = prepare(set, options.mode, votes);
     let verdicts_ref = &verdicts;
     let results: Vec<Result<Judged, EvalError>> = futures::stream::iter(jobs)
         .map(|answer| async move {

@@ -374,7 +374,10 @@ fn trimmed_span(text: &str, s: usize, e: usize) -> (usize, usize) {
 fn names(masked: &str, out: &mut Vec<Claim>) {
     for m in NAME.find_iter(masked) {
         let mut start = m.start();
-        let mut text = m.as_str().trim_end_matches(['.', '\'', '-', '&']);
+        // A run of capitalised words ends at a full stop ("… Portugal. The airport …").
+        let run = m.as_str();
+        let run = run.find(". ").map_or(run, |i| &run[..i]);
+        let mut text = run.trim_end_matches(['.', '\'', '-', '&']);
         // Drop leading stopwords ("The Premier League" → "Premier League").
         while let Some((first, rest)) = text.split_once([' ', '\t']) {
             if !is_stopword(&first.to_lowercase()) {

@@ -97,6 +97,11 @@ fn names_quotes_and_lists() {
     );
     assert!(has(b, ClaimKind::Quoted, "Portela"));
     // A lone capitalised word at a sentence start is not a name; inside a sentence it is.
+    assert!(has(
+        "It is in Lisbon, Portugal. The airport is busy.",
+        ClaimKind::Name,
+        "Portugal"
+    ));
     let c = "Sunny today. It is warm in Lisbon";
     assert!(!has(c, ClaimKind::Name, "Sunny"));
     assert!(has(c, ClaimKind::Name, "Lisbon"));
