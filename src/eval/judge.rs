@@ -212,7 +212,8 @@ impl Judge {
     }
 
     /// The parts of a request, as the judge splits it (vote 0 only: one split per query and judge model,
-    /// kept in the log). `None` when the reply was unusable.
+    /// kept in the log). One attempt: an unusable split has a deterministic fallback, so retrying would
+    /// only cost time. `None` when the reply was unusable.
     pub async fn split_request(
         &self,
         query: &str,
@@ -244,6 +245,7 @@ impl Judge {
                 &[("query", query)],
                 schema,
                 &extract,
+                1,
                 0,
                 ctx,
             )
@@ -270,12 +272,28 @@ impl Judge {
             ("answer", answer.as_ref()),
             ("results", excerpts),
         ];
-        self.ask(
+        // The verdict first: small models that write the reason first talk themselves into it.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "covered": {"type": "string", "enum": ["yes", "no"]},
+                "reason": {"type": "string", "maxLength": 200},
+            },
+            "required": ["covered", "reason"],
+            "additionalProperties": false,
+        });
+        let extract = |v: &Value| -> Option<String> {
+            let s = v.get("covered")?.as_str()?.trim().to_ascii_lowercase();
+            matches!(s.as_str(), "yes" | "no").then_some(s)
+        };
+        let attempts = self.options.attempts;
+        self.call(
             "part",
             PART_PROMPT,
             &vars,
-            "covered",
-            &["yes", "no"],
+            schema,
+            &extract,
+            attempts,
             vote,
             ctx,
         )
@@ -326,7 +344,8 @@ impl Judge {
                 .find(|a| a.eq_ignore_ascii_case(s.trim()))
                 .map(|a| a.to_string())
         };
-        self.call(kind, prompt, vars, schema, &extract, vote, ctx)
+        let attempts = self.options.attempts;
+        self.call(kind, prompt, vars, schema, &extract, attempts, vote, ctx)
             .await
     }
 
@@ -340,6 +359,7 @@ impl Judge {
         vars: &[(&str, &str)],
         schema: Value,
         extract: &(dyn Fn(&Value) -> Option<String> + Sync),
+        attempts: u32,
         vote: u32,
         ctx: &str,
     ) -> Result<Reply, EvalError> {
@@ -365,7 +385,7 @@ impl Judge {
         let mut reason = String::new();
         let mut raw = String::new();
         let (mut prompt_tokens, mut completion_tokens, mut elapsed_ms) = (0, 0, 0);
-        for attempt in 0..self.options.attempts.max(1) {
+        for attempt in 0..attempts.max(1) {
             let mut request =
                 CompletionRequest::new("judge", vec![Message::user(rendered.clone())])
                     .with_json_schema("verdict", schema.clone())

@@ -166,6 +166,8 @@ pub fn split_fallback(query: &str) -> Vec<String> {
     parts
 }
 
+/// Content words a part needs: "Recipes" alone says nothing about what to check.
+const MIN_PART_WORDS: usize = 2;
 /// Share of a part's content words that must come from the request (the prompt asks for its own words).
 const MIN_REQUEST_SHARE: f64 = 0.6;
 
@@ -184,7 +186,9 @@ pub fn validate_split(query: &str, parts: &[String]) -> Option<Vec<String>> {
             let invented = check_claims(p, &request)
                 .iter()
                 .any(|c| c.claim.kind.is_value() && !c.supported());
-            !own.is_empty() && shared as f64 / own.len() as f64 >= MIN_REQUEST_SHARE && !invented
+            own.len() >= MIN_PART_WORDS
+                && shared as f64 / own.len() as f64 >= MIN_REQUEST_SHARE
+                && !invented
         })
         .collect();
     let mut unique: Vec<String> = Vec::new();
@@ -255,6 +259,11 @@ mod tests {
             Some(vec!["price of BTC".to_string()])
         );
         assert_eq!(validate_split(q, &["unrelated".into()]), None);
+        assert_eq!(
+            validate_split(q, &["BTC".into()]),
+            None,
+            "one word is not a part"
+        );
         // Answers instead of parts: a value the request lacks, or mostly new words.
         assert_eq!(
             validate_split(q, &["The price of BTC is $1.22.".into()]),
