@@ -298,11 +298,15 @@ pub async fn run(
             matching = Some(m);
             c
         }
-        // Measured earlier on this run's answers, or shipped for this judge.
-        None => known_calibration(
-            &name,
-            &[out.join("calibration.json"), calibration_registry()],
-        ),
+        // Measured earlier on this run's answers, or (for runs on the shipped sample, whose labels the
+        // registry was measured on) shipped for this judge.
+        None => {
+            let mut files = vec![out.join("calibration.json")];
+            if run_data(&input).is_some_and(|d| d.ends_with("toolbench/sample")) {
+                files.push(calibration_registry());
+            }
+            known_calibration(&name, &files)
+        }
     };
     let summary = json!({
         "source": set.source,
@@ -386,13 +390,17 @@ fn unusable_exit(pr: &PassRate) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// The data directory a run was made from (its manifest's `data`), when known.
+fn run_data(input: &Path) -> Option<PathBuf> {
+    crate::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
+        .ok()
+        .and_then(|m| m["data"].as_str().map(PathBuf::from))
+}
+
 /// Loads a label file; ids are checked against the run's data when its queries can be read.
 fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
     let entries = labels::load(path).map_err(bad)?;
-    let data = crate::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
-        .ok()
-        .and_then(|m| m["data"].as_str().map(PathBuf::from));
-    if let Some(dir) = data
+    if let Some(dir) = run_data(input)
         && let Ok(data) = crate::toolbench::DataDir::open(&dir)
     {
         let mut known = std::collections::BTreeMap::new();

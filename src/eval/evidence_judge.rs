@@ -104,6 +104,42 @@ pub fn combine(
     )
 }
 
+/// The reason of a part no tool call or result concerns.
+pub const NOT_BACKED: &str =
+    "no tool call, argument or result concerns this part (decided without the judge)";
+
+/// Words that ask rather than name what is asked for; they do not tie a part to a tool call.
+const ASKING_WORDS: &[&str] = &[
+    "can", "could", "find", "get", "give", "help", "know", "let", "like", "need", "provide",
+    "show", "tell", "want", "would",
+];
+
+/// Whether some tool call (its function name, arguments or result) shares a content word with `part`:
+/// an answer cannot have taken a part from the tools when no call concerned it ("the status of flight
+/// TP1350" after only an airport lookup).
+pub fn part_backed(answer: &Answer, part: &str) -> bool {
+    let wanted: Vec<String> = content_words(part)
+        .into_iter()
+        .filter(|w| !ASKING_WORDS.contains(&w.as_str()))
+        .collect();
+    if wanted.is_empty() {
+        return true;
+    }
+    answer
+        .tool_steps()
+        .iter()
+        .filter(|s| s.name != FINISH)
+        .any(|s| {
+            let words = content_words(&format!(
+                "{} {} {}",
+                s.name.replace('_', " "),
+                s.arguments,
+                s.response
+            ));
+            wanted.iter().any(|w| words.contains(w))
+        })
+}
+
 /// The observation excerpts most relevant to `part` (by shared content words), numbered by step.
 pub fn excerpts_for(answer: &Answer, part: &str) -> String {
     let wanted = content_words(part);
@@ -160,11 +196,19 @@ pub async fn judge_answer(
         })
         .collect();
     let excerpts: Vec<String> = parts.iter().map(|p| excerpts_for(answer, p)).collect();
+    let backed: Vec<bool> = parts.iter().map(|p| part_backed(answer, p)).collect();
     let mut out = Vec::new();
     for vote in 0..votes {
         let mut this = Vec::new();
         let mut unusable = None;
         for (i, part) in parts.iter().enumerate() {
+            if !backed[i] {
+                // No call or result concerns this part: nothing to ask the judge.
+                results[i].covered.push(Some(false));
+                results[i].reasons.push(NOT_BACKED.into());
+                this.push((part.clone(), Some(false)));
+                continue;
+            }
             let reply = judge
                 .part_covered(query, part, &text, &excerpts[i], vote, &ctx)
                 .await?;
@@ -224,6 +268,43 @@ mod tests {
             .enumerate()
             .map(|(i, c)| (format!("part {i}"), *c))
             .collect()
+    }
+
+    #[test]
+    fn parts_no_tool_call_concerns_are_not_backed() {
+        use crate::eval::QueryKey;
+        use crate::eval::input::{Converted, ConvertedAnswer};
+        use serde_json::json;
+        let answer = Answer {
+            key: QueryKey::new("G1", 1),
+            converted: Converted {
+                query: "q".into(),
+                available_tools: vec![],
+                answer: ConvertedAnswer {
+                    method: "m".into(),
+                    total_steps: 2,
+                    final_answer: String::new(),
+                    answer_details: json!([{"role": "tool", "message": {"name": "airport_by_code_for_airport_info", "arguments": "{\"iata_code\": \"LIS\"}", "response": "{\"city\": \"Lisbon\"}"}, "next": []}]),
+                },
+            },
+            record: None,
+        };
+        assert!(part_backed(
+            &answer,
+            "Tell me about the airport with IATA code LIS"
+        ));
+        assert!(
+            part_backed(&answer, "What is the weather in Lisbon?"),
+            "the result names Lisbon"
+        );
+        assert!(!part_backed(
+            &answer,
+            "give me the status of flight TP1350 on 2024-06-14"
+        ));
+        assert!(
+            part_backed(&answer, "please help"),
+            "nothing to tie: not decided here"
+        );
     }
 
     #[test]

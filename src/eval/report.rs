@@ -285,6 +285,7 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
                 q.subset.clone(),
                 q.query_id.to_string(),
                 format!("{:?}", q.source).to_lowercase(),
+                q.rule.map(|r| r.as_str()).unwrap_or_default().to_string(),
                 format!("{:.3}", q.score),
                 q.labels
                     .iter()
@@ -292,12 +293,15 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
                     .collect::<Vec<_>>()
                     .join(" "),
                 q.reasons.first().cloned().unwrap_or_default(),
+                q.unusable.to_string(),
             ]
         })
         .collect();
     write_csv(
         &dir.join("verdicts.csv"),
-        &["subset", "query_id", "source", "score", "labels", "reason"],
+        &[
+            "subset", "query_id", "source", "rule", "score", "labels", "reason", "unusable",
+        ],
         &verdicts,
     )
 }

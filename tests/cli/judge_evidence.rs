@@ -25,11 +25,12 @@ fn reply_for(prompt: &str) -> Value {
     if prompt.contains("List the separate things") {
         return json!({"parts": ["convert 250 EUR to JPY"]});
     }
-    let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
-    if prompt.contains("The part to check:") {
+    if prompt.contains("Part to check:") {
+        let answer = prompt.split("Assistant's final answer:").nth(1).unwrap_or("");
         let covered = if answer.contains("JPY") { "yes" } else { "no" };
-        return json!({"reason": "looked at the part", "covered": covered});
+        return json!({"covered": covered, "reason": "looked at the part"});
     }
+    let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
     let label = if answer.contains("JPY") {
         "Solved"
     } else {

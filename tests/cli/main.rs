@@ -6,6 +6,7 @@ mod common;
 mod batch;
 mod eval;
 mod examples;
+mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod report;

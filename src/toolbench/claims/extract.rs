@@ -151,8 +151,11 @@ fn valid(y: i32, m: u32, d: u32) -> bool {
     (1..=12).contains(&m) && d <= 31 && (1000..=2999).contains(&y)
 }
 
+/// A date in a text: `(start, end, readings as (year, month, day))`.
+pub(super) type DateSpan = (usize, usize, Vec<(i32, u32, u32)>);
+
 /// Every date in `text` as `(start, end, readings)`.
-pub(super) fn find_dates(text: &str) -> Vec<(usize, usize, Vec<(i32, u32, u32)>)> {
+pub(super) fn find_dates(text: &str) -> Vec<DateSpan> {
     let mut found = Vec::new();
     let num = |s: &str| s.parse::<u32>().unwrap_or(0);
     for c in DATE_ISO.captures_iter(text) {
@@ -179,11 +182,7 @@ pub(super) fn find_dates(text: &str) -> Vec<(usize, usize, Vec<(i32, u32, u32)>)
     found
 }
 
-fn push_date(
-    found: &mut Vec<(usize, usize, Vec<(i32, u32, u32)>)>,
-    c: &regex::Captures<'_>,
-    readings: Vec<(i32, u32, u32)>,
-) {
+fn push_date(found: &mut Vec<DateSpan>, c: &regex::Captures<'_>, readings: Vec<(i32, u32, u32)>) {
     let Some(m) = c.get(0) else { return };
     let readings: Vec<_> = readings
         .into_iter()

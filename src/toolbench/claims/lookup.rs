@@ -140,13 +140,12 @@ fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
 fn phrase_of(claim: &Claim) -> String {
     let text = if claim.kind == ClaimKind::Url {
         let lower = claim.text.to_lowercase();
-        let no_scheme = lower
+        lower
             .trim_start_matches("https://")
             .trim_start_matches("http://")
             .trim_start_matches("www.")
             .trim_end_matches('/')
-            .to_string();
-        no_scheme
+            .to_string()
     } else {
         claim.text.clone()
     };
