@@ -153,7 +153,7 @@ fn eval(run: &Path, url: &str) -> common::Test {
     ])
 }
 
-fn query<'a>(report: &'a Value, id: u64) -> &'a Value {
+fn query(report: &Value, id: u64) -> &Value {
     report["queries"]
         .as_array()
         .unwrap()
