@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::summary::scan_run_dir;
 use super::{BatchError, Manifest};
-use crate::toolbench::io::write_atomic;
+use crate::toolbench::io::{read_json, write_atomic};
 
 /// The page; `__SUM2ACT_DATA__` is replaced by the data.
 const TEMPLATE: &str = include_str!("report.html");
@@ -130,9 +130,43 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         },
         "judged": !verdicts.is_empty(),
         "pass_rates": headline_pass_rates(dir),
+        "judge": judge_info(dir),
         "unreadable": unreadable.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "episodes": episodes,
     }))
+}
+
+/// Which judge produced the run's verdicts and its measured agreement with people (`eval/pass_rate.json`),
+/// so the report prints both next to the pass rate.
+fn judge_info(dir: &Path) -> Value {
+    let Ok(v) = read_json::<Value>(&dir.join("eval/pass_rate.json")) else {
+        return Value::Null;
+    };
+    let j = &v["judge"];
+    let name = j["name"].as_str().map(str::to_string).unwrap_or_else(|| {
+        format!(
+            "{} ({})",
+            j["model"].as_str().unwrap_or("?"),
+            j["mode"].as_str().unwrap_or("tooleval")
+        )
+    });
+    let agreement = match j["agreement"].as_object() {
+        Some(c) => format!(
+            "agreement {:.1}%, kappa {:.2}, n = {}",
+            c.get("accuracy").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
+            c.get("kappa").and_then(Value::as_f64).unwrap_or(0.0),
+            c.get("n").and_then(Value::as_u64).unwrap_or(0)
+        ),
+        None => "agreement not measured".to_string(),
+    };
+    let overall = &v["pass_rate"]["overall"];
+    json!({
+        "name": name,
+        "agreement": agreement,
+        "trusted": j["trusted"].as_bool().unwrap_or(false),
+        "evidence_backed": overall["evidence_backed"],
+        "answered": overall["answered"],
+    })
 }
 
 /// The episode record without bulky duplicates (raw responses are already in the observation text).

@@ -9,9 +9,9 @@ use clap::Args;
 use super::GlobalArgs;
 use super::eval::{JudgeArgs, bad, load_set};
 use crate::config::Config;
+use crate::eval::CompareOptions;
 use crate::eval::input::EVAL_DIR;
 use crate::eval::report;
-use crate::eval::{CompareOptions, PassRateOptions};
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Args)]
@@ -84,10 +84,7 @@ pub async fn run(
         .map(|p| p.join(EVAL_DIR).join("judge_log.jsonl"))
         .collect();
     let judge = args.judge.build(config, &log, &earlier).await?;
-    let pass_options = PassRateOptions {
-        votes: args.judge.votes,
-        concurrency: args.judge.concurrency(),
-    };
+    let pass_options = args.judge.pass_options();
     let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
         .await
         .map_err(bad)?;
@@ -123,17 +120,19 @@ pub async fn run(
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        let known = report::known_calibration(
+        let name = format!(
+            "{} ({} judge)",
             judge.model_id(),
+            args.judge.judge_mode.as_str()
+        );
+        let known = report::known_calibration(
+            &name,
             &[
                 args.run_b.join(EVAL_DIR).join("calibration.json"),
                 report::calibration_registry(),
             ],
         );
-        println!(
-            "{}",
-            report::agreement_line(judge.model_id(), known.as_ref())
-        );
+        println!("{}", report::agreement_line(&name, known.as_ref()));
         print!("{}", report::comparison_table(&comparison));
         for (name, pr) in [("reference", &ref_pr), ("candidate", &cand_pr)] {
             println!(

@@ -10,8 +10,12 @@ use serde_json::json;
 
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::report::{self, agreement_line, calibration_registry, known_calibration};
-use crate::eval::{AnswerSet, EvalError, Judge, JudgeCache, JudgeOptions, PassRateOptions};
+use crate::eval::headline::{self, MAX_UNUSABLE_SHARE, judge_name, unusable_share};
+use crate::eval::labels::{self, LabelEntry, Matching};
+use crate::eval::report::{self, calibration_registry, known_calibration};
+use crate::eval::{
+    AnswerSet, EvalError, Judge, JudgeCache, JudgeMode, JudgeOptions, PassRate, PassRateOptions,
+};
 use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::toolbench::io::write_json_atomic;
@@ -36,7 +40,8 @@ pub struct EvalArgs {
     /// Only these subsets (comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub subsets: Vec<String>,
-    /// Human labels (JSON: query id → "Solved"/"Unsolved") to measure the judge's agreement with people.
+    /// Human labels (eval/labels/*.json) to measure the judge's agreement with people: agreement and
+    /// Cohen's kappa on the labels of this run's subsets, method, model and unchanged answers.
     #[arg(long, value_name = "LABELS.json")]
     pub labels: Option<PathBuf>,
     /// No judge: judge-free metrics only.
@@ -58,6 +63,10 @@ pub struct JudgeArgs {
     /// Judge model: a model name at the endpoint, or a GGUF path (default: --model / the embedded model).
     #[arg(long, value_name = "MODEL")]
     pub judge: Option<String>,
+    /// Which judge: `evidence` (rules, claim check, one yes/no question per part of the request) or
+    /// `tooleval` (ToolEval-style holistic verdict, comparable with published numbers).
+    #[arg(long, default_value = "evidence", value_name = "MODE", value_parser = parse_mode)]
+    pub judge_mode: JudgeMode,
     /// Independent judge votes per query (pass rate).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
     pub votes: u32,
@@ -99,6 +108,7 @@ impl JudgeArgs {
         let options = JudgeOptions {
             temperature: self.judge_temperature,
             seed: self.seed,
+            mode: self.judge_mode,
             ..JudgeOptions::default()
         };
         Ok(Judge::new(
@@ -112,6 +122,20 @@ impl JudgeArgs {
     pub fn concurrency(&self) -> usize {
         self.judge_concurrency as usize
     }
+
+    /// Pass-rate options of these flags.
+    pub fn pass_options(&self) -> PassRateOptions {
+        PassRateOptions {
+            votes: self.votes,
+            concurrency: self.concurrency(),
+            mode: self.judge_mode,
+            seed: self.seed,
+        }
+    }
+}
+
+fn parse_mode(s: &str) -> Result<JudgeMode, String> {
+    s.parse()
 }
 
 /// Maps evaluator errors to exit codes: bad input → 2.
@@ -232,15 +256,23 @@ pub async fn run(
 
     if args.no_judge {
         let ms = crate::eval::metrics(&set, None);
+        let evidence = crate::eval::pass_rate::evidence_only(&set);
         report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(bad)?;
         write_json_atomic(&out.join("metrics.json"), &ms)?;
-        files.push(out.join("metrics.csv"));
+        write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
+        files.extend([out.join("metrics.csv"), out.join("evidence.json")]);
         if args.json {
+            let groups = json!({"subsets": evidence.subsets, "overall": evidence.overall});
             println!(
                 "{}",
-                serde_json::to_string_pretty(&json!({"metrics": ms, "files": files}))?
+                serde_json::to_string_pretty(
+                    &json!({"metrics": ms, "evidence": groups, "files": files})
+                )?
             );
         } else {
+            let mut table = String::new();
+            headline::judge_free_table(&mut table, &evidence);
+            println!("{table}");
             print!("{}", report::metrics_table(&ms));
             println!("wrote {}", out.display());
         }
@@ -249,7 +281,7 @@ pub async fn run(
 
     // Bad labels must fail before any judge call is paid for.
     let labels = match &args.labels {
-        Some(path) => Some((path, report::load_labels(path).map_err(bad)?)),
+        Some(path) => Some((path, load_labels(path, &input)?)),
         None => None,
     };
     let log = args
@@ -264,42 +296,55 @@ pub async fn run(
             judge.model_id()
         );
     }
-    let options = PassRateOptions {
-        votes: args.judge.votes,
-        concurrency: args.judge.concurrency(),
-    };
-    let pr = crate::eval::pass_rate(&set, &judge, &options)
+    let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
         .await
         .map_err(bad)?;
     let (logged, hits) = judge.cache_stats();
     let ms = crate::eval::metrics(&set, Some(&pr));
+    let name = judge_name(&pr);
 
+    let mut matching: Option<Matching> = None;
     let calibration = match &labels {
-        Some((path, labels)) => {
-            let c = report::calibrate(&pr, labels, path).map_err(bad)?;
-            write_json_atomic(&out.join("calibration.json"), &c)?;
-            files.push(out.join("calibration.json"));
-            Some(c)
+        Some((path, entries)) => {
+            let m = labels::match_run(entries, &set, &pr)
+                .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+            let c = labels::calibrate(&name, &m);
+            if let Some(c) = &c {
+                write_json_atomic(&out.join("calibration.json"), c)?;
+                files.push(out.join("calibration.json"));
+            }
+            write_json_atomic(&out.join("label_matching.json"), &m)?;
+            files.push(out.join("label_matching.json"));
+            matching = Some(m);
+            c
         }
-        None => known_calibration(
-            judge.model_id(),
-            &[out.join("calibration.json"), calibration_registry()],
-        ),
+        // Measured earlier on this run's answers, or (for runs on the shipped sample, whose labels the
+        // registry was measured on) shipped for this judge.
+        None => {
+            let mut files = vec![out.join("calibration.json")];
+            if run_data(&input).is_some_and(|d| d.ends_with("toolbench/sample")) {
+                files.push(calibration_registry());
+            }
+            known_calibration(&name, &files)
+        }
     };
-    let agreement = agreement_line(judge.model_id(), calibration.as_ref());
     let summary = json!({
         "source": set.source,
         "method": set.method,
         "agent_model": set.model,
         "judge": {
             "model": judge.model_id(),
+            "mode": pr.mode,
+            "name": name,
             "votes": pr.votes,
             "temperature": judge.options().temperature,
             "seed": judge.options().seed,
             "prompts": judge.prompt_hashes().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
             "log": log,
             "agreement": calibration,
+            "trusted": headline::trusted(calibration.as_ref()),
         },
+        "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
@@ -322,12 +367,12 @@ pub async fn run(
         s["judge"]["calls"] = json!({"logged": logged, "from_cache": hits});
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
-        print!("{}", report::pass_rate_table(&pr, &agreement));
+        print!("{}", headline::pass_rate_report(&pr, calibration.as_ref()));
         println!();
         print!("{}", report::metrics_table(&ms));
-        if let Some(c) = calibration.as_ref().filter(|_| args.labels.is_some()) {
+        if let Some(m) = &matching {
             println!();
-            print!("{}", report::calibration_table(c));
+            print_labels(m, calibration.as_ref());
         }
         println!(
             "judge log: {} ({} calls logged, {} answered from the log this time)",
@@ -337,5 +382,78 @@ pub async fn run(
         );
         println!("wrote {}", out.display());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(unusable_exit(&pr))
+}
+
+/// Exit 1, loudly, when more than 5% of the judge's votes were unusable: such a pass rate is not a result.
+fn unusable_exit(pr: &PassRate) -> ExitCode {
+    let g = &pr.overall;
+    if unusable_share(g) <= MAX_UNUSABLE_SHARE {
+        return ExitCode::SUCCESS;
+    }
+    let raw = pr
+        .queries
+        .iter()
+        .flat_map(|q| q.unusable_replies.iter().map(move |r| (q.key(), r)))
+        .next();
+    eprintln!(
+        "error: {} of {} judge votes ({:.1}%) got no usable verdict from {} (limit {:.0}%): the pass rate is not valid",
+        g.unusable_votes,
+        g.judged_votes,
+        unusable_share(g) * 100.0,
+        judge_name(pr),
+        MAX_UNUSABLE_SHARE * 100.0
+    );
+    if let Some((key, raw)) = raw {
+        eprintln!("first unusable reply ({key}): {raw}");
+    }
+    ExitCode::from(1)
+}
+
+/// The data directory a run was made from (its manifest's `data`), when known.
+fn run_data(input: &Path) -> Option<PathBuf> {
+    crate::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
+        .ok()
+        .and_then(|m| m["data"].as_str().map(PathBuf::from))
+}
+
+/// Loads a label file; ids are checked against the run's data when its queries can be read.
+fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
+    let entries = labels::load(path).map_err(bad)?;
+    if let Some(dir) = run_data(input)
+        && let Ok(data) = crate::toolbench::DataDir::open(&dir)
+    {
+        let mut known = std::collections::BTreeMap::new();
+        for e in &entries {
+            if known.contains_key(&e.subset) {
+                continue;
+            }
+            if let Ok(qs) = data.queries(&e.subset) {
+                known.insert(e.subset.clone(), qs.iter().map(|q| q.query_id).collect());
+            }
+        }
+        labels::check_ids(path, &entries, &known).map_err(bad)?;
+    }
+    Ok(entries)
+}
+
+fn print_labels(m: &Matching, calibration: Option<&crate::eval::Calibration>) {
+    match calibration {
+        Some(c) => print!("{}", report::calibration_table(c)),
+        None => println!("no human label applies to this run's answers"),
+    }
+    if !m.stale.is_empty() {
+        println!(
+            "  {} labels are stale (the answer changed since it was labelled; not used): {}",
+            m.stale.len(),
+            m.stale.join(", ")
+        );
+    }
+    if !m.human_unsure.is_empty() {
+        println!(
+            "  {} labels are Unsure (not scored): {}",
+            m.human_unsure.len(),
+            m.human_unsure.join(", ")
+        );
+    }
 }

@@ -20,6 +20,9 @@ pub struct JudgeRecord {
     /// `answer_status`, `trajectory_status` or `preference`.
     pub kind: String,
     pub model: String,
+    /// `evidence` or `tooleval`: the judge mode the call served (empty in old logs).
+    #[serde(default)]
+    pub mode: String,
     /// Prompt template name and the hash of its text.
     pub prompt: String,
     pub prompt_hash: String,
@@ -30,6 +33,9 @@ pub struct JudgeRecord {
     /// The parsed verdict (`Solved`/`Unsolved`/`Unsure`, or `A`/`B`).
     pub verdict: String,
     pub reason: String,
+    /// The raw reply of a call that gave no usable verdict (empty otherwise).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub raw: String,
     /// The query it was first asked for (context for people reading the log; not part of the key).
     #[serde(default)]
     pub query: String,
@@ -209,12 +215,14 @@ mod tests {
             key: key.into(),
             kind: "answer_status".into(),
             model: "m".into(),
+            mode: "tooleval".into(),
             prompt: "judge_answer".into(),
             prompt_hash: "p".into(),
             input_hash: "i".into(),
             vote: 0,
             verdict: "Solved".into(),
             reason: "ok".into(),
+            raw: String::new(),
             query: "G1/1".into(),
             prompt_tokens: 1,
             completion_tokens: 1,

@@ -84,30 +84,10 @@ impl Answer {
         finish_answer_text(&self.converted.answer.final_answer)
     }
 
-    /// Why this answer is Unsolved without asking the judge, if it is: no Finish, gave up, empty answer.
+    /// Why this answer is Unsolved without asking the judge, if it is: no Finish, gave up, error, empty or
+    /// cut-off answer (see [`super::rules::finish_rule`]).
     pub fn rule_failure(&self) -> Option<String> {
-        if let Some(r) = &self.record
-            && r.finish != "give_answer"
-        {
-            let finish = if r.finish.is_empty() {
-                "none"
-            } else {
-                r.finish.as_str()
-            };
-            return Some(format!("no final answer (finish: {finish})"));
-        }
-        let raw = &self.converted.answer.final_answer;
-        if raw.contains("give_up_and_restart") {
-            return Some("gave up (give_up_and_restart)".into());
-        }
-        match self.tool_steps().last() {
-            Some(step) if step.name == FINISH => {}
-            _ => return Some("the trajectory does not end with a Finish call".into()),
-        }
-        if raw.trim().is_empty() || self.final_text().trim().is_empty() {
-            return Some("empty final answer".into());
-        }
-        None
+        super::rules::finish_rule(self).map(|h| h.detail)
     }
 
     /// The tool calls along the first path of `answer_details`, Finish included.

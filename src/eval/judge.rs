@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::cache::{JudgeCache, JudgeRecord, cache_key, input_hash, parse_reply};
-use super::{EvalError, Label};
+use super::{EvalError, JudgeMode, Label};
 use crate::llm::{CompletionRequest, LlmClient, Message};
 use crate::prompts::{Prompts, short_hash};
 
@@ -28,6 +28,8 @@ pub struct JudgeOptions {
     pub max_trajectory_chars: usize,
     /// Attempts at getting a parseable verdict before recording the call as unusable.
     pub attempts: u32,
+    /// Which judge the calls serve (stamped on every logged verdict).
+    pub mode: JudgeMode,
 }
 
 impl Default for JudgeOptions {
@@ -39,6 +41,7 @@ impl Default for JudgeOptions {
             max_answer_chars: 1500,
             max_trajectory_chars: 3000,
             attempts: 3,
+            mode: JudgeMode::Evidence,
         }
     }
 }
@@ -48,7 +51,26 @@ impl Default for JudgeOptions {
 pub struct Verdict {
     pub label: Label,
     pub reason: String,
+    /// The judge's raw reply when no attempt gave a usable verdict (the label is then a placeholder
+    /// Unsolved, and the vote is counted as an error).
+    pub unusable: Option<String>,
 }
+
+/// One reply of the judge through the cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The validated verdict, `None` when the model never produced one.
+    pub verdict: Option<String>,
+    pub reason: String,
+    /// The last raw reply (kept for unusable ones).
+    pub raw: String,
+}
+
+/// Prompts of the evidence judge.
+pub const SPLIT_PROMPT: &str = "judge_split";
+pub const PART_PROMPT: &str = "judge_part";
+/// Longest raw reply kept in the log.
+const MAX_RAW_CHARS: usize = 600;
 
 /// The judge, on top of any model of the LLM layer.
 pub struct Judge {
@@ -86,15 +108,21 @@ impl Judge {
 
     /// Hashes of the judge's prompt templates (for reports).
     pub fn prompt_hashes(&self) -> Vec<(String, String)> {
-        [ANSWER_PROMPT, TRAJECTORY_PROMPT, PREFER_PROMPT]
-            .iter()
-            .filter_map(|n| {
-                self.prompts
-                    .template(n)
-                    .ok()
-                    .map(|t| (n.to_string(), short_hash(t)))
-            })
-            .collect()
+        [
+            ANSWER_PROMPT,
+            TRAJECTORY_PROMPT,
+            PREFER_PROMPT,
+            SPLIT_PROMPT,
+            PART_PROMPT,
+        ]
+        .iter()
+        .filter_map(|n| {
+            self.prompts
+                .template(n)
+                .ok()
+                .map(|t| (n.to_string(), short_hash(t)))
+        })
+        .collect()
     }
 
     /// Label from the final answer alone.
@@ -169,7 +197,7 @@ impl Judge {
             ("answer_b", answer_b.as_ref()),
             ("trajectory_b", b.1),
         ];
-        let (verdict, reason) = self
+        let reply = self
             .ask(
                 "preference",
                 PREFER_PROMPT,
@@ -180,7 +208,96 @@ impl Judge {
                 ctx,
             )
             .await?;
-        Ok((verdict.map(|v| v == "A"), reason))
+        Ok((reply.verdict.map(|v| v == "A"), reply.reason))
+    }
+
+    /// The parts of a request, as the judge splits it (vote 0 only: one split per query and judge model,
+    /// kept in the log). One attempt: an unusable split has a deterministic fallback, so retrying would
+    /// only cost time. `None` when the reply was unusable.
+    pub async fn split_request(
+        &self,
+        query: &str,
+        ctx: &str,
+    ) -> Result<Option<Vec<String>>, EvalError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "parts": {"type": "array", "minItems": 1, "maxItems": super::requirements::MAX_PARTS,
+                          "items": {"type": "string", "maxLength": super::requirements::MAX_PART_CHARS}},
+            },
+            "required": ["parts"],
+            "additionalProperties": false,
+        });
+        let extract = |v: &Value| -> Option<String> {
+            let parts: Vec<String> = v
+                .get("parts")?
+                .as_array()?
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect();
+            let ok = super::requirements::validate_split(query, &parts)?;
+            serde_json::to_string(&ok).ok()
+        };
+        let reply = self
+            .call(
+                "split",
+                SPLIT_PROMPT,
+                &[("query", query)],
+                schema,
+                &extract,
+                1,
+                0,
+                ctx,
+            )
+            .await?;
+        Ok(reply
+            .verdict
+            .and_then(|v| serde_json::from_str::<Vec<String>>(&v).ok()))
+    }
+
+    /// Whether the answer gives `part` of the request, supported by the excerpts of the results.
+    pub async fn part_covered(
+        &self,
+        query: &str,
+        part: &str,
+        answer: &str,
+        excerpts: &str,
+        vote: u32,
+        ctx: &str,
+    ) -> Result<Reply, EvalError> {
+        let answer = super::input::cut(answer, self.options.max_answer_chars);
+        let vars = [
+            ("query", query),
+            ("part", part),
+            ("answer", answer.as_ref()),
+            ("results", excerpts),
+        ];
+        // The verdict first: small models that write the reason first talk themselves into it.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "covered": {"type": "string", "enum": ["yes", "no"]},
+                "reason": {"type": "string", "maxLength": 200},
+            },
+            "required": ["covered", "reason"],
+            "additionalProperties": false,
+        });
+        let extract = |v: &Value| -> Option<String> {
+            let s = v.get("covered")?.as_str()?.trim().to_ascii_lowercase();
+            matches!(s.as_str(), "yes" | "no").then_some(s)
+        };
+        let attempts = self.options.attempts;
+        self.call(
+            "part",
+            PART_PROMPT,
+            &vars,
+            schema,
+            &extract,
+            attempts,
+            vote,
+            ctx,
+        )
+        .await
     }
 
     /// Saves the judge log.
@@ -199,8 +316,7 @@ impl Judge {
             .unwrap_or((0, 0))
     }
 
-    /// One judge call through the cache. Returns the verdict (one of `allowed`, or `None` when the model
-    /// never produced one) and the reason.
+    /// A judge call whose verdict is `field`, one of `allowed` (case-insensitive).
     #[allow(clippy::too_many_arguments)]
     async fn ask(
         &self,
@@ -211,7 +327,42 @@ impl Judge {
         allowed: &[&str],
         vote: u32,
         ctx: &str,
-    ) -> Result<(Option<String>, String), EvalError> {
+    ) -> Result<Reply, EvalError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "maxLength": 300},
+                field: {"type": "string", "enum": allowed},
+            },
+            "required": ["reason", field],
+            "additionalProperties": false,
+        });
+        let extract = |v: &Value| -> Option<String> {
+            let s = v.get(field)?.as_str()?;
+            allowed
+                .iter()
+                .find(|a| a.eq_ignore_ascii_case(s.trim()))
+                .map(|a| a.to_string())
+        };
+        let attempts = self.options.attempts;
+        self.call(kind, prompt, vars, schema, &extract, attempts, vote, ctx)
+            .await
+    }
+
+    /// One judge call through the cache: the reply must parse as JSON from which `extract` takes the
+    /// verdict; after `attempts` tries without one, the call is logged as unusable with its raw reply.
+    #[allow(clippy::too_many_arguments)]
+    async fn call(
+        &self,
+        kind: &str,
+        prompt: &str,
+        vars: &[(&str, &str)],
+        schema: Value,
+        extract: &(dyn Fn(&Value) -> Option<String> + Sync),
+        attempts: u32,
+        vote: u32,
+        ctx: &str,
+    ) -> Result<Reply, EvalError> {
         let template = self.prompts.template(prompt)?;
         let prompt_hash = short_hash(template);
         let rendered = self.prompts.render(prompt, vars)?;
@@ -223,25 +374,18 @@ impl Judge {
         let ih = input_hash(&parts);
         let key = cache_key(&self.model, &prompt_hash, &ih, vote);
         if let Some(hit) = self.lock_cache()?.get(&key) {
-            let verdict = allowed
-                .iter()
-                .find(|a| **a == hit.verdict)
-                .map(|a| a.to_string());
-            return Ok((verdict, hit.reason));
+            let verdict = Some(hit.verdict).filter(|v| !v.is_empty());
+            return Ok(Reply {
+                verdict,
+                reason: hit.reason,
+                raw: hit.raw,
+            });
         }
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "reason": {"type": "string", "maxLength": 300},
-                field: {"type": "string", "enum": allowed},
-            },
-            "required": ["reason", field],
-            "additionalProperties": false,
-        });
         let mut verdict = None;
         let mut reason = String::new();
+        let mut raw = String::new();
         let (mut prompt_tokens, mut completion_tokens, mut elapsed_ms) = (0, 0, 0);
-        for attempt in 0..self.options.attempts.max(1) {
+        for attempt in 0..attempts.max(1) {
             let mut request =
                 CompletionRequest::new("judge", vec![Message::user(rendered.clone())])
                     .with_json_schema("verdict", schema.clone())
@@ -259,47 +403,42 @@ impl Judge {
             prompt_tokens += completion.usage.prompt_tokens;
             completion_tokens += completion.usage.completion_tokens;
             let parsed = parse_reply(&completion.content);
-            let found = parsed
-                .as_ref()
-                .and_then(|v| v.get(field))
-                .and_then(Value::as_str)
-                .and_then(|s| {
-                    allowed
-                        .iter()
-                        .find(|a| a.eq_ignore_ascii_case(s.trim()))
-                        .map(|a| a.to_string())
-                });
+            let found = parsed.as_ref().and_then(extract);
             reason = parsed
                 .as_ref()
                 .and_then(|v| v.get("reason"))
                 .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    format!(
-                        "unusable judge reply: {}",
-                        super::input::cut(&completion.content, 200)
-                    )
-                });
+                .map(|r| super::input::cut(r, 400).to_string())
+                .unwrap_or_default();
             if found.is_some() {
                 verdict = found;
                 break;
             }
+            raw = super::input::cut(&completion.content, MAX_RAW_CHARS).to_string();
             tracing::warn!(
-                "{ctx}: judge reply without a valid `{field}` (attempt {}): {}",
+                "{ctx}: unusable judge reply to {kind} (attempt {}): {raw}",
                 attempt + 1,
-                completion.content
             );
+        }
+        if verdict.is_none() && reason.is_empty() {
+            reason = "unusable judge reply".into();
         }
         let record = JudgeRecord {
             key,
             kind: kind.to_string(),
             model: self.model.clone(),
+            mode: self.options.mode.as_str().to_string(),
             prompt: prompt.to_string(),
             prompt_hash,
             input_hash: ih,
             vote,
             verdict: verdict.clone().unwrap_or_default(),
             reason: reason.clone(),
+            raw: if verdict.is_none() {
+                raw.clone()
+            } else {
+                String::new()
+            },
             query: ctx.to_string(),
             prompt_tokens,
             completion_tokens,
@@ -311,7 +450,14 @@ impl Judge {
             super::input::cut(&record.reason, 120)
         );
         self.lock_cache()?.insert(record)?;
-        Ok((verdict, reason))
+        if verdict.is_some() {
+            raw.clear();
+        }
+        Ok(Reply {
+            verdict,
+            reason,
+            raw,
+        })
     }
 
     fn lock_cache(&self) -> Result<std::sync::MutexGuard<'_, JudgeCache>, EvalError> {
@@ -321,13 +467,20 @@ impl Judge {
     }
 }
 
-fn to_verdict((verdict, reason): (Option<String>, String)) -> Verdict {
-    // A judge that never answers in the schema is counted as Unsure, and says so in the log.
-    let label = verdict
-        .as_deref()
-        .and_then(Label::parse)
-        .unwrap_or(Label::Unsure);
-    Verdict { label, reason }
+fn to_verdict(reply: Reply) -> Verdict {
+    // A judge that never answers in the schema gives an error, not a label: the caller counts it.
+    match reply.verdict.as_deref().and_then(Label::parse) {
+        Some(label) => Verdict {
+            label,
+            reason: reply.reason,
+            unusable: None,
+        },
+        None => Verdict {
+            label: Label::Unsolved,
+            reason: reply.reason,
+            unusable: Some(reply.raw),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -378,7 +531,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn unusable_replies_are_retried_then_unsure() {
+    async fn unusable_replies_are_retried_then_errors_with_the_raw_reply() {
         let llm = Arc::new(ScriptedLlm::new(|_, i| {
             Ok(reply(if i == 0 {
                 "Solved!"
@@ -388,7 +541,14 @@ mod tests {
         }));
         let j = judge(llm.clone());
         let v = j.answer_status("q", "a", 0, "G1/1").await.unwrap();
-        assert_eq!(v.label, Label::Unsure);
+        assert_eq!(
+            v.unusable.as_deref(),
+            Some(r#"{"reason": "r", "answer_status": "maybe"}"#)
+        );
+        assert_eq!(llm.requests().len(), 3);
+        // Logged as unusable with its raw reply: the rerun reports the same error without a call.
+        let again = j.answer_status("q", "a", 0, "G1/1").await.unwrap();
+        assert_eq!(again, v);
         assert_eq!(llm.requests().len(), 3);
     }
 

@@ -244,6 +244,7 @@ mod tests {
             labels: vec![crate::eval::Label::Solved],
             reasons: vec![String::new()],
             score: 1.0,
+            ..Default::default()
         }];
         let pr = crate::eval::pass_rate::summarise("j", 1, verdicts);
         let g = &metrics(&set, Some(&pr))[0];

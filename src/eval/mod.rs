@@ -5,11 +5,17 @@
 //! prompt hash and input hash, so re-running an evaluation is free and gives identical numbers.
 
 pub mod cache;
+pub mod evidence;
+pub mod evidence_judge;
+pub mod headline;
 pub mod input;
 pub mod judge;
+pub mod labels;
 pub mod metrics;
 pub mod pass_rate;
 pub mod report;
+pub mod requirements;
+pub mod rules;
 pub mod stats;
 pub mod win_rate;
 
@@ -52,6 +58,41 @@ impl EvalError {
     /// Whether the user's input is at fault (exit code 2) rather than the judge or the machine.
     pub fn is_bad_input(&self) -> bool {
         matches!(self, EvalError::Data(_) | EvalError::BadInput { .. })
+    }
+}
+
+/// Which judge produces pass rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeMode {
+    /// Rules, the evidence check of every claim, and one narrow yes/no question per part of the request.
+    #[default]
+    Evidence,
+    /// ToolEval-style holistic verdict on the final answer (re-checked with the trajectory when Unsure),
+    /// comparable with numbers published with strong judges.
+    Tooleval,
+}
+
+impl JudgeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeMode::Evidence => "evidence",
+            JudgeMode::Tooleval => "tooleval",
+        }
+    }
+}
+
+impl std::str::FromStr for JudgeMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "evidence" => Ok(JudgeMode::Evidence),
+            "tooleval" => Ok(JudgeMode::Tooleval),
+            other => Err(format!(
+                "unknown judge mode `{other}` (evidence or tooleval)"
+            )),
+        }
     }
 }
 

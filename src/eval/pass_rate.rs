@@ -1,6 +1,9 @@
-//! Pass rate, SoPR-style: per query N independent judge votes; rules first (no Finish, gave up, empty
-//! answer → Unsolved without asking); an Unsure vote is re-checked with the whole trajectory. Solved 1,
-//! Unsure 0.5, Unsolved 0; mean ± population std over the N runs, per subset and overall.
+//! Pass rate, SoPR-style: per query N independent judge votes; rules first (no Finish, gave up, empty,
+//! cut off, and under the evidence judge a restatement → Unsolved without asking). The evidence judge
+//! asks one question per part of the request; the ToolEval-style judge re-checks an Unsure vote with the
+//! whole trajectory. Solved 1, Unsure 0.5, Unsolved 0; mean ± population std over the N judge runs and a
+//! bootstrap 95% interval over queries, per subset and overall. A vote the judge never answered usably is
+//! an error: counted (and scored 0), never a silent Unsure.
 //! Unlike StableToolBench, a missing answer counts as a failure (its number without them is reported too).
 
 use std::collections::BTreeMap;
@@ -8,10 +11,16 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 
-use super::input::AnswerSet;
+use super::evidence::{EvidenceReport, check_answer};
+use super::evidence_judge::{PartResult, SplitBy, judge_answer};
+use super::input::{Answer, AnswerSet};
 use super::judge::Judge;
-use super::stats::{mean, std_dev};
-use super::{EvalError, Label, QueryKey};
+use super::rules::{Rule, decide, finish_rule};
+use super::stats::{Interval, bootstrap_mean, mean, std_dev};
+use super::{EvalError, JudgeMode, Label, QueryKey};
+
+/// Bootstrap resamples of the interval over queries.
+const RESAMPLES: usize = 2000;
 
 #[derive(Debug, Clone)]
 pub struct PassRateOptions {
@@ -19,6 +28,9 @@ pub struct PassRateOptions {
     pub votes: u32,
     /// Judge calls in flight at once.
     pub concurrency: usize,
+    pub mode: JudgeMode,
+    /// Seed of the bootstrap over queries.
+    pub seed: u64,
 }
 
 impl Default for PassRateOptions {
@@ -26,15 +38,18 @@ impl Default for PassRateOptions {
         PassRateOptions {
             votes: 3,
             concurrency: 4,
+            mode: JudgeMode::Evidence,
+            seed: 42,
         }
     }
 }
 
 /// How a query's labels were decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The judge voted.
+    #[default]
     Judge,
     /// A rule decided (no Finish, gave up, empty answer): no judge call.
     Rule,
@@ -43,16 +58,32 @@ pub enum Source {
 }
 
 /// One query's votes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct QueryVerdict {
     pub subset: String,
     pub query_id: u64,
     pub source: Source,
+    /// The rule that decided (when `source` is `rule`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
     /// One label per vote.
     pub labels: Vec<Label>,
     pub reasons: Vec<String>,
     /// Mean score over the votes (0..1).
     pub score: f64,
+    /// Votes with no usable judge reply (scored 0) and their raw replies.
+    #[serde(default)]
+    pub unusable: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unusable_replies: Vec<String>,
+    /// The claim check of the answer (absent for missing answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceReport>,
+    /// The evidence judge's parts of the request and its votes on each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_by: Option<SplitBy>,
 }
 
 impl QueryVerdict {
@@ -95,12 +126,44 @@ pub struct GroupPassRate {
     pub std: f64,
     /// The same with missing answers dropped, as StableToolBench computes it.
     pub pass_rate_without_missing: f64,
+    /// Bootstrap 95% interval of the pass rate over queries (query scores resampled), in percent.
+    #[serde(default = "zero_interval")]
+    pub ci: Interval,
+    /// Votes with no usable judge reply, of `judged_votes` asked.
+    #[serde(default)]
+    pub unusable_votes: u64,
+    #[serde(default)]
+    pub judged_votes: u64,
+    /// Judge-free: answers that finished with a final answer no rule rejected, in percent.
+    #[serde(default)]
+    pub answered: f64,
+    /// Judge-free: answers with at least one claim from an observation and no invented value, in percent.
+    #[serde(default)]
+    pub evidence_backed: f64,
+    /// Claims checked, supported, and answers with an invented (unsupported) value.
+    #[serde(default)]
+    pub claims: usize,
+    #[serde(default)]
+    pub claims_supported: usize,
+    #[serde(default)]
+    pub answers_with_invented_values: usize,
+}
+
+fn zero_interval() -> Interval {
+    Interval {
+        estimate: 0.0,
+        low: 0.0,
+        high: 0.0,
+    }
 }
 
 /// A full pass-rate evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PassRate {
     pub judge: String,
+    /// Which judge produced the labels.
+    #[serde(default)]
+    pub mode: JudgeMode,
     pub votes: u32,
     pub subsets: Vec<GroupPassRate>,
     pub overall: GroupPassRate,
@@ -120,6 +183,70 @@ impl PassRate {
     }
 }
 
+/// What the judge said about one answer.
+struct Judged {
+    key: QueryKey,
+    labels: Vec<Label>,
+    reasons: Vec<String>,
+    unusable: Vec<String>,
+    parts: Vec<PartResult>,
+    split_by: Option<SplitBy>,
+}
+
+/// The verdicts decided before any judge (missing answers, rules) with every answer's claim check, and
+/// the answers left for the judge.
+fn prepare(
+    set: &AnswerSet,
+    mode: JudgeMode,
+    votes: u32,
+) -> (BTreeMap<QueryKey, QueryVerdict>, Vec<&Answer>) {
+    let mut verdicts: BTreeMap<QueryKey, QueryVerdict> = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for key in &set.expected {
+        let base = QueryVerdict {
+            subset: key.subset.clone(),
+            query_id: key.query_id,
+            labels: vec![Label::Unsolved; votes as usize],
+            reasons: vec![String::new(); votes as usize],
+            ..QueryVerdict::default()
+        };
+        let Some(answer) = set.answers.get(key) else {
+            let reasons = vec!["no answer file".to_string(); votes as usize];
+            let v = QueryVerdict {
+                source: Source::Missing,
+                reasons,
+                ..base
+            };
+            verdicts.insert(key.clone(), v);
+            continue;
+        };
+        let evidence = check_answer(answer);
+        let hit = match mode {
+            JudgeMode::Evidence => decide(answer, &evidence),
+            JudgeMode::Tooleval => finish_rule(answer),
+        };
+        let mut v = QueryVerdict {
+            evidence: Some(evidence),
+            ..base
+        };
+        if let Some(hit) = hit {
+            v.source = Source::Rule;
+            v.rule = Some(hit.rule);
+            v.reasons = vec![hit.detail; votes as usize];
+        } else {
+            jobs.push(answer);
+        }
+        verdicts.insert(key.clone(), v);
+    }
+    (verdicts, jobs)
+}
+
+/// The judge-free figures alone (rules and the evidence check, no votes): what `eval --no-judge` prints.
+pub fn evidence_only(set: &AnswerSet) -> PassRate {
+    let (verdicts, _) = prepare(set, JudgeMode::Evidence, 0);
+    summarise("none", 0, verdicts.into_values().collect())
+}
+
 /// Scores every expected query of `set` with `judge`.
 pub async fn pass_rate(
     set: &AnswerSet,
@@ -127,88 +254,124 @@ pub async fn pass_rate(
     options: &PassRateOptions,
 ) -> Result<PassRate, EvalError> {
     let votes = options.votes.max(1);
-    let mut verdicts: BTreeMap<QueryKey, QueryVerdict> = BTreeMap::new();
-    let mut jobs = Vec::new();
-    for key in &set.expected {
-        let base = QueryVerdict {
-            subset: key.subset.clone(),
-            query_id: key.query_id,
-            source: Source::Judge,
-            labels: vec![Label::Unsolved; votes as usize],
-            reasons: vec![String::new(); votes as usize],
-            score: 0.0,
-        };
-        match set.answers.get(key) {
-            None => {
-                let reasons = vec!["no answer file".to_string(); votes as usize];
-                verdicts.insert(
-                    key.clone(),
-                    QueryVerdict {
-                        source: Source::Missing,
-                        reasons,
-                        ..base
-                    },
-                );
+    let (mut verdicts, jobs) = prepare(set, options.mode, votes);
+    let verdicts_ref = &verdicts;
+    let results: Vec<Result<Judged, EvalError>> = futures::stream::iter(jobs)
+        .map(|answer| async move {
+            let evidence = verdicts_ref
+                .get(&answer.key)
+                .and_then(|v| v.evidence.clone())
+                .unwrap_or_default();
+            match options.mode {
+                JudgeMode::Evidence => evidence_votes(judge, answer, &evidence, votes).await,
+                JudgeMode::Tooleval => tooleval_votes(judge, answer, votes).await,
             }
-            Some(answer) => match answer.rule_failure() {
-                Some(reason) => {
-                    let reasons = vec![reason; votes as usize];
-                    verdicts.insert(
-                        key.clone(),
-                        QueryVerdict {
-                            source: Source::Rule,
-                            reasons,
-                            ..base
-                        },
-                    );
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    // The log keeps every vote made, also when a later call failed: a rerun resumes from it.
+    let saved = judge.save();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(j) => {
+                if let Some(v) = verdicts.get_mut(&j.key) {
+                    v.unusable = j.unusable.len() as u32;
+                    v.unusable_replies = j.unusable;
+                    v.labels = j.labels;
+                    v.reasons = j.reasons;
+                    v.parts = j.parts;
+                    v.split_by = j.split_by;
                 }
-                None => {
-                    verdicts.insert(key.clone(), base);
-                    for vote in 0..votes {
-                        jobs.push((answer, vote));
-                    }
-                }
-            },
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
         }
     }
-    let results: Vec<Result<(QueryKey, u32, Label, String), EvalError>> =
-        futures::stream::iter(jobs)
-            .map(|(answer, vote)| async move {
-                let ctx = answer.key.to_string();
-                let query = &answer.converted.query;
-                let text = answer.final_text();
-                let first = judge.answer_status(query, &text, vote, &ctx).await?;
-                if first.label != Label::Unsure {
-                    return Ok((answer.key.clone(), vote, first.label, first.reason));
-                }
-                let trajectory = answer.trajectory_text(judge.options().max_trajectory_chars);
-                let second = judge
-                    .trajectory_status(query, &text, &trajectory, vote, &ctx)
-                    .await?;
-                Ok((
-                    answer.key.clone(),
-                    vote,
-                    second.label,
-                    format!("{} | re-check: {}", first.reason, second.reason),
-                ))
-            })
-            .buffer_unordered(options.concurrency.max(1))
-            .collect()
-            .await;
-    let saved = judge.save();
-    for r in results {
-        let (key, vote, label, reason) = r?;
-        if let Some(v) = verdicts.get_mut(&key) {
-            v.labels[vote as usize] = label;
-            v.reasons[vote as usize] = reason;
-        }
+    if let Some(e) = first_error {
+        return Err(e);
     }
     saved?;
     let mut queries: Vec<QueryVerdict> = verdicts.into_values().collect();
     for q in &mut queries {
         q.score = mean(&q.labels.iter().map(|l| l.score()).collect::<Vec<_>>());
     }
-    Ok(summarise(judge.model_id(), votes, queries))
+    let mut pr = summarise(judge.model_id(), votes, queries);
+    pr.mode = options.mode;
+    pr.subsets
+        .iter_mut()
+        .chain(std::iter::once(&mut pr.overall))
+        .for_each(|g| g.ci = interval_of(&pr.queries, &g.subset, options.seed));
+    Ok(pr)
+}
+
+/// Bootstrap 95% interval over the queries of a group (`overall`: all).
+fn interval_of(queries: &[QueryVerdict], subset: &str, seed: u64) -> Interval {
+    let scores: Vec<f64> = queries
+        .iter()
+        .filter(|q| subset == "overall" || q.subset == subset)
+        .map(|q| q.score * 100.0)
+        .collect();
+    bootstrap_mean(&scores, RESAMPLES, seed)
+}
+
+async fn evidence_votes(
+    judge: &Judge,
+    answer: &Answer,
+    evidence: &EvidenceReport,
+    votes: u32,
+) -> Result<Judged, EvalError> {
+    let judged = judge_answer(judge, answer, evidence, votes).await?;
+    let unusable = judged
+        .votes
+        .iter()
+        .filter_map(|v| v.unusable.clone())
+        .collect();
+    Ok(Judged {
+        key: answer.key.clone(),
+        labels: judged.votes.iter().map(|v| v.label).collect(),
+        reasons: judged.votes.iter().map(|v| v.reason.clone()).collect(),
+        unusable,
+        parts: judged.parts,
+        split_by: Some(judged.split_by),
+    })
+}
+
+async fn tooleval_votes(judge: &Judge, answer: &Answer, votes: u32) -> Result<Judged, EvalError> {
+    let ctx = answer.key.to_string();
+    let query = &answer.converted.query;
+    let text = answer.final_text();
+    let mut out = Judged {
+        key: answer.key.clone(),
+        labels: Vec::new(),
+        reasons: Vec::new(),
+        unusable: Vec::new(),
+        parts: Vec::new(),
+        split_by: None,
+    };
+    for vote in 0..votes {
+        let first = judge.answer_status(query, &text, vote, &ctx).await?;
+        let verdict = if first.unusable.is_none() && first.label == Label::Unsure {
+            let trajectory = answer.trajectory_text(judge.options().max_trajectory_chars);
+            let second = judge
+                .trajectory_status(query, &text, &trajectory, vote, &ctx)
+                .await?;
+            super::judge::Verdict {
+                reason: format!("{} | re-check: {}", first.reason, second.reason),
+                ..second
+            }
+        } else {
+            first
+        };
+        if let Some(raw) = verdict.unusable {
+            out.unusable.push(raw);
+        }
+        out.labels.push(verdict.label);
+        out.reasons.push(verdict.reason);
+    }
+    Ok(out)
 }
 
 /// Builds the per-subset and overall numbers from per-query verdicts.
@@ -225,6 +388,7 @@ pub fn summarise(judge: &str, votes: u32, queries: Vec<QueryVerdict>) -> PassRat
     let overall = group("overall", &all, votes);
     PassRate {
         judge: judge.to_string(),
+        mode: JudgeMode::default(),
         votes,
         subsets: groups,
         overall,
@@ -243,6 +407,21 @@ fn group(name: &str, qs: &[&QueryVerdict], votes: u32) -> GroupPassRate {
     };
     let runs: Vec<f64> = (0..votes as usize).map(|r| run(r, true)).collect();
     let without: Vec<f64> = (0..votes as usize).map(|r| run(r, false)).collect();
+    let n = qs.len().max(1) as f64;
+    let reports: Vec<&EvidenceReport> = qs.iter().filter_map(|q| q.evidence.as_ref()).collect();
+    let backed = qs
+        .iter()
+        .filter(|q| {
+            q.source != Source::Rule
+                && q.evidence
+                    .as_ref()
+                    .is_some_and(|e| e.observed > 0 && e.unsupported_values == 0)
+        })
+        .count();
+    let answered = qs
+        .iter()
+        .filter(|q| q.source == Source::Judge && q.evidence.is_some())
+        .count();
     GroupPassRate {
         subset: name.to_string(),
         queries: qs.len(),
@@ -252,6 +431,18 @@ fn group(name: &str, qs: &[&QueryVerdict], votes: u32) -> GroupPassRate {
         std: std_dev(&runs),
         run_pass_rates: runs,
         pass_rate_without_missing: mean(&without),
+        ci: zero_interval(),
+        unusable_votes: qs.iter().map(|q| u64::from(q.unusable)).sum(),
+        judged_votes: qs
+            .iter()
+            .filter(|q| q.source == Source::Judge && q.evidence.is_some())
+            .map(|q| q.labels.len() as u64)
+            .sum(),
+        answered: answered as f64 / n * 100.0,
+        evidence_backed: backed as f64 / n * 100.0,
+        claims: reports.iter().map(|e| e.claims.len()).sum(),
+        claims_supported: reports.iter().map(|e| e.supported).sum(),
+        answers_with_invented_values: reports.iter().filter(|e| e.unsupported_values > 0).count(),
     }
 }
 
@@ -292,6 +483,15 @@ mod tests {
                 },
             },
             record: None,
+        }
+    }
+
+    fn tooleval(votes: u32, concurrency: usize) -> PassRateOptions {
+        PassRateOptions {
+            votes,
+            concurrency,
+            mode: JudgeMode::Tooleval,
+            ..PassRateOptions::default()
         }
     }
 
@@ -350,9 +550,7 @@ mod tests {
             &[],
         );
         let (_, judge) = scripted_judge();
-        let pr = pass_rate(&s, &judge, &PassRateOptions::default())
-            .await
-            .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         let g1 = &pr.subsets[0];
         assert_eq!(g1.subset, "G1");
         // Run 0: 1 + 0 + 0 = 1/3; runs 1 and 2: 1 + 0 + 1 = 2/3.
@@ -377,16 +575,7 @@ mod tests {
     async fn unsure_is_rechecked_with_the_trajectory() {
         let s = set(vec![answer("G1", 1, "ANSWER-VAGUE", true)], &[]);
         let (llm, judge) = scripted_judge();
-        let pr = pass_rate(
-            &s,
-            &judge,
-            &PassRateOptions {
-                votes: 1,
-                concurrency: 1,
-            },
-        )
-        .await
-        .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(1, 1)).await.unwrap();
         assert_eq!(pr.queries[0].labels, vec![Label::Solved]);
         assert!(pr.queries[0].reasons[0].contains("re-check"));
         let prompts: Vec<String> = llm
@@ -414,16 +603,7 @@ mod tests {
             JudgeOptions::default(),
         );
         let s = set(vec![answer("G1", 1, "whatever", true)], &[]);
-        let pr = pass_rate(
-            &s,
-            &judge,
-            &PassRateOptions {
-                votes: 2,
-                concurrency: 2,
-            },
-        )
-        .await
-        .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(2, 2)).await.unwrap();
         assert_eq!(pr.overall.pass_rate, 50.0);
         assert_eq!(pr.queries[0].majority(), Label::Unsure);
     }
@@ -439,9 +619,7 @@ mod tests {
             &[("G1", 4)],
         );
         let (llm, judge) = scripted_judge();
-        let pr = pass_rate(&s, &judge, &PassRateOptions::default())
-            .await
-            .unwrap();
+        let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         assert_eq!(
             llm.requests().len(),
             3,
@@ -484,9 +662,7 @@ mod tests {
                 JudgeCache::open(&log).unwrap(),
                 JudgeOptions::default(),
             );
-            pass_rate(&s, &judge, &PassRateOptions::default())
-                .await
-                .unwrap()
+            pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap()
         };
         let calls = llm.requests().len();
         let judge = Judge::new(
@@ -495,9 +671,7 @@ mod tests {
             JudgeCache::open(&log).unwrap(),
             JudgeOptions::default(),
         );
-        let second = pass_rate(&s, &judge, &PassRateOptions::default())
-            .await
-            .unwrap();
+        let second = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
         assert_eq!(first, second);
         assert_eq!(llm.requests().len(), calls, "no new judge calls");
         let text = std::fs::read_to_string(&log).unwrap();

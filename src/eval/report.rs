@@ -1,17 +1,16 @@
 //! Reports: plain-text tables for the terminal, and JSON/CSV files for machines. Also the human labels
 //! file of judge calibration and the registry of known judge agreements.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::EvalError;
 use super::metrics::Metrics;
 use super::pass_rate::PassRate;
-use super::stats::{Calibration, calibration};
+use super::stats::Calibration;
 use super::win_rate::Comparison;
-use super::{EvalError, Label};
 use crate::toolbench::io::{read_json, write_atomic};
 
 /// What every pass-rate report says about missing answers.
@@ -58,73 +57,6 @@ pub fn agreement_line(judge: &str, known: Option<&Calibration>) -> String {
             "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act eval RUN_DIR --labels LABELS.json` (ToolEval reports 87.1% for its ChatGPT judge)"
         ),
     }
-}
-
-/// Human labels: a JSON object from query id (`"101"`, or `"G1_instruction/101"` when ids repeat across
-/// subsets) to `"Solved"` / `"Unsolved"`.
-pub fn load_labels(path: &Path) -> Result<BTreeMap<String, Label>, EvalError> {
-    let raw: BTreeMap<String, Value> = read_json(path)?;
-    let mut out = BTreeMap::new();
-    for (k, v) in raw {
-        let label = v
-            .as_str()
-            .and_then(Label::parse)
-            .filter(|l| *l != Label::Unsure)
-            .ok_or_else(|| {
-                EvalError::bad_input(
-                    path,
-                    format!("`{k}`: label must be \"Solved\" or \"Unsolved\", got {v}"),
-                )
-            })?;
-        out.insert(k, label);
-    }
-    if out.is_empty() {
-        return Err(EvalError::bad_input(path, "no labels"));
-    }
-    Ok(out)
-}
-
-/// Compares the judge's majority labels with human labels.
-pub fn calibrate(
-    pr: &PassRate,
-    labels: &BTreeMap<String, Label>,
-    path: &Path,
-) -> Result<Calibration, EvalError> {
-    let mut pairs = Vec::new();
-    let mut unmatched = Vec::new();
-    for (k, human) in labels {
-        let hits: Vec<_> = match k.split_once('/') {
-            Some((subset, id)) => pr
-                .queries
-                .iter()
-                .filter(|q| q.subset == subset && q.query_id.to_string() == id)
-                .collect(),
-            None => pr
-                .queries
-                .iter()
-                .filter(|q| q.query_id.to_string() == *k)
-                .collect(),
-        };
-        match hits.as_slice() {
-            [] => unmatched.push(k.clone()),
-            [one] => pairs.push((*human, one.majority())),
-            _ => {
-                return Err(EvalError::bad_input(
-                    path,
-                    format!("query id `{k}` is in several subsets; write it as `SUBSET/{k}`"),
-                ));
-            }
-        }
-    }
-    if pairs.is_empty() {
-        return Err(EvalError::bad_input(
-            path,
-            "none of the labelled queries is in this evaluation",
-        ));
-    }
-    let mut c = calibration(&pr.judge, &pairs);
-    c.unmatched = unmatched;
-    Ok(c)
 }
 
 pub fn calibration_table(c: &Calibration) -> String {
@@ -362,6 +294,7 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
                 q.subset.clone(),
                 q.query_id.to_string(),
                 format!("{:?}", q.source).to_lowercase(),
+                q.rule.map(|r| r.as_str()).unwrap_or_default().to_string(),
                 format!("{:.3}", q.score),
                 q.labels
                     .iter()
@@ -369,12 +302,15 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
                     .collect::<Vec<_>>()
                     .join(" "),
                 q.reasons.first().cloned().unwrap_or_default(),
+                q.unusable.to_string(),
             ]
         })
         .collect();
     write_csv(
         &dir.join("verdicts.csv"),
-        &["subset", "query_id", "source", "score", "labels", "reason"],
+        &[
+            "subset", "query_id", "source", "rule", "score", "labels", "reason", "unusable",
+        ],
         &verdicts,
     )
 }
@@ -505,46 +441,6 @@ pub fn write_comparison_csv(dir: &Path, c: &Comparison) -> Result<(), EvalError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::pass_rate::{QueryVerdict, Source, summarise};
-
-    fn verdict(subset: &str, id: u64, labels: Vec<Label>) -> QueryVerdict {
-        let score = labels.iter().map(|l| l.score()).sum::<f64>() / labels.len() as f64;
-        QueryVerdict {
-            subset: subset.into(),
-            query_id: id,
-            source: Source::Judge,
-            reasons: vec![String::new(); labels.len()],
-            labels,
-            score,
-        }
-    }
-
-    #[test]
-    fn calibration_matches_ids_and_rejects_ambiguity() {
-        use Label::*;
-        let pr = summarise(
-            "j",
-            3,
-            vec![
-                verdict("G1", 1, vec![Solved, Solved, Unsolved]),
-                verdict("G1", 2, vec![Unsolved, Unsolved, Unsolved]),
-                verdict("G2", 2, vec![Solved, Solved, Solved]),
-            ],
-        );
-        let mut labels = BTreeMap::new();
-        labels.insert("1".to_string(), Solved);
-        labels.insert("G1/2".to_string(), Solved);
-        labels.insert("99".to_string(), Unsolved);
-        let c = calibrate(&pr, &labels, Path::new("labels.json")).unwrap();
-        assert_eq!(c.n, 2);
-        assert_eq!(c.confusion, [[1, 1, 0], [0, 0, 0]]);
-        assert_eq!(c.unmatched, vec!["99".to_string()]);
-        labels.insert("2".to_string(), Solved);
-        let err = calibrate(&pr, &labels, Path::new("labels.json"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("SUBSET/2"), "{err}");
-    }
 
     #[test]
     fn csv_quotes_fields() {

@@ -429,6 +429,7 @@ mod tests {
                 reasons: vec![String::new(); labels.len()],
                 labels,
                 score,
+                ..QueryVerdict::default()
             });
         }
         (set, summarise_pass("j", 3, verdicts))

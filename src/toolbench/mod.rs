@@ -3,6 +3,7 @@
 
 pub mod answer;
 mod catalog;
+pub mod claims;
 mod dataset;
 mod error;
 pub mod io;

@@ -146,13 +146,24 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         common::Test::new()
             .arg("eval")
             .arg(&run)
-            .args(["--base-url", &url, "--judge", "mock-judge", "--votes", "3"])
+            .args([
+                "--base-url",
+                &url,
+                "--judge",
+                "mock-judge",
+                "--judge-mode",
+                "tooleval",
+                "--votes",
+                "3",
+            ])
             .run()
             .success()
     };
     let out = eval()
-        .stdout_has("pass rate (SoPR-style, 3 judge votes per query)")
-        .stdout_has("agreement with human labels NOT MEASURED")
+        .stdout_has(
+            "pass rate by mock-judge (tooleval judge) — agreement not measured, 3 votes per query",
+        )
+        .stdout_has("the judge's pass rate is not the headline")
         .stdout_has("missing answers count as failures");
     assert!(out.stdout().contains("33.3 ± 0.0"), "{}", out.stdout());
     assert_eq!(
@@ -227,6 +238,8 @@ fn compare_reports_win_rate_with_intervals() {
             &url,
             "--judge",
             "mock-judge",
+            "--judge-mode",
+            "tooleval",
             "--rounds",
             "3",
             "--resamples",
@@ -273,6 +286,8 @@ fn compare_reports_win_rate_with_intervals() {
             &url,
             "--judge",
             "mock-judge",
+            "--judge-mode",
+            "tooleval",
             "--resamples",
             "2000",
         ])
@@ -323,7 +338,15 @@ fn converted_files_ids_and_labels() {
         .arg(&ids)
         .arg("--labels")
         .arg(&labels)
-        .args(["--base-url", &url, "--judge", "mock-judge", "--json"])
+        .args([
+            "--base-url",
+            &url,
+            "--judge",
+            "mock-judge",
+            "--judge-mode",
+            "tooleval",
+            "--json",
+        ])
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
@@ -343,10 +366,17 @@ fn converted_files_ids_and_labels() {
         .arg("eval")
         .arg("--converted")
         .arg(&converted)
-        .args(["--base-url", &url, "--judge", "mock-judge"])
+        .args([
+            "--base-url",
+            &url,
+            "--judge",
+            "mock-judge",
+            "--judge-mode",
+            "tooleval",
+        ])
         .run()
         .success()
-        .stdout_has("agreement with human labels 66.7%");
+        .stdout_has("agreement 66.7%, kappa");
 }
 
 #[test]

@@ -7,6 +7,8 @@ mod batch;
 mod eval;
 mod examples;
 mod hardening;
+mod judge_calibration;
+mod judge_evidence;
 mod llm_client;
 mod report;
 mod retrieve;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates the runs whose answers are hand-labelled in eval/labels/ (dev split, ../shared/toolbench):
+# every subset × method × embedded model, the first N queries of each subset. Answer files quote the
+# benchmark, so they stay out of the repository: they go to ${SUM2ACT_LABEL_RUNS:-~/.cache/sum2act/label-runs}.
+# The first run records every LLM call beside them (rec/); later runs replay the recordings, so the
+# answers (and their hashes in the label files) come back exactly. `sum2act eval RUN --labels FILE` reports
+# any label whose answer hash no longer matches as stale.
+#
+#   scripts/label-runs.sh [N=2] [MODELS=0.5b 1.5b] [METHODS=sum2act react dfsdt]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+n="${1:-2}"
+models="${2:-0.5b 1.5b}"
+methods="${3:-sum2act react dfsdt}"
+data="${SUM2ACT_SHARED:-../shared/toolbench}"
+root="${SUM2ACT_LABEL_RUNS:-${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/label-runs}"
+[ -d "$data/queries" ] || { echo "no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
+cargo build --release --quiet
+bin=./target/release/sum2act
+mkdir -p "$root/rec"
+for m in $models; do
+  model="$(scripts/fetch-model.sh "$m")"
+  for method in $methods; do
+    for q in "$data"/queries/*.json; do
+      subset="$(basename "$q" .json)"
+      name="$subset-$method-$m"
+      rec="$root/rec/$name"
+      if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ]; then llm=(--replay "$rec"); else llm=(--record "$rec"); fi
+      echo "== $name (${llm[0]})" >&2
+      "$bin" --data "$data" batch --subsets "$subset" --limit "$n" --method "$method" --model "$model" \
+        --concurrency 1 --progress plain --out "$root/$name" "${llm[@]}"
+    done
+  done
+done
+echo "runs: $root (label them in eval/labels/, then scripts/bench-judge.sh)" >&2

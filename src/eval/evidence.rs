@@ -1,0 +1,121 @@
+//! The evidence check of an answer: its specific claims looked up in what the agent saw (observations),
+//! sent (arguments) and was asked (request). Deterministic, free, and the same for every judge.
+
+use serde::{Deserialize, Serialize};
+
+use super::input::Answer;
+use crate::toolbench::FINISH;
+use crate::toolbench::claims::{ClaimCheck, Evidence, SourceKind, check_claims};
+
+/// Per-answer result of the evidence check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceReport {
+    pub claims: Vec<ClaimCheck>,
+    pub supported: usize,
+    pub unsupported: usize,
+    /// Supported by a tool observation (not only by the request or the agent's arguments).
+    pub observed: usize,
+    /// Unsupported concrete values (numbers, dates, ids, URLs, e-mails): invented data.
+    pub unsupported_values: usize,
+    /// Unsupported names, quoted strings and list items (a looser match, weaker evidence).
+    pub unsupported_words: usize,
+}
+
+impl EvidenceReport {
+    pub fn new(claims: Vec<ClaimCheck>) -> Self {
+        let supported = claims.iter().filter(|c| c.supported()).count();
+        let observed = claims.iter().filter(|c| c.observed()).count();
+        let unsupported_values = claims
+            .iter()
+            .filter(|c| !c.supported() && c.claim.kind.is_value())
+            .count();
+        EvidenceReport {
+            supported,
+            unsupported: claims.len() - supported,
+            observed,
+            unsupported_values,
+            unsupported_words: claims.len() - supported - unsupported_values,
+            claims,
+        }
+    }
+
+    /// The unsupported claims, for reasons (`13.23 JPY (number)`).
+    pub fn unsupported_list(&self, values_only: bool) -> Vec<String> {
+        self.claims
+            .iter()
+            .filter(|c| !c.supported() && (!values_only || c.claim.kind.is_value()))
+            .map(|c| format!("{} ({})", c.claim.text, c.claim.kind.as_str()))
+            .collect()
+    }
+
+    /// Share of the non-value claims (names, list items, quotes) with no support.
+    pub fn unsupported_word_share(&self) -> f64 {
+        let words = self
+            .claims
+            .iter()
+            .filter(|c| !c.claim.kind.is_value())
+            .count();
+        if words == 0 {
+            0.0
+        } else {
+            self.unsupported_words as f64 / words as f64
+        }
+    }
+}
+
+/// What an answer may draw on: one entry per observation and per call's arguments, and the request.
+pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
+    let mut out = vec![Evidence::new(
+        SourceKind::Request,
+        "request",
+        answer.converted.query.clone(),
+    )];
+    for (i, step) in answer.tool_steps().iter().enumerate() {
+        if step.name == FINISH {
+            continue;
+        }
+        let label = format!("step {} {}", i + 1, step.name);
+        out.push(Evidence::new(
+            SourceKind::Observation,
+            label.clone(),
+            step.response.clone(),
+        ));
+        out.push(Evidence::new(
+            SourceKind::Arguments,
+            label,
+            step.arguments.clone(),
+        ));
+    }
+    out
+}
+
+/// The documentation the agent was shown: `(function name, description and parameter descriptions)`.
+pub fn tool_docs(answer: &Answer) -> Vec<(String, String)> {
+    answer
+        .converted
+        .available_tools
+        .iter()
+        .filter_map(|t| {
+            let f = t.get("function").unwrap_or(t);
+            let name = f["name"].as_str()?.to_string();
+            if name == FINISH {
+                return None;
+            }
+            let mut text = f["description"].as_str().unwrap_or("").to_string();
+            if let Some(props) = f["parameters"]["properties"].as_object() {
+                for p in props.values() {
+                    if let Some(d) = p["description"].as_str() {
+                        text.push_str(". ");
+                        text.push_str(d);
+                    }
+                }
+            }
+            Some((name, text))
+        })
+        .collect()
+}
+
+/// Checks the claims of an answer's final text.
+pub fn check_answer(answer: &Answer) -> EvidenceReport {
+    EvidenceReport::new(check_claims(&answer.final_text(), &evidence_of(answer)))
+}

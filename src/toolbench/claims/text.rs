@@ -1,0 +1,115 @@
+//! Text normalisation shared by claim extraction and lookup: case, JSON escapes, punctuation and accents
+//! must not hide a value that is there.
+
+use std::collections::BTreeSet;
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Words too common to identify anything.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he",
+    "her", "here", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "more", "my",
+    "no", "not", "of", "on", "or", "our", "please", "she", "so", "some", "such", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "was",
+    "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
+];
+
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// Lower case, accents stripped, JSON escapes undone, every run of non-alphanumerics one space, padded
+/// with a space on both sides so `" phrase "` matches whole words only.
+pub fn normalize(text: &str) -> String {
+    let unescaped = text
+        .replace("\\/", "/")
+        .replace("\\n", " ")
+        .replace("\\t", " ")
+        .replace("\\\"", "\"");
+    let mut out = String::with_capacity(unescaped.len() + 2);
+    out.push(' ');
+    let mut space = true;
+    for c in unescaped.nfkd() {
+        if unicode_normalization::char::is_combining_mark(c) {
+            continue;
+        }
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+            space = false;
+        } else if !space {
+            out.push(' ');
+            space = true;
+        }
+    }
+    if !space {
+        out.push(' ');
+    }
+    out
+}
+
+/// The words of `text` that carry meaning (normalised, no stopwords, at least 3 characters or a digit).
+pub fn content_words(text: &str) -> BTreeSet<String> {
+    normalize(text)
+        .split_whitespace()
+        .filter(|w| {
+            !is_stopword(w) && (w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit()))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Up to ~160 characters of `text` around the first case-insensitive occurrence of `needle` (or the
+/// start of `text` when it does not occur as written).
+pub fn excerpt(text: &str, needle: &str) -> String {
+    let lower = text.to_lowercase();
+    let at = if lower.len() == text.len() {
+        lower.find(&needle.to_lowercase()).unwrap_or(0)
+    } else {
+        0
+    };
+    let start = floor_char(text, at.saturating_sub(60));
+    let end = floor_char(text, (at + needle.len() + 100).min(text.len()));
+    let mut s = String::new();
+    if start > 0 {
+        s.push('…');
+    }
+    s.push_str(text[start..end].trim());
+    if end < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stopword("the") && !is_stopword("lisbon"));
+    }
+
+    #[test]
+    fn normalize_folds_case_accents_escapes_and_punctuation() {
+        assert_eq!(normalize("Café  \"Olá\"!"), " cafe ola ");
+        assert_eq!(normalize("https:\\/\\/x.io\\/a"), " https x io a ");
+        assert!(normalize("São Paulo, BR").contains(" sao paulo "));
+    }
+
+    #[test]
+    fn excerpt_centres_on_the_needle() {
+        let text = format!("{}needle{}", "a".repeat(200), "b".repeat(200));
+        let e = excerpt(&text, "NEEDLE");
+        assert!(e.contains("needle") && e.starts_with('…') && e.ends_with('…'));
+        assert!(e.chars().count() < 180);
+    }
+}
