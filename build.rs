@@ -3,7 +3,10 @@ use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    // Read at run time, not `env!` at the build script's compile time: a checkout moved or copied with its
+    // target directory must embed its own prompts, not the ones where the build script was compiled.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
+    let dir = Path::new(&manifest_dir).join("prompts");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .map(|d| {
