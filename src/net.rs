@@ -115,10 +115,9 @@ mod tests {
     /// whether the connection was closed.
     async fn read_all(stream: &mut TcpStream, wait: Duration) -> (String, bool) {
         let mut buf = Vec::new();
-        let closed = matches!(
-            tokio::time::timeout(wait, stream.read_to_end(&mut buf)).await,
-            Ok(_)
-        );
+        let closed = tokio::time::timeout(wait, stream.read_to_end(&mut buf))
+            .await
+            .is_ok();
         (String::from_utf8_lossy(&buf).to_string(), closed)
     }
 

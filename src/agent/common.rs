@@ -225,9 +225,9 @@ pub fn harness_gave_up(step: &Step) -> bool {
 }
 
 /// The repeat guard of ReAct and DFSDT: an exact repeat of a call made earlier on the same chain
-/// (`earlier`), or of a `Finish` that failed there, is not run again; the model is made to finish instead, and when it does not, the
-/// harness gives up for it (`force_finish`). Returns the action to run and, when the guard stepped in,
-/// a note for the step.
+/// (`earlier`), or of a `Finish` that failed there, is not run again; the model is made to finish
+/// instead, and when it does not, the harness gives up for it (`force_finish`). Returns the action to
+/// run and, when the guard stepped in, a note for the step.
 pub async fn guard_repeat(
     ctx: &SolveContext,
     purpose: &str,

@@ -679,7 +679,8 @@ mod tests {
 
     #[tokio::test]
     async fn errors_after_a_success_or_after_reaching_the_model_do_not_stop_the_batch() {
-        let cases: [(fn(u64) -> bool, bool); 2] = [(|q| q > 0, false), (|_| true, true)];
+        type Case = (fn(u64) -> bool, bool);
+        let cases: [Case; 2] = [(|q| q > 0, false), (|_| true, true)];
         for (error_on, reached) in cases {
             let dir = tempfile::tempdir().unwrap();
             let out = run_batch(

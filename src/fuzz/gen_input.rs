@@ -126,7 +126,7 @@ impl Gen {
         let mut out = String::new();
         for _ in 0..n {
             match self.below(10) {
-                0..=5 => out.push_str(*self.pick(TOKENS)),
+                0..=5 => out.push_str(self.pick::<&str>(TOKENS)),
                 6 => out.push(self.rng.gen_range(' '..='~')),
                 7 => out.push(char::from_u32(self.rng.gen_range(0..0x3000)).unwrap_or('?')),
                 8 => {

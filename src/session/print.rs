@@ -93,6 +93,14 @@ pub fn print_state(out: &mut impl Write, state: &serde_json::Value) {
             safe_line(&clip(f["text"].as_str().unwrap_or(""), 200))
         );
     }
+    for r in state["redundant"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "    = {} {} — answered, nothing new",
+            safe_line(r["action"].as_str().unwrap_or("")),
+            safe_line(&clip(r["arguments"].as_str().unwrap_or(""), 80))
+        );
+    }
     for f in &failures {
         let _ = writeln!(
             out,

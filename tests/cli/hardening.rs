@@ -435,3 +435,93 @@ fn a_negative_limit_names_the_flag() {
         .failure(2)
         .stderr_has("'--limit <N>'");
 }
+
+#[test]
+fn soak_an_endpoint_that_ignores_tool_choice_ends_every_episode() {
+    // Whatever `tool_choice` says, the endpoint calls the first tool with the same arguments (the
+    // scripted model's first step, every time).
+    let model = endpoint(|req| {
+        let mut first = req.clone();
+        if let Some(m) = first["messages"].as_array_mut() {
+            m.truncate(2);
+            for msg in m.iter_mut() {
+                if let Some(c) = msg["content"].as_str() {
+                    msg["content"] = json!(c.replace("STATE after ", "STATE before "));
+                }
+            }
+        }
+        (200, common::mock_openai::reply(&first))
+    });
+    for method in ["sum2act", "react", "dfsdt"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        batch(&model.url, &out)
+            .args(["--method", method])
+            .run()
+            .success()
+            .no_panic();
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        for f in files(&out, "G1_instruction") {
+            let file: Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join("G1_instruction").join(&f)).unwrap(),
+            )
+            .unwrap();
+            let record = &file["sum2act"];
+            let finish = record["finish"].as_str().unwrap_or_default();
+            assert!(
+                finish == "give_up" || finish == "give_answer",
+                "{method} {f}: ended {finish} after {} steps; summary {summary}",
+                record["counters"]["steps"]
+            );
+            assert!(
+                record["counters"]["steps"].as_u64().unwrap_or(99) <= 30,
+                "{method} {f}"
+            );
+        }
+    }
+}
+
+#[test]
+fn serve_disconnects_a_client_that_never_sends_its_headers() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--header-timeout",
+            "1",
+            "--max-connections",
+            "8",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .last()
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|u| u.strip_suffix("/virtual"))
+        .unwrap_or_default()
+        .to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    slow.write_all(b"POST /virtual HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let closed = slow.read_to_end(&mut buf).is_ok();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(closed, "still connected after {:?}", started.elapsed());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
