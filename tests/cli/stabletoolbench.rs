@@ -626,6 +626,8 @@ fn eval_reads_its_formats_and_prints_both_denominators() {
             &judge,
             "--judge",
             "mock-judge",
+            "--judge-mode",
+            "tooleval",
             "--votes",
             "1",
         ])
