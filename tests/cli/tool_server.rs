@@ -284,14 +284,27 @@ async fn unknown_tools_apis_and_missing_parameters_are_toolbench_errors() {
         "{}",
         obs.text
     );
+    // An undeclared parameter goes to the API, as ToolBench sends it; --strict-params rejects it.
     let mut args = default_args(&f);
     args.insert("definitely_not_a_param".into(), json!(1));
-    let obs = caller.call(&f.name, &Value::Object(args).to_string()).await;
+    let args = Value::Object(args).to_string();
+    let obs = caller.call(&f.name, &args).await;
+    assert!(!obs.failed, "{}", obs.text);
+    assert_eq!(obs.source, ReplySource::Simulated);
+    let strict = ToolEnv::new(
+        env.source().clone(),
+        ToolConfig {
+            strict_params: true,
+            ..config()
+        },
+    );
+    let obs = strict.caller(vec![f.clone()]).call(&f.name, &args).await;
     assert!(
         obs.failed && obs.text.contains("definitely_not_a_param"),
         "{}",
         obs.text
     );
+    assert_eq!(obs.source, ReplySource::Caller);
     // Suffix matching, as ToolBench dispatches: the API part alone finds the function.
     let obs = caller
         .call(
