@@ -1,6 +1,6 @@
 //! How much information the schema simulator's replies carry (issue #18).
 //!
-//! `cargo bench --bench simulator_fidelity [-- --data DIR --dump FILE --sample N --verbose]`
+//! `cargo bench --bench simulator_fidelity [-- --data DIR --dump FILE --sample N --skip K --verbose]`
 //!
 //! (a) For every recorded real response (the data's response cache and the shipped sample's), the same
 //!     call is simulated: share of the real key paths present, of those with the same JSON type, and of
@@ -174,6 +174,14 @@ fn part_b(apis: &[Api], verbose: bool) -> (Tally, Vec<Duration>) {
             t.checked += report.checked;
             t.violations += report.violations.len();
         }
+        if let Some(f) = rules::filler(&reply) {
+            examples.push(format!(
+                "{}/{}: filler ({f:?}) {}",
+                api.tool,
+                api.doc.api_name,
+                reply.to_string().chars().take(120).collect::<String>()
+            ));
+        }
         for v in report.violations.iter().take(2) {
             examples.push(format!("{}/{}: {v}", api.tool, api.doc.api_name));
         }
@@ -249,6 +257,8 @@ fn part_a(sources: &[(PathBuf, Arc<Catalog>)]) -> Result<f64, Error> {
     let mut with = agreement::Agreement::default();
     let mut without = agreement::Agreement::default();
     let (mut n_with, mut n_without, mut skipped) = (0, 0, 0);
+    // Real keys found in the template itself: the most a simulator that follows it can reach.
+    let mut in_template = 0;
     for (root, catalog) in sources {
         let cache = root.join("response_cache");
         for file in cache_files(&cache) {
@@ -284,6 +294,9 @@ fn part_a(sources: &[(PathBuf, Arc<Catalog>)]) -> Result<f64, Error> {
                 let sim = simulate(&doc, template.as_ref(), &args);
                 let a = agreement::compare(&real, &sim);
                 if template_class(template.as_ref()) == "with data" {
+                    if let Some(t) = &template {
+                        in_template += agreement::compare(&real, t).shared_keys;
+                    }
                     with += a;
                     n_with += 1;
                 } else {
@@ -312,6 +325,10 @@ fn part_a(sources: &[(PathBuf, Arc<Catalog>)]) -> Result<f64, Error> {
             pct(a.same_kind, a.real_leaves)
         );
     }
+    println!(
+        "    (the templates themselves hold {:.1}% of the real keys: responses to other calls have other fields)",
+        pct(in_template, with.real_keys)
+    );
     Ok(pct(with.shared_keys, with.real_keys))
 }
 
@@ -353,7 +370,7 @@ fn part_c(catalog: Arc<Catalog>, apis: &[Api]) -> Result<f64, Error> {
 }
 
 /// The reading sample: N APIs by a fixed hash order, each with what a reader needs to judge the reply.
-fn dump(apis: &[Api], n: usize, path: &Path) -> Result<(), Error> {
+fn dump(apis: &[Api], skip: usize, n: usize, path: &Path) -> Result<(), Error> {
     let mut order: Vec<&Api> = apis.iter().collect();
     order.sort_by_key(|a| {
         stable_hash(&[
@@ -364,7 +381,7 @@ fn dump(apis: &[Api], n: usize, path: &Path) -> Result<(), Error> {
         ])
     });
     let mut out = String::new();
-    for (i, api) in order.into_iter().take(n).enumerate() {
+    for (i, api) in order.into_iter().enumerate().skip(skip).take(n) {
         let template = parse_template(&api.doc);
         let reply = simulate(&api.doc, template.as_ref(), &api.args);
         let mut text = reply.to_string();
@@ -436,7 +453,11 @@ fn main() -> Result<(), Error> {
         let n = flag(&args, "--sample")
             .and_then(|s| s.parse().ok())
             .unwrap_or(100);
-        return dump(&apis, n, Path::new(&path));
+        // `--skip K` reads further down the same order (for looking at replies outside the sample).
+        let skip = flag(&args, "--skip")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        return dump(&apis, skip, n, Path::new(&path));
     }
     let mut sources = vec![(data_path.clone(), catalog.clone())];
     if data_path.canonicalize().ok() != sample.canonicalize().ok() && sample.join("tools").is_dir()

@@ -267,7 +267,9 @@ fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleR
             format!("longitude {}", show())
         });
     }
-    if has(&t, &["alpha2", "iso2"]) || (has(&t, &["country"]) && has(&t, &["code", "iso"])) {
+    if (has(&t, &["alpha2", "iso2"]) || (has(&t, &["country"]) && has(&t, &["code", "iso"])))
+        && !has(&t, &["phone", "dial", "calling"])
+    {
         let ok = text.len() == 2 && text.chars().all(|c| c.is_ascii_alphabetic())
             || text.len() == 3 && text.chars().all(|c| c.is_ascii_uppercase());
         return r.check(ok || !v.is_string(), path, || {
