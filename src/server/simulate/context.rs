@@ -13,48 +13,17 @@ use super::words::{norm, scalar_text};
 const TODAY: i64 = 19_888;
 
 /// Argument names that say the same thing (a field echoes any argument of its group).
+#[rustfmt::skip]
 const SYNONYMS: &[&[&str]] = &[
-    &[
-        "query",
-        "q",
-        "keyword",
-        "keywords",
-        "search",
-        "term",
-        "searchterm",
-        "text",
-        "querystring",
-    ],
-    &[
-        "symbol",
-        "ticker",
-        "stock",
-        "symbols",
-        "tickers",
-        "stocksymbol",
-    ],
+    &["query", "q", "keyword", "keywords", "search", "term", "searchterm", "text", "querystring"],
+    &["symbol", "ticker", "stock", "symbols", "tickers", "stocksymbol"],
     &["city", "location", "town", "cityname", "place"],
     &["country", "countrycode", "countryname"],
     &["lang", "language", "locale", "languagecode"],
     &["username", "user", "handle", "screenname", "userid"],
     &["email", "emailaddress", "mail"],
-    &[
-        "from",
-        "fromcurrency",
-        "base",
-        "source",
-        "have",
-        "fromcode",
-        "basecurrency",
-    ],
-    &[
-        "to",
-        "tocurrency",
-        "target",
-        "want",
-        "tocode",
-        "targetcurrency",
-    ],
+    &["from", "fromcurrency", "base", "source", "have", "fromcode", "basecurrency"],
+    &["to", "tocurrency", "target", "want", "tocode", "targetcurrency"],
     &["amount", "value", "quantity"],
     &["domain", "website", "site"],
     &["date", "day"],
@@ -317,17 +286,9 @@ fn nearest_place(args: &[(String, &Value)]) -> Option<usize> {
     (0..PLACES.len()).min_by(|&a, &b| d(&PLACES[a]).total_cmp(&d(&PLACES[b])))
 }
 
+#[rustfmt::skip]
 const QUERYISH: &[&str] = &[
-    "query",
-    "q",
-    "keyword",
-    "keywords",
-    "search",
-    "term",
-    "searchterm",
-    "name",
-    "title",
-    "searchquery",
+    "query", "q", "keyword", "keywords", "search", "term", "searchterm", "name", "title", "searchquery",
 ];
 
 fn pick_subject(args: &[(String, &Value)]) -> Option<String> {

@@ -8,35 +8,11 @@ use super::context::Ctx;
 use super::purpose::{Action, Domain, Purpose, Sport};
 
 /// Template keys that only report on the request, not on the data.
+#[rustfmt::skip]
 const STATUS_KEYS: &[&str] = &[
-    "status",
-    "message",
-    "msg",
-    "messages",
-    "success",
-    "code",
-    "error",
-    "errors",
-    "meta",
-    "metadata",
-    "statuscode",
-    "ok",
-    "detail",
-    "details",
-    "info",
-    "warning",
-    "warnings",
-    "timestamp",
-    "requestid",
-    "request",
-    "fault",
-    "type",
-    "title",
-    "instance",
-    "stack",
-    "statustxt",
-    "statusmessage",
-    "errormessage",
+    "status", "message", "msg", "messages", "success", "code", "error", "errors", "meta", "metadata",
+    "statuscode", "ok", "detail", "details", "info", "warning", "warnings", "timestamp", "requestid",
+    "request", "fault", "type", "title", "instance", "stack", "statustxt", "statusmessage", "errormessage",
     "mensaje",
 ];
 
