@@ -70,6 +70,14 @@ pub enum Kind {
     Host,
     /// Easy / Medium / Hard.
     Level,
+    /// An IPv4 address.
+    Ip,
+    /// Decimal betting odds.
+    Odds,
+    /// Food energy in kcal.
+    Calories,
+    /// A nutrient amount in grams.
+    Grams,
     /// A job or role (`Data Analyst`, `Director`).
     JobTitle,
     /// A player's position on the field.
@@ -146,7 +154,11 @@ const RULES: &[Rule] = &[
     r(&["email", "mail"], &["verified", "count", "valid", "status", "is"], Kind::Email),
     r(&["uuid", "guid"], &[], Kind::Uuid),
     r(&["hash", "token", "checksum", "md5", "sha", "sha256", "signature", "secret", "etag", "nonce", "cursor", "continuation", "after", "before"], &["count", "type"], Kind::Hash),
-    r(&["domain", "hostname", "host"], &["name", "id", "count", "type"], Kind::Host),
+    r(&["domain", "hostname", "host", "server", "servers", "nameserver", "nameservers"], &["name", "id", "count", "type", "time"], Kind::Host),
+    r(&["ip", "ipv4", "ipaddress", "ips"], &["count", "type", "version"], Kind::Ip),
+    r(&["kcal", "calories", "calorie", "energy"], &["id", "count", "type", "unit"], Kind::Calories),
+    r(&["protein", "carbohydrate", "carbohydrates", "carbs", "sugar", "sugars", "fiber", "fibre", "fat", "fats", "sodium", "cholesterol"], &["id", "type", "unit"], Kind::Grams),
+    r(&["odd", "odds", "decimal"], &["id", "count", "type", "format"], Kind::Odds),
     r(&["job", "occupation", "profession", "role", "jobtitle", "position"], &["id", "count", "url", "type", "x", "y", "lat", "lon"], Kind::JobTitle),
     r(&["difficulty", "level", "skill"], &["id", "count", "sea", "water", "noise"], Kind::Level),
     r(&["ratio"], &["percent"], Kind::Ratio),
@@ -200,7 +212,7 @@ const RULES: &[Rule] = &[
     r(&["limit", "per", "pagesize", "perpage"], &[], Kind::Limit),
     r(&["position", "pos", "order", "index", "place", "ranking", "standing"], &["name", "id", "type"], Kind::Rank),
     r(&["goals", "points", "pts", "wins", "losses", "draws", "won", "lost", "drawn", "played", "assists"], &[], Kind::Score),
-    r(&["count", "num", "number", "quantity", "followers", "following", "likes", "views", "fans", "subscribers", "downloads", "members", "population", "votes", "reviews", "plays", "comments", "shares", "stock", "total", "size", "items", "results"], &["id", "phone", "tax", "vat", "account", "card", "flight", "order", "invoice", "tracking"], Kind::Count),
+    r(&["count", "num", "number", "quantity", "followers", "following", "likes", "views", "fans", "subscribers", "downloads", "members", "population", "votes", "reviews", "plays", "analysts", "analyst", "comments", "shares", "stock", "total", "size", "items", "results"], &["id", "phone", "tax", "vat", "account", "card", "flight", "order", "invoice", "tracking"], Kind::Count),
     r(&["fmt", "longfmt", "formatted"], &["date", "time"], Kind::Price),
     r(&["id", "ids", "key", "code", "sku", "isbn", "isin", "cusip", "asin", "ref", "reference", "number", "no", "uid", "pk", "imdbid", "tracking"], &["country", "currency", "language", "lang", "zip", "postal", "area", "color", "status", "error", "response"], Kind::Id),
     r(&["slug"], &[], Kind::Slug),
@@ -211,7 +223,7 @@ const RULES: &[Rule] = &[
     r(&["gender", "sex"], &[], Kind::Gender),
     r(&["color", "colour"], &[], Kind::Color),
     r(&["genre", "genres", "topic", "tag", "tags", "category", "categories", "section", "subject", "keywords", "sector", "industry"], &["id", "count", "url"], Kind::Genre),
-    r(&["type", "kind", "format", "class", "level", "plan", "tier", "mode", "method", "unit", "units", "sport"], &["id", "count"], Kind::Type),
+    r(&["type", "kind", "format", "class", "level", "plan", "tier", "mode", "method", "unit", "units", "sport", "typename"], &["id", "count"], Kind::Type),
     r(&["weight", "mass", "kg"], &[], Kind::Weight),
     r(&["height", "width", "elevation", "altitude", "distance", "depth"], &[], Kind::Height),
     r(&["weather", "conditions", "forecast"], &["id", "url"], Kind::Weather),
@@ -224,7 +236,7 @@ const RULES: &[Rule] = &[
     r(&["author", "authors", "artist", "artists", "writers", "directors", "actors", "players", "character", "characters", "player", "owner", "creator", "person", "member", "actor", "director", "manager", "coach", "writer", "singer", "host", "contact", "customer", "employee", "driver", "fullname", "referee", "uploader", "seller", "agent", "candidate", "composer"], &["id", "count", "url"], Kind::Person),
     r(&["team", "club", "home", "away", "opponent", "squad"], &["id", "count", "score", "goals", "url"], Kind::Team),
     r(&["league", "competition", "tournament"], &["id", "count"], Kind::League),
-    r(&["company", "brand", "publisher", "label", "merchant", "provider", "agency", "vendor", "manufacturer", "organization", "organisation", "employer", "exchange", "carrier", "studio", "network", "store", "shop"], &["id", "count", "url", "code"], Kind::Company),
+    r(&["company", "brand", "publisher", "label", "merchant", "provider", "agency", "vendor", "manufacturer", "organization", "organisation", "employer", "exchange", "registrar", "bookmaker", "carrier", "studio", "network", "store", "shop"], &["id", "count", "url", "code"], Kind::Company),
     r(&["airport"], &[], Kind::Airport),
     r(&["airline"], &[], Kind::Airline),
     r(&["word", "synonym", "synonyms", "antonym", "term"], &["count"], Kind::Word),
@@ -362,6 +374,17 @@ fn domain_adjust(kind: Kind, key: &[String], domain: Domain) -> Kind {
         }
         (Kind::Company, Domain::Stocks) if has(key, &["exchange"]) => Kind::Company,
         (Kind::Price, Domain::Stocks | Domain::Crypto) if has(key, &["volume"]) => Kind::Volume,
+        (Kind::Title, Domain::Stocks)
+            if has(
+                key,
+                &[
+                    "estimate", "avg", "average", "eps", "sales", "revenue", "target", "ebitda",
+                    "income",
+                ],
+            ) =>
+        {
+            Kind::Price
+        }
         (Kind::Id, Domain::Currency) if key.len() == 1 && key[0] == "code" => Kind::CurrencyCode,
         (Kind::Rank | Kind::JobTitle, Domain::Football | Domain::Sports)
             if has(key, &["position", "pos"]) =>

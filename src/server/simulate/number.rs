@@ -76,6 +76,9 @@ impl Ctx<'_> {
             Kind::Wind => n(r.float(0.5, 12.0, 1), 1),
             Kind::Percent => n(r.float(0.0, 100.0, 1), 1),
             Kind::Ratio => n(r.float(0.05, 0.99, 2), 2),
+            Kind::Odds => n(r.float(1.15, 6.5, 2), 2),
+            Kind::Calories => n(r.range(40, 650) as f64, 0),
+            Kind::Grams => n(r.float(0.1, 35.0, 1), 1),
             Kind::Change => n(r.float(-4.5, 4.5, 2), 2),
             Kind::Lat => n(place.lat + r.float(-0.05, 0.05, 4), 4),
             Kind::Lon => n(place.lon + r.float(-0.05, 0.05, 4), 4),
@@ -104,6 +107,12 @@ impl Ctx<'_> {
                 0,
             ),
             Kind::Rank => n(r.range(1, 50) as f64, 0),
+            Kind::Score
+                if self.purpose.sport == super::purpose::Sport::Basketball
+                    && self.purpose.domain == Domain::Sports =>
+            {
+                n(r.range(82, 128) as f64, 0)
+            }
             Kind::Score => n(r.range(0, 4) as f64, 0),
             Kind::Duration => {
                 if has(key, &["ms"]) {

@@ -262,6 +262,19 @@ fn action(api: &[String], desc: &[String]) -> Action {
     if has(api, GET) || desc.is_empty() {
         return Action::Get;
     }
+    if has(
+        desc,
+        &[
+            "calculate",
+            "calculates",
+            "calculator",
+            "converts",
+            "compute",
+            "computes",
+        ],
+    ) {
+        return Action::Convert;
+    }
     if has(desc, &["list", "search", "returns a list", "all"]) {
         return Action::Search;
     }

@@ -106,6 +106,10 @@ fn noun_item(noun: &str) -> Option<Value> {
         "qrcode" => {
             json!({"qr_code_image_url": "str", "format": "str", "width": "int", "height": "int"})
         }
+        "dns" | "record" => json!({"type": "str", "host": "str", "ip": "str", "ttl": "int"}),
+        "author" | "writer" | "artist" | "singer" | "poet" => {
+            json!({"id": "str", "name": "str", "nationality": "str", "birth_year": "int", "works_count": "int"})
+        }
         "joke" => json!({"id": "int", "joke": "str", "category": "str"}),
         "contact" => json!({"name": "str", "email": "str", "phone": "str", "role": "str"}),
         "status" => json!({"status": "str", "message": "str", "updated_at": "str"}),
@@ -210,7 +214,21 @@ fn item(domain: Domain, noun: &str, sport: Sport) -> Value {
         Domain::Generic => {
             let mut m = Map::new();
             m.insert(format!("{noun}_id"), json!("str"));
-            m.insert("name".into(), json!("str"));
+            // The item's own value is named after it when the noun says what it holds (`password`,
+            // `thumbnail`, `username`); else it is a `name`.
+            let kind = super::kind::classify(&[noun.to_string()], &[], Domain::Generic);
+            let own = !matches!(
+                kind,
+                super::kind::Kind::Title | super::kind::Kind::Id | super::kind::Kind::Description
+            );
+            m.insert(
+                if own {
+                    noun.to_string()
+                } else {
+                    "name".to_string()
+                },
+                json!("str"),
+            );
             m.insert("created_at".into(), json!("str"));
             m.insert("url".into(), json!("str"));
             Value::Object(m)

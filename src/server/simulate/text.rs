@@ -102,6 +102,12 @@ impl Ctx<'_> {
             "event" | "festival" | "conference" | "concert" => self.pick(EVENTS).to_string(),
             "animal" | "dog" | "cat" | "pet" | "breed" | "bird" => self.pick(ANIMALS).to_string(),
             "joke" => self.pick(JOKES).to_string(),
+            "password" | "passphrase" => mimic("Xk7#pQ2!vL9m", &mut self.rng),
+            "username" | "nickname" => format!(
+                "{}_{}",
+                self.pick(FIRST).to_lowercase(),
+                self.rng.range(10, 999)
+            ),
             "source" | "publisher" | "newspaper" | "outlet" => self.pick(NEWS_SOURCES).to_string(),
             "language" => LANGUAGES[self.rng.index(LANGUAGES.len())].1.to_string(),
             "version" | "release" => format!(
@@ -436,6 +442,13 @@ impl Ctx<'_> {
             Kind::Host if self.item > 0 => self.random_host(),
             Kind::Host => self.host_arg().unwrap_or_else(|| self.host.clone()),
             Kind::Level => self.pick(LEVELS).to_string(),
+            Kind::Ip => format!(
+                "{}.{}.{}.{}",
+                self.rng.range(23, 212),
+                self.rng.range(0, 255),
+                self.rng.range(0, 255),
+                self.rng.range(1, 254)
+            ),
             Kind::Position => self.pick(POSITIONS).to_string(),
             Kind::JobTitle if self.purpose.domain == Domain::Movies => {
                 self.pick(MOVIE_JOBS).to_string()
