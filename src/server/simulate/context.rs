@@ -20,7 +20,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["city", "location", "town", "cityname", "place"],
     &["country", "countrycode", "countryname"],
     &["lang", "language", "locale", "languagecode"],
-    &["username", "user", "handle", "screenname", "userid"],
+    &["username", "user", "handle", "screenname"],
     &["email", "emailaddress", "mail"],
     &["from", "fromcurrency", "base", "source", "have", "fromcode", "basecurrency"],
     &["to", "tocurrency", "target", "want", "tocode", "targetcurrency"],

@@ -153,7 +153,9 @@ const RULES: &[Rule] = &[
     r(&["url", "link", "href", "website", "uri", "homepage", "permalink", "web", "src", "canonical"], &["type", "count", "text"], Kind::Url),
     r(&["email", "mail"], &["verified", "count", "valid", "status", "is"], Kind::Email),
     r(&["uuid", "guid"], &[], Kind::Uuid),
-    r(&["hash", "token", "checksum", "md5", "sha", "sha256", "signature", "secret", "etag", "nonce", "cursor", "continuation", "after", "before"], &["count", "type"], Kind::Hash),
+    r2(&["day", "year", "week", "month", "fifty", "52"], &["low", "high", "open", "close", "range"], Kind::Price),
+    r(&["petrol", "diesel", "gasoline", "lpg", "cng", "fuel"], &["id", "type", "count"], Kind::Price),
+    r(&["hash", "token", "checksum", "commit", "gitcommit", "md5", "sha", "sha256", "signature", "secret", "etag", "nonce", "cursor", "continuation", "after", "before"], &["count", "type"], Kind::Hash),
     r(&["domain", "hostname", "host", "server", "servers", "nameserver", "nameservers"], &["name", "id", "count", "type", "time"], Kind::Host),
     r(&["ip", "ipv4", "ipaddress", "ips"], &["count", "type", "version"], Kind::Ip),
     r(&["kcal", "calories", "calorie", "energy"], &["id", "count", "type", "unit"], Kind::Calories),
@@ -172,6 +174,7 @@ const RULES: &[Rule] = &[
     r(&["currencycode"], &[], Kind::CurrencyCode),
     r(&["symbol", "ticker", "tickers"], &["currency", "name"], Kind::Ticker),
     r(&["iata", "icao"], &[], Kind::Airport),
+    r2(&["time", "timeout", "delay", "interval", "wait"], &["limit", "cpu", "wall", "extra", "max", "out", "seconds", "ms"], Kind::Duration),
     r(&["lat", "latitude"], &["delta"], Kind::Lat),
     r(&["lng", "lon", "long", "longitude"], &["delta", "name", "description", "text"], Kind::Lon),
     r(&["timezone", "tz", "zone"], &["offset"], Kind::Timezone),
@@ -180,8 +183,8 @@ const RULES: &[Rule] = &[
     r(&["temp", "temperature", "celsius", "fahrenheit", "feels", "dew", "kelvin", "tempc", "tempf", "heat"], &["unit", "units"], Kind::Temperature),
     r(&["pressure"], &[], Kind::Pressure),
     r(&["wind", "gust"], &["direction", "dir", "deg"], Kind::Wind),
-    r(&["percent", "percentage", "pct", "probability", "cloudiness", "clouds", "share"], &["change"], Kind::Percent),
-    r(&["change", "diff", "delta", "growth"], &[], Kind::Change),
+    r(&["percent", "percentage", "pct", "probability", "cloudiness", "clouds", "share"], &["change", "changes"], Kind::Percent),
+    r(&["change", "changes", "diff", "delta", "growth"], &[], Kind::Change),
     r(&["year", "season"], &["count", "years", "growth", "change", "est", "per", "ago"], Kind::Year),
     r2(&["birth", "born", "death", "died"], &["place", "city", "town", "location"], Kind::City),
     r2(&["first"], &["seen", "indexed", "crawled"], Kind::DateTime(DateRole::Created)),
@@ -196,11 +199,11 @@ const RULES: &[Rule] = &[
     r(&["timestamp", "datetime", "date", "at", "day", "dt", "time", "epoch"], &["count", "zone", "format", "days", "type"], Kind::DateTime(DateRole::Plain)),
     r(&["duration", "runtime", "length", "minutes", "seconds", "secs", "ms", "hours"], &["count", "unit"], Kind::Duration),
     r(&["nationality", "country"], &["count", "id"], Kind::Country),
-    r(&["city", "town", "municipality", "birthplace", "hometown", "locality"], &["count", "id"], Kind::City),
+    r(&["city", "town", "municipality", "birthplace", "hometown", "locality", "location"], &["count", "id", "type", "code"], Kind::City),
     r(&["region", "province", "county", "state", "district"], &["count", "id", "code"], Kind::Region),
     r(&["boundingbox", "bbox"], &[], Kind::Lat),
     r(&["suburb", "neighbourhood", "neighborhood", "borough"], &["id"], Kind::Region),
-    r(&["address", "street", "addr", "road", "formatted", "display"], &["email", "ip", "count"], Kind::Address),
+    r(&["address", "street", "addr", "road", "formatted", "display"], &["email", "ip", "count", "id"], Kind::Address),
     r(&["currency", "currencies"], &["name", "symbol"], Kind::CurrencyCode),
     r(&["language", "lang", "locale", "languages"], &["count", "name"], Kind::LanguageCode),
     r(&["price", "cost", "fee", "salary", "amount", "balance", "revenue", "budget", "total", "subtotal", "open", "close", "high", "low", "bid", "ask", "nav", "value", "worth", "earnings", "income"], &["count", "change", "percent", "pages", "results", "items", "records", "number", "time", "hours", "date", "type", "name"], Kind::Price),
@@ -212,7 +215,7 @@ const RULES: &[Rule] = &[
     r(&["limit", "per", "pagesize", "perpage"], &[], Kind::Limit),
     r(&["position", "pos", "order", "index", "place", "ranking", "standing"], &["name", "id", "type"], Kind::Rank),
     r(&["goals", "points", "pts", "wins", "losses", "draws", "won", "lost", "drawn", "played", "assists"], &[], Kind::Score),
-    r(&["count", "num", "number", "quantity", "followers", "following", "likes", "views", "fans", "subscribers", "downloads", "members", "population", "votes", "reviews", "plays", "analysts", "analyst", "comments", "shares", "stock", "total", "size", "items", "results"], &["id", "phone", "tax", "vat", "account", "card", "flight", "order", "invoice", "tracking"], Kind::Count),
+    r(&["count", "num", "number", "quantity", "followers", "following", "likes", "views", "fans", "subscribers", "downloads", "members", "population", "votes", "reviews", "plays", "analysts", "analyst", "servings", "portions", "serves", "rooms", "beds", "bedrooms", "bathrooms", "baths", "guests", "comments", "shares", "stock", "total", "size", "items", "results"], &["id", "phone", "tax", "vat", "account", "card", "flight", "order", "invoice", "tracking"], Kind::Count),
     r(&["fmt", "longfmt", "formatted"], &["date", "time"], Kind::Price),
     r(&["id", "ids", "key", "code", "sku", "isbn", "isin", "cusip", "asin", "ref", "reference", "number", "no", "uid", "pk", "imdbid", "tracking"], &["country", "currency", "language", "lang", "zip", "postal", "area", "color", "status", "error", "response"], Kind::Id),
     r(&["slug"], &[], Kind::Slug),
@@ -347,9 +350,6 @@ fn name_kind(key: &[String], parent: &[String], domain: Domain) -> Kind {
             return *kind;
         }
     }
-    if has(key, &["fullname"]) {
-        return Kind::Person;
-    }
     if has(key, &["headline"]) {
         return Kind::Title;
     }
@@ -385,6 +385,7 @@ fn domain_adjust(kind: Kind, key: &[String], domain: Domain) -> Kind {
         {
             Kind::Price
         }
+        (Kind::Address, d) if d != Domain::Geo && has(key, &["display"]) => Kind::Title,
         (Kind::Id, Domain::Currency) if key.len() == 1 && key[0] == "code" => Kind::CurrencyCode,
         (Kind::Rank | Kind::JobTitle, Domain::Football | Domain::Sports)
             if has(key, &["position", "pos"]) =>

@@ -57,6 +57,66 @@ fn unit(ctx: &Ctx<'_>, key: &[String]) -> Unit {
     }
 }
 
+/// A count of the size its name suggests: audiences are large, items in one record are few.
+fn count(key: &[String], r: &mut super::rng::Rng) -> i64 {
+    if has(
+        key,
+        &[
+            "followers",
+            "views",
+            "likes",
+            "subscribers",
+            "plays",
+            "downloads",
+            "fans",
+            "listeners",
+            "streams",
+        ],
+    ) {
+        r.range(1_000, 2_500_000)
+    } else if has(
+        key,
+        &[
+            "servings",
+            "portions",
+            "serves",
+            "portion",
+            "stops",
+            "rooms",
+            "beds",
+            "bedrooms",
+            "bathrooms",
+            "baths",
+            "adults",
+            "children",
+            "guests",
+        ],
+    ) {
+        r.range(1, 6)
+    } else if has(key, &["population"]) {
+        r.range(50_000, 9_000_000)
+    } else if has(
+        key,
+        &[
+            "following",
+            "comments",
+            "shares",
+            "reviews",
+            "votes",
+            "posts",
+            "members",
+            "retweets",
+            "replies",
+        ],
+    ) {
+        r.range(3, 4_000)
+    } else if has(key, &["total", "results", "hits", "found"]) {
+        r.range(20, 900)
+    } else {
+        r.range(1, 60)
+    }
+}
+
 impl Ctx<'_> {
     /// The number for a numeric kind, `None` for kinds that are not numbers.
     pub fn number(&mut self, kind: Kind, key: &[String]) -> Option<Num> {
@@ -90,11 +150,12 @@ impl Ctx<'_> {
                 n(r.range(18, 36) as f64, 0)
             }
             Kind::Age => n(r.range(19, 67) as f64, 0),
-            Kind::Year => n(r.range(2005, 2024) as f64, 0),
-            Kind::Count => {
-                let scale = [20, 500, 5_000, 50_000][r.index(4)];
-                n(r.range(1, scale) as f64, 0)
+            Kind::Year if has(key, &["birth", "born"]) => n(r.range(1950, 2000) as f64, 0),
+            Kind::Year if has(key, &["founded", "established", "built"]) => {
+                n(r.range(1890, 2015) as f64, 0)
             }
+            Kind::Year => n(r.range(2005, 2024) as f64, 0),
+            Kind::Count => n(count(key, r) as f64, 0),
             Kind::Page => n(
                 self.arg_number(&["page", "pagenumber", "pageno", "p"])
                     .unwrap_or(1)

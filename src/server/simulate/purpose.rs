@@ -18,6 +18,7 @@ pub enum Domain {
     Books,
     News,
     Shopping,
+    Logistics,
     Food,
     Travel,
     Flights,
@@ -45,25 +46,29 @@ pub enum Action {
     Convert,
 }
 
+/// Least weighted hits for a domain: one word in the API or tool name, or several in the description.
+const MIN_SCORE: usize = 3;
+
 /// Words that point to a domain; the domain with most weighted hits wins.
 #[rustfmt::skip]
 const DOMAIN_WORDS: &[(Domain, &[&str])] = &[
     (Domain::Weather, &["weather", "forecast", "temperature", "climate", "rain", "humidity", "meteo", "wind", "uv"]),
     (Domain::Crypto, &["crypto", "cryptocurrency", "bitcoin", "btc", "coin", "coins", "blockchain", "nft", "ethereum", "binance", "defi"]),
     (Domain::Currency, &["currency", "currencies", "exchange", "forex", "fx", "money", "fiat"]),
-    (Domain::Stocks, &["stock", "stocks", "ticker", "shares", "share", "equity", "market", "finance", "trading", "dividend", "fund", "etf", "investing", "ohlc", "iex", "options", "earnings", "financials"]),
+    (Domain::Stocks, &["stock", "stocks", "ticker", "shares", "share", "equity", "market", "finance", "financial", "trading", "dividend", "nasdaq", "nyse", "fmp", "fund", "etf", "investing", "ohlc", "iex", "earnings", "financials"]),
     (Domain::Football, &["football", "soccer", "premier", "laliga", "fifa", "uefa", "transfermarkt", "club", "clubs", "bundesliga", "seriea"]),
     (Domain::Sports, &["sport", "sports", "nba", "nfl", "mlb", "nhl", "basketball", "baseball", "tennis", "cricket", "golf", "f1", "formula", "motorsport", "odds", "match", "matches", "league", "team", "teams", "player", "players", "tournament", "fixtures", "standings", "ufc", "mma"]),
+    (Domain::Logistics, &["tracking", "track", "parcel", "parcels", "package", "packages", "shipment", "shipments", "courier", "carrier", "carriers", "delivery", "logistics", "shipping", "awb", "freight"]),
     (Domain::Music, &["music", "song", "songs", "track", "tracks", "artist", "artists", "album", "albums", "spotify", "lyrics", "playlist", "shazam", "deezer", "billboard", "songkick", "concert", "concerts", "radio"]),
     (Domain::Movies, &["movie", "movies", "film", "films", "imdb", "tv", "series", "show", "shows", "netflix", "anime", "streaming", "episode", "episodes", "cinema", "actor", "ott"]),
     (Domain::Books, &["book", "books", "isbn", "author", "library", "novel", "reading", "quran", "bible", "manga"]),
     (Domain::News, &["news", "article", "articles", "headline", "headlines", "blog", "press", "journal"]),
-    (Domain::Shopping, &["product", "products", "amazon", "shop", "shopping", "store", "ecommerce", "price", "deal", "deals", "cart", "order", "aliexpress", "ebay", "walmart", "sku", "catalog", "item", "items", "review", "reviews"]),
+    (Domain::Shopping, &["product", "products", "amazon", "shop", "shopping", "store", "ecommerce", "deal", "deals", "cart", "order", "aliexpress", "ebay", "walmart", "sku", "catalog", "item", "items", "review", "reviews"]),
     (Domain::Food, &["food", "recipe", "recipes", "cocktail", "cocktails", "drink", "meal", "restaurant", "restaurants", "nutrition", "ingredient", "ingredients", "pizza", "cooking", "diet", "calories"]),
     (Domain::Flights, &["flight", "flights", "airline", "airlines", "airport", "airports", "iata", "aviation"]),
     (Domain::Travel, &["hotel", "hotels", "travel", "booking", "trip", "tourism", "places", "place", "attraction", "attractions", "property", "properties", "rental", "airbnb", "vacation"]),
     (Domain::Jobs, &["job", "jobs", "career", "careers", "salary", "hiring", "employment", "linkedin", "resume", "vacancy"]),
-    (Domain::Social, &["twitter", "tweet", "tweets", "instagram", "tiktok", "facebook", "reddit", "social", "followers", "user", "users", "profile", "profiles", "post", "posts", "hashtag", "influencer", "kick", "twitch", "telegram"]),
+    (Domain::Social, &["twitter", "tweet", "tweets", "instagram", "tiktok", "facebook", "reddit", "social", "followers", "hashtag", "influencer", "kick", "twitch", "telegram"]),
     (Domain::Email, &["email", "emails", "mail", "inbox", "smtp", "mx", "disposable"]),
     (Domain::Geo, &["ip", "geolocation", "geocode", "geocoding", "location", "address", "zip", "zipcode", "postal", "postcode", "city", "cities", "country", "countries", "timezone", "map", "maps", "coordinates", "distance", "cep"]),
     (Domain::Text, &["translate", "translation", "dictionary", "word", "words", "synonym", "synonyms", "definition", "grammar", "language", "text", "sentiment", "spell", "paraphrase", "summarize"]),
@@ -203,7 +208,7 @@ fn domain(sources: &[(&Vec<String>, usize)]) -> Domain {
             .iter()
             .map(|(toks, w)| toks.iter().filter(|t| words.contains(&t.as_str())).count() * w)
             .sum();
-        if score > best.1 {
+        if score > best.1 && score >= MIN_SCORE {
             best = (*d, score);
         }
     }
@@ -337,6 +342,7 @@ fn default_noun(d: Domain) -> &'static str {
         Domain::Books => "book",
         Domain::News => "article",
         Domain::Shopping => "product",
+        Domain::Logistics => "shipment",
         Domain::Food => "recipe",
         Domain::Travel => "place",
         Domain::Flights => "flight",

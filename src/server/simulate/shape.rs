@@ -135,6 +135,15 @@ fn item(domain: Domain, noun: &str, sport: Sport) -> Value {
             "temperature": "float", "feels_like": "float", "humidity": "int", "pressure": "int", "wind_speed": "float",
             "description": "str", "observed_at": "str"})
         }
+        Domain::Stocks
+            if matches!(
+                noun,
+                "profile" | "company" | "overview" | "info" | "summary"
+            ) =>
+        {
+            json!({"symbol": "str", "company_name": "str",
+            "exchange": "str", "sector": "str", "industry": "str", "ceo": "str", "website": "str", "country": "str", "employees_count": "int", "description": "str"})
+        }
         Domain::Stocks => {
             json!({"symbol": "str", "name": "str", "exchange": "str", "currency": "str", "price": "float",
             "change": "float", "change_percent": "float", "open": "float", "high": "float", "low": "float", "volume": "int", "updated_at": "str"})
@@ -177,6 +186,11 @@ fn item(domain: Domain, noun: &str, sport: Sport) -> Value {
         Domain::Shopping => {
             json!({"product_id": "str", "title": "str", "brand": "str", "price": "float", "currency": "str",
             "rating": "float", "reviews_count": "int", "in_stock": "bool", "url": "str", "image_url": "str"})
+        }
+        Domain::Logistics => {
+            json!({"tracking_number": "str", "carrier": "str", "status": "str", "origin_country": "str",
+            "destination_country": "str", "last_update": "str", "estimated_delivery_date": "str",
+            "events": [{"date": "str", "location": "str", "description": "str", "_list_length": 3}]})
         }
         Domain::Food => {
             json!({"id": "int", "title": "str", "ingredients": ["list of str with length 5"], "servings": "int",

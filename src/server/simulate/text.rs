@@ -39,18 +39,38 @@ impl Ctx<'_> {
             .unwrap_or(COUNTRIES[0])
     }
 
-    /// A title of the domain's items (a song for music, a product for shopping, ...).
+    /// The name of the API's item: what its noun names (`players` → a person), else the domain's.
     pub fn title(&mut self) -> String {
         let noun = self.purpose.noun.clone();
-        if let Some(t) = self.noun_title(&noun) {
-            return t;
+        if matches!(noun.as_str(), "feed" | "post" | "tweet" | "reel" | "story") {
+            return self.pick(POSTS).to_string();
         }
+        match self.noun_title(&noun) {
+            Some(t) => t,
+            None => self.domain_title(),
+        }
+    }
+
+    /// A title of the domain's items (a song for music, a product for shopping, ...).
+    pub fn domain_title(&mut self) -> String {
+        let noun = self.purpose.noun.clone();
         match self.purpose.domain {
             Domain::Music => self.pick(SONGS).to_string(),
             Domain::Movies => self.pick(MOVIES).to_string(),
             Domain::Books => self.pick(BOOKS).to_string(),
             Domain::News => self.pick(HEADLINES).to_string(),
             Domain::Shopping => self.pick(PRODUCTS).to_string(),
+            Domain::Logistics => self
+                .pick(&[
+                    "DHL Express",
+                    "FedEx",
+                    "UPS",
+                    "USPS",
+                    "Royal Mail",
+                    "YunExpress",
+                    "China Post",
+                ])
+                .to_string(),
             Domain::Food => self.pick(RECIPES).to_string(),
             Domain::Jobs => self.pick(JOBS).to_string(),
             Domain::Football => self.pick_football(),
@@ -196,6 +216,15 @@ impl Ctx<'_> {
                 self.rng.range(15, 70)
             ),
             Domain::Weather => self.pick(WEATHER).to_string(),
+            Domain::Logistics => self
+                .pick(&[
+                    "Shipment information received",
+                    "Departed from sorting center",
+                    "Arrived at destination country",
+                    "Out for delivery",
+                    "Delivered",
+                ])
+                .to_string(),
             Domain::Jobs => format!(
                 "{subject} position based in {place}; {} years of experience required.",
                 self.rng.range(1, 8)
@@ -421,7 +450,21 @@ impl Ctx<'_> {
                 }
             }
             Kind::Airline => AIRLINES[self.rng.index(AIRLINES.len())].1.to_string(),
-            Kind::Title => self.title(),
+            Kind::Title if key.len() == 1 && matches!(key[0].as_str(), "name" | "title") => {
+                self.title()
+            }
+            Kind::Title => self.domain_title(),
+            Kind::Description
+                if self.purpose.domain == Domain::Social
+                    && has(
+                        key,
+                        &[
+                            "text", "caption", "content", "full", "tweet", "body", "message",
+                        ],
+                    ) =>
+            {
+                self.pick(POSTS).to_string()
+            }
             Kind::Description => self.sentence(None),
             Kind::Status => self.status(),
             Kind::Message => "OK".to_string(),

@@ -393,3 +393,11 @@ pub const SENTENCES: &[&str] = &[
     "Most requests are answered within a few seconds.", "The museum reopened its east wing after renovation.",
     "Visitors can book tickets online up to three months ahead.", "The report covers the last four quarters.",
 ];
+pub const POSTS: &[&str] = &[
+    "Just finished a 10k run, feeling great!",
+    "Can't believe how good this new album is.",
+    "Big announcement coming next week, stay tuned.",
+    "Sunset views from the rooftop tonight.",
+    "Thanks everyone for the support on our launch today!",
+    "Coffee first, then emails.",
+];
