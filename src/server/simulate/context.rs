@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::purpose::Purpose;
 use super::rng::Rng;
 use super::vocab::{self, AIRPORTS, COMPANIES, CRYPTO, PLACES, Place};
-use super::words::{norm, scalar_text};
+use super::words::{is_secret, norm, scalar_text};
 
 /// The simulated "today" (2024-06-14) as days since 1970-01-01; dates are placed around it.
 const TODAY: i64 = 19_888;
@@ -68,6 +68,7 @@ impl<'a> Ctx<'a> {
             .iter()
             .filter(|(_, v)| !v.is_null() && !v.is_object() && !v.is_array())
             .filter(|(_, v)| !scalar_text(v).trim().is_empty())
+            .filter(|(k, _)| !is_secret(k))
             .collect();
         let names: Vec<String> = given.iter().map(|(k, _)| k.to_string()).collect();
         let args: Vec<(String, &Value)> = given.into_iter().map(|(k, v)| (norm(k), v)).collect();

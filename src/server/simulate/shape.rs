@@ -346,14 +346,7 @@ fn is_query_arg(k: &str) -> bool {
 fn with_args(mut v: Value, ctx: &Ctx<'_>) -> Value {
     if let Value::Object(m) = &mut v {
         for k in ctx.arg_names() {
-            let n = super::words::norm(k);
-            if !m.contains_key(k)
-                && k.len() <= 30
-                && !matches!(
-                    n.as_str(),
-                    "apikey" | "key" | "token" | "password" | "secret" | "accesstoken"
-                )
-            {
+            if !m.contains_key(k) && k.len() <= 30 {
                 m.insert(k.clone(), json!("str"));
             }
         }

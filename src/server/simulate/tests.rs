@@ -246,3 +246,15 @@ fn empty_result_lists_get_domain_items() {
     );
     assert_eq!(v["tags"], json!([]));
 }
+
+#[test]
+fn credentials_are_never_echoed() {
+    let d = doc("Dailycred", "create_user", "Create a user", None);
+    let v = sim(
+        &d,
+        json!({"client_id": "abc", "client_secret": "s3cr3t", "api_key": "k3y", "email": "a@b.co"}),
+    );
+    let text = v.to_string();
+    assert!(!text.contains("s3cr3t") && !text.contains("k3y"), "{text}");
+    assert_eq!(v["email"], "a@b.co");
+}

@@ -38,6 +38,27 @@ pub fn norm(key: &str) -> String {
     }
 }
 
+/// An argument that carries a credential (`api_key`, `client_secret`, `token`): never echoed back.
+pub fn is_secret(name: &str) -> bool {
+    const SECRET: &[&str] = &[
+        "key",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "token",
+        "accesstoken",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "signature",
+    ];
+    has(&tokens(name), SECRET)
+}
+
 /// Any token is one of `words`.
 pub fn has(toks: &[String], words: &[&str]) -> bool {
     toks.iter().any(|t| words.contains(&t.as_str()))
