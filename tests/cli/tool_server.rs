@@ -735,10 +735,12 @@ fn import_cache_converts_python_repr_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     use sum2act::llm::scripted::ScriptedLlm;
+    use sum2act::server::simulate::parse_template;
     let catalog = catalog(&data_dir());
+    // An API without a template that carries data: the model's reply is taken as it is.
     let f = functions(&catalog)
         .into_iter()
-        .find(|f| f.required.len() == 1)
+        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
         .unwrap();
     let args = json!({ f.required[0].clone(): "needle-argument" }).to_string();
     let model = Arc::new(ScriptedLlm::from_replies(vec![
@@ -770,5 +772,46 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     assert_eq!(obs.source, ReplySource::Simulated, "{}", obs.text);
     assert!(!obs.failed);
     assert_eq!(broken.requests().len(), 3);
+    h.shutdown().await;
+
+    // An API with a template: the model is asked for the template's shape, and a reply without the
+    // template's fields is refused and asked again.
+    let g = functions(&self::catalog(&data_dir()))
+        .into_iter()
+        .find(|g| {
+            parse_template(&g.doc).is_some_and(|t| {
+                t.is_object() && carries_data(&t) && t.as_object().is_some_and(|m| m.len() <= 8)
+            })
+        })
+        .unwrap();
+    let template = parse_template(&g.doc).unwrap_or_default();
+    let shaped: serde_json::Map<String, Value> = template
+        .as_object()
+        .map(|m| m.keys().map(|k| (k.clone(), json!("x"))).collect())
+        .unwrap_or_default();
+    let shaped_reply = json!({"error": "", "response": shaped}).to_string();
+    let model = Arc::new(ScriptedLlm::from_replies(vec![
+        "{\"error\": \"\", \"response\": {\"answer\": \"ignores the template\"}}".into(),
+        shaped_reply,
+    ]));
+    let (h, s) =
+        server(VirtualApi::new(self::catalog(&data_dir()), None).with_llm(model.clone())).await;
+    let env = ToolEnv::new(Arc::new(s), config());
+    let obs = env
+        .caller(vec![g.clone()])
+        .call(&g.name, &Value::Object(default_args(&g)).to_string())
+        .await;
+    assert_eq!(obs.source, ReplySource::Llm, "{}", obs.text);
+    assert_eq!(obs.response, Value::Object(shaped));
+    let seen = model.requests();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        matches!(
+            seen[0].response_format,
+            sum2act::llm::ResponseFormat::JsonSchema { .. }
+        ),
+        "{:?}",
+        seen[0].response_format
+    );
     h.shutdown().await;
 }
