@@ -3,6 +3,7 @@
 //! does) is filled leaf by leaf with values of the kind each field's name and the API's domain call for,
 //! echoing the call's arguments where a field refers to one.
 
+mod compute;
 mod context;
 mod kind;
 mod number;
@@ -176,7 +177,15 @@ impl Fill<'_, '_> {
             } else {
                 &element
             };
-            out.push(self.value(key, &parent, element, i));
+            let mut v = self.value(key, &parent, element, i);
+            // A list of names or codes does not repeat itself: draw again (a few times) on a repeat.
+            for _ in 0..3 {
+                if !(v.is_string() && out.contains(&v)) {
+                    break;
+                }
+                v = self.value(key, &parent, element, i + 1);
+            }
+            out.push(v);
         }
         Value::Array(out)
     }
@@ -243,6 +252,27 @@ impl Fill<'_, '_> {
                 .arg_text(&["text", "string", "input", "content", "sentence", "message"])
         {
             return Value::String(text);
+        }
+        if want == Want::Str
+            && has(&toks, &["result", "output", "string", "password", "random"])
+            && let Some(n) = self
+                .ctx
+                .arg_number(&["length", "len", "size", "chars", "characters"])
+        {
+            // A generator asked for N characters gives N characters.
+            let sample = "aB3dE5gH7jK9mN1pQ2sT4vW6yZ8";
+            let cycle: String = sample
+                .chars()
+                .cycle()
+                .take(n.clamp(1, 64) as usize)
+                .collect();
+            return Value::String(text::mimic(&cycle, &mut self.ctx.rng));
+        }
+        if want != Want::Str
+            && has(&toks, &["result", "bmi", "value", "index"])
+            && let Some(x) = self.ctx.computed()
+        {
+            return number(x);
         }
         if want == Want::Int && is_status_code(&toks) {
             return Value::from(200);

@@ -60,7 +60,7 @@ const DOMAIN_WORDS: &[(Domain, &[&str])] = &[
     (Domain::Sports, &["sport", "sports", "nba", "nfl", "mlb", "nhl", "basketball", "baseball", "tennis", "cricket", "golf", "f1", "formula", "motorsport", "odds", "match", "matches", "league", "team", "teams", "player", "players", "tournament", "fixtures", "standings", "ufc", "mma"]),
     (Domain::Logistics, &["tracking", "track", "parcel", "parcels", "package", "packages", "shipment", "shipments", "courier", "carrier", "carriers", "delivery", "logistics", "shipping", "awb", "freight"]),
     (Domain::Music, &["music", "song", "songs", "track", "tracks", "artist", "artists", "album", "albums", "spotify", "lyrics", "playlist", "shazam", "deezer", "billboard", "songkick", "concert", "concerts", "radio"]),
-    (Domain::Movies, &["movie", "movies", "film", "films", "imdb", "tv", "series", "show", "shows", "netflix", "anime", "streaming", "episode", "episodes", "cinema", "actor", "ott"]),
+    (Domain::Movies, &["movie", "movies", "film", "films", "imdb", "tv", "series", "show", "shows", "netflix", "anime", "animes", "tvshow", "tvshows", "manga", "streaming", "episode", "episodes", "cinema", "actor", "ott"]),
     (Domain::Books, &["book", "books", "isbn", "author", "library", "novel", "reading", "quran", "bible", "manga"]),
     (Domain::News, &["news", "article", "articles", "headline", "headlines", "blog", "press", "journal"]),
     (Domain::Shopping, &["product", "products", "amazon", "shop", "shopping", "store", "ecommerce", "deal", "deals", "cart", "order", "aliexpress", "ebay", "walmart", "sku", "catalog", "item", "items", "review", "reviews"]),
@@ -112,6 +112,8 @@ pub struct Purpose {
     pub sport: Sport,
     /// The tour or league of an individual sport (`UFC`, `PGA Tour`).
     pub tour: &'static str,
+    /// The words of the API and tool names, for what a few APIs compute (`bmi`).
+    pub words: Vec<String>,
 }
 
 /// Which kind of sport a sports API is about: who the competitors are.
@@ -197,6 +199,7 @@ impl Purpose {
             },
             sport: sport(&[&api, &tool, &desc]),
             tour: tour(&[&api, &tool, &desc]),
+            words: api.iter().chain(tool.iter()).cloned().collect(),
         }
     }
 }
@@ -292,6 +295,7 @@ const NOT_NOUNS: &[&str] = &[
     "info", "details", "detail", "data", "id", "ids", "name", "and", "from", "to", "with", "in", "on",
     "single", "random", "new", "latest", "top", "recent", "popular", "trending", "endpoint", "fetch",
     "retrieve", "find", "lookup", "check", "create", "send", "post", "add", "update", "delete", "validate",
+    "generation", "generator", "generate", "gen", "bulk",
     "verify", "convert", "calculate", "query", "using", "via", "specific", "information", "basic", "free",
     "ultra",
 ];

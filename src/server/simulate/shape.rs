@@ -302,6 +302,14 @@ pub fn infer(purpose: &Purpose, ctx: &Ctx<'_>) -> Value {
         }
         Action::Create => {
             out.insert(format!("{}_id", purpose.noun), json!("str"));
+            // What was made, when the noun says what it is (`password`, `guid`, `token`, `url`).
+            let kind = super::kind::classify(&[purpose.noun.clone()], &[], Domain::Generic);
+            if !matches!(
+                kind,
+                super::kind::Kind::Title | super::kind::Kind::Id | super::kind::Kind::Description
+            ) {
+                out.insert(purpose.noun.clone(), json!("str"));
+            }
             out.insert("status".into(), json!("str"));
             out.insert("created_at".into(), json!("str"));
             return with_args(Value::Object(out), ctx);

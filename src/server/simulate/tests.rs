@@ -258,3 +258,23 @@ fn credentials_are_never_echoed() {
     assert!(!text.contains("s3cr3t") && !text.contains("k3y"), "{text}");
     assert_eq!(v["email"], "a@b.co");
 }
+
+#[test]
+fn calculators_compute_from_the_arguments() {
+    let d = doc(
+        "BMI Calculator",
+        "bmi",
+        "Calculates the body mass index",
+        None,
+    );
+    let v = sim(&d, json!({"weight": "70", "height": "175"}));
+    assert_eq!(v["result"], json!(22.9), "{v}");
+    let generator = doc(
+        "Random Utilities",
+        "random_string",
+        "Generate a random string",
+        Some(json!({"result": "str"})),
+    );
+    let v = sim(&generator, json!({"length": "12"}));
+    assert_eq!(v["result"].as_str().map(str::len), Some(12), "{v}");
+}
