@@ -303,7 +303,8 @@ pub fn infer(purpose: &Purpose, ctx: &Ctx<'_>) -> Value {
         Action::Create => {
             out.insert(format!("{}_id", purpose.noun), json!("str"));
             // What was made, when the noun says what it is (`password`, `guid`, `token`, `url`).
-            let kind = super::kind::classify(&[purpose.noun.clone()], &[], Domain::Generic);
+            let kind =
+                super::kind::classify(std::slice::from_ref(&purpose.noun), &[], Domain::Generic);
             if !matches!(
                 kind,
                 super::kind::Kind::Title | super::kind::Kind::Id | super::kind::Kind::Description
