@@ -10,6 +10,7 @@ mod manifest;
 pub mod merge;
 mod plan;
 mod progress;
+pub mod provenance;
 pub mod report;
 mod runner;
 mod solver_job;
@@ -22,6 +23,7 @@ pub use plan::{
     SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, error_path, select, select_with,
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
+pub use provenance::Provenance;
 pub use runner::{BatchOptions, BatchOutcome, Job, JobError, StopSignal, run_batch};
 pub use solver_job::SolverJob;
 pub use summary::{AnswerFile, EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};

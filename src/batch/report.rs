@@ -172,6 +172,11 @@ fn judge_info(dir: &Path) -> Value {
 /// The episode record without bulky duplicates (raw responses are already in the observation text).
 fn slim_episode(file: &Value) -> Value {
     let mut ep = file.get("sum2act").cloned().unwrap_or(Value::Null);
+    // A reader should see when a score rests only on schema-simulated replies.
+    let simulated_only = super::provenance::all_simulated(&ep);
+    if let Some(map) = ep.as_object_mut() {
+        map.insert("all_simulated".into(), Value::Bool(simulated_only));
+    }
     if let Some(steps) = ep.get_mut("steps").and_then(Value::as_array_mut) {
         for step in steps {
             if let Some(obs) = step.get_mut("observation").and_then(Value::as_object_mut) {

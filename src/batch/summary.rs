@@ -169,6 +169,9 @@ pub struct Summary {
     pub total: SummaryRow,
     /// Wall time of this invocation, seconds.
     pub wall_s: f64,
+    /// Where the tool replies came from, when the answer files were read for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::Provenance>,
 }
 
 impl Summary {
@@ -213,7 +216,14 @@ impl Summary {
             rows,
             total,
             wall_s,
+            provenance: None,
         }
+    }
+
+    /// Adds the run's reply provenance (printed under the table, kept in `summary.json`).
+    pub fn with_provenance(mut self, provenance: super::Provenance) -> Self {
+        self.provenance = Some(provenance);
+        self
     }
 
     /// The table users read at the end of a batch.
@@ -258,6 +268,9 @@ impl Summary {
             "answered = finished with give_answer (not judged; run `sum2act eval` for pass rates) · wall {:.1} s",
             self.wall_s
         );
+        if let Some(p) = &self.provenance {
+            let _ = writeln!(out, "{}", p.line());
+        }
         out
     }
 }

@@ -174,7 +174,8 @@ pub async fn run(
         &selected,
         &outcome.episodes,
         outcome.wall_s,
-    );
+    )
+    .with_provenance(run_provenance(&args.out));
     write_json_atomic(&args.out.join("summary.json"), &summary)?;
 
     println!(
@@ -265,4 +266,16 @@ async fn evaluate(
     let parsed =
         <EvalCommand as clap::Parser>::try_parse_from(argv).map_err(|e| BadInput(e.to_string()))?;
     super::eval::run(global, config, parsed.args).await
+}
+
+/// Reply provenance over the run directory's answer files (unreadable files are left out; the
+/// summary table already counts them as unfinished).
+fn run_provenance(dir: &std::path::Path) -> crate::batch::Provenance {
+    let mut p = crate::batch::Provenance::default();
+    if let Ok((files, _)) = crate::batch::scan_run_dir(dir) {
+        for (_, file, _) in &files {
+            p.add(file);
+        }
+    }
+    p
 }

@@ -1,11 +1,13 @@
 //! LLM simulation of an API (StableToolBench's GPT fallback): the API's documentation, a few recorded
 //! examples and the arguments go to the configured model, which answers as the API would. Unlike
-//! StableToolBench, the parameters are part of the documentation shown.
+//! StableToolBench, the parameters are part of the documentation shown, and the reply is constrained
+//! to and checked against the template's shape.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::reply_schema::{missing_fields, reply_schema};
 use crate::llm::{CompletionRequest, LlmClient, Message, ResponseFormat};
 use crate::prompts::Prompts;
 use crate::toolbench::ApiDoc;
@@ -78,12 +80,23 @@ impl LlmSimulator {
         )
         .with_max_tokens(1024)
         .with_temperature(0.0);
-        request.response_format = ResponseFormat::JsonObject;
+        // Constrained to the template's shape when it has one (json_schema for endpoints, a grammar
+        // for the embedded model), and checked again: a reply that ignores the template is retried.
+        request.response_format = match reply_schema(template) {
+            Some(schema) => ResponseFormat::JsonSchema {
+                name: "tool_reply".into(),
+                schema,
+            },
+            None => ResponseFormat::JsonObject,
+        };
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
             match self.llm.complete(&request).await {
                 Ok(c) => match parse_reply(&c.content) {
-                    Ok(reply) => return Ok(reply),
+                    Ok(reply) => match missing_fields(&reply.response, template) {
+                        None => return Ok(reply),
+                        Some(why) => last = why,
+                    },
                     Err(e) => last = e,
                 },
                 Err(e) => last = e.to_string(),

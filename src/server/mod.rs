@@ -8,6 +8,7 @@ pub mod engine;
 pub mod faults;
 pub mod llm_sim;
 pub mod pyrepr;
+pub mod reply_schema;
 pub mod routes;
 pub mod simulate;
 
@@ -120,6 +121,10 @@ pub struct ToolArgs {
     /// Observation length in characters before it is cut (ToolBench: 1024).
     #[arg(long, value_name = "N")]
     pub max_observation_length: Option<usize>,
+    /// Reject calls with parameters the API does not declare (default: pass them to the API, as
+    /// ToolBench does).
+    #[arg(long)]
+    pub strict_params: bool,
     #[command(flatten)]
     pub faults: FaultArgs,
 }
@@ -149,6 +154,7 @@ pub async fn tool_setup(
     if let Some(n) = args.max_observation_length {
         tool_config.max_observation_length = n;
     }
+    tool_config.strict_params = args.strict_params;
     let remote = args
         .tool_server
         .clone()

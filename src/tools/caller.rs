@@ -38,6 +38,9 @@ pub struct ToolConfig {
     pub cache_calls: bool,
     /// The protocol's `strip` field (`truncate`, `filter`, `random`); servers may ignore it.
     pub strip: String,
+    /// Reject calls with parameters the API does not declare. ToolBench and StableToolBench pass them
+    /// through (and real APIs mostly ignore them), so the default is off.
+    pub strict_params: bool,
 }
 
 impl Default for ToolConfig {
@@ -57,6 +60,7 @@ impl ToolConfig {
             per_tool_per_minute: s.per_tool_per_minute,
             cache_calls: true,
             strip: "truncate".to_string(),
+            strict_params: false,
         }
     }
 }
@@ -222,7 +226,11 @@ impl ToolCaller {
                 return self.observe(name, arguments, reply, code::OK, true);
             }
         };
-        let problems = check_params(&function.doc, &args);
+        let mut problems = check_params(&function.doc, &args);
+        if !self.env.config.strict_params {
+            // Passed through as ToolBench does; only a missing required parameter stops the call.
+            problems.unknown.clear();
+        }
         if !problems.is_empty() {
             let reply = caller_reply(format!("{PARAMETER_ERROR}{}", problems.message()));
             return self.observe(name, arguments, reply, code::OK, true);

@@ -72,7 +72,8 @@ fn batch_completes_writes_manifest_and_resumes() {
     .no_panic()
     .stdout_has("G1_instruction")
     .stdout_has("total")
-    .stdout_has("6 new, 0 resumed");
+    .stdout_has("6 new, 0 resumed")
+    .stdout_has("tool replies by source");
     let files = answer_files(&out);
     assert_eq!(files.len(), 6, "{files:?}\n{}", first.stdout());
     assert!(
@@ -103,6 +104,15 @@ fn batch_completes_writes_manifest_and_resumes() {
     );
     assert!(!manifest["prompts"].as_object().unwrap().is_empty());
     assert!(out.join("summary.json").is_file());
+    // Provenance: every episode's tool replies counted by source, in the summary.
+    let provenance = &read_json(&out.join("summary.json"))["provenance"];
+    assert_eq!(provenance["episodes"], 6, "{provenance}");
+    let calls = provenance["tool_calls"].as_u64().unwrap_or(0);
+    let by_source: u64 = provenance["by_source"]
+        .as_object()
+        .map(|m| m.values().filter_map(Value::as_u64).sum())
+        .unwrap_or(0);
+    assert!(calls >= 6 && by_source == calls, "{provenance}");
 
     let before: Vec<_> = files
         .iter()

@@ -20,6 +20,7 @@ use axum::routing::post;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
+use sum2act::server::simulate::carries_data;
 use sum2act::server::{
     CatalogSource, FaultConfig, FaultKind, FaultMix, ServerHandle, VirtualApi, spawn,
 };
@@ -199,7 +200,8 @@ async fn simulated_responses_are_well_formed_and_identical_on_repeat() {
             "{}",
             f.name
         );
-        if let Some(Value::Object(t)) = f.doc.template() {
+        let template = f.doc.template();
+        if let Some(Value::Object(t)) = template.as_ref().filter(|t| carries_data(t)) {
             // Shaped like the template: the same top-level fields.
             let got = a.response.as_object().unwrap();
             for k in t.keys().filter(|k| *k != "_list_length") {
@@ -210,6 +212,17 @@ async fn simulated_responses_are_well_formed_and_identical_on_repeat() {
                     a.response
                 );
             }
+        } else if let Some(m) = a.response.as_object() {
+            // No template, or only a status message: an inferred shape, never a bare status.
+            assert!(
+                m.keys().any(|k| !matches!(
+                    k.as_str(),
+                    "status" | "message" | "msg" | "error" | "meta"
+                )),
+                "{}: {}",
+                f.name,
+                a.response
+            );
         }
         seen += 1;
     }
@@ -284,14 +297,27 @@ async fn unknown_tools_apis_and_missing_parameters_are_toolbench_errors() {
         "{}",
         obs.text
     );
+    // An undeclared parameter goes to the API, as ToolBench sends it; --strict-params rejects it.
     let mut args = default_args(&f);
     args.insert("definitely_not_a_param".into(), json!(1));
-    let obs = caller.call(&f.name, &Value::Object(args).to_string()).await;
+    let args = Value::Object(args).to_string();
+    let obs = caller.call(&f.name, &args).await;
+    assert!(!obs.failed, "{}", obs.text);
+    assert_eq!(obs.source, ReplySource::Simulated);
+    let strict = ToolEnv::new(
+        env.source().clone(),
+        ToolConfig {
+            strict_params: true,
+            ..config()
+        },
+    );
+    let obs = strict.caller(vec![f.clone()]).call(&f.name, &args).await;
     assert!(
         obs.failed && obs.text.contains("definitely_not_a_param"),
         "{}",
         obs.text
     );
+    assert_eq!(obs.source, ReplySource::Caller);
     // Suffix matching, as ToolBench dispatches: the API part alone finds the function.
     let obs = caller
         .call(
@@ -709,10 +735,12 @@ fn import_cache_converts_python_repr_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     use sum2act::llm::scripted::ScriptedLlm;
+    use sum2act::server::simulate::parse_template;
     let catalog = catalog(&data_dir());
+    // An API without a template that carries data: the model's reply is taken as it is.
     let f = functions(&catalog)
         .into_iter()
-        .find(|f| f.required.len() == 1)
+        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
         .unwrap();
     let args = json!({ f.required[0].clone(): "needle-argument" }).to_string();
     let model = Arc::new(ScriptedLlm::from_replies(vec![
@@ -744,5 +772,46 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     assert_eq!(obs.source, ReplySource::Simulated, "{}", obs.text);
     assert!(!obs.failed);
     assert_eq!(broken.requests().len(), 3);
+    h.shutdown().await;
+
+    // An API with a template: the model is asked for the template's shape, and a reply without the
+    // template's fields is refused and asked again.
+    let g = functions(&self::catalog(&data_dir()))
+        .into_iter()
+        .find(|g| {
+            parse_template(&g.doc).is_some_and(|t| {
+                t.is_object() && carries_data(&t) && t.as_object().is_some_and(|m| m.len() <= 8)
+            })
+        })
+        .unwrap();
+    let template = parse_template(&g.doc).unwrap_or_default();
+    let shaped: serde_json::Map<String, Value> = template
+        .as_object()
+        .map(|m| m.keys().map(|k| (k.clone(), json!("x"))).collect())
+        .unwrap_or_default();
+    let shaped_reply = json!({"error": "", "response": shaped}).to_string();
+    let model = Arc::new(ScriptedLlm::from_replies(vec![
+        "{\"error\": \"\", \"response\": {\"answer\": \"ignores the template\"}}".into(),
+        shaped_reply,
+    ]));
+    let (h, s) =
+        server(VirtualApi::new(self::catalog(&data_dir()), None).with_llm(model.clone())).await;
+    let env = ToolEnv::new(Arc::new(s), config());
+    let obs = env
+        .caller(vec![g.clone()])
+        .call(&g.name, &Value::Object(default_args(&g)).to_string())
+        .await;
+    assert_eq!(obs.source, ReplySource::Llm, "{}", obs.text);
+    assert_eq!(obs.response, Value::Object(shaped));
+    let seen = model.requests();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        matches!(
+            seen[0].response_format,
+            sum2act::llm::ResponseFormat::JsonSchema { .. }
+        ),
+        "{:?}",
+        seen[0].response_format
+    );
     h.shutdown().await;
 }
