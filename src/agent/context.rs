@@ -33,6 +33,8 @@ pub struct AgentOptions {
     /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
     /// where a small model can spend its whole budget repeating one call.
     pub repeat_guard: bool,
+    /// Options of the `plan` and `graph` methods.
+    pub methods: super::method_options::MethodOptions,
 }
 
 impl Default for AgentOptions {
@@ -47,6 +49,7 @@ impl Default for AgentOptions {
             width: 2,
             max_tokens: 384,
             repeat_guard: true,
+            methods: Default::default(),
         }
     }
 }
