@@ -169,11 +169,7 @@ pub fn load_set(
     Ok(set)
 }
 
-pub async fn run(
-    _global: &GlobalArgs,
-    config: &Config,
-    args: EvalArgs,
-) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let input = args
         .converted
         .clone()
@@ -210,6 +206,8 @@ pub async fn run(
         files.extend(set.write_converted(&out.join("converted")).map_err(bad)?);
     }
 
+    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    files.push(out.join("tool_metrics.json"));
     if args.no_judge {
         let ms = crate::eval::metrics(&set, None);
         report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(bad)?;
@@ -218,10 +216,14 @@ pub async fn run(
         if args.json {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&json!({"metrics": ms, "files": files}))?
+                serde_json::to_string_pretty(
+                    &json!({"metrics": ms, "tool_metrics": tool_metrics, "files": files})
+                )?
             );
         } else {
             print!("{}", report::metrics_table(&ms));
+            println!();
+            print!("{tool_table}");
             println!("wrote {}", out.display());
         }
         return Ok(ExitCode::SUCCESS);
@@ -283,6 +285,7 @@ pub async fn run(
         "note": report::MISSING_NOTE,
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
+        "tool_metrics": tool_metrics,
     });
     let mut full = summary.clone();
     full["queries"] = serde_json::to_value(&pr.queries)?;
@@ -305,6 +308,8 @@ pub async fn run(
         print!("{}", report::pass_rate_table(&pr, &agreement));
         println!();
         print!("{}", report::metrics_table(&ms));
+        println!();
+        print!("{tool_table}");
         if let Some(c) = calibration.as_ref().filter(|_| args.labels.is_some()) {
             println!();
             print!("{}", report::calibration_table(c));

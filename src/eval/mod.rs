@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod pass_rate;
 pub mod report;
 pub mod stats;
+pub mod tool_metrics;
 pub mod win_rate;
 
 use std::path::PathBuf;
