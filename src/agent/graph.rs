@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 use self::decompose::Subtask;
 use self::memory::Memory;
 use self::search::{SearchOptions, Solution};
-use super::common;
 use super::parse::first_json_object;
 use super::plan::execute::{self, ExecTask, Execution, TaskStatus};
 use super::plan::placeholder::Outputs;
@@ -116,7 +115,7 @@ impl GraphSearch {
         progress: &mut Progress,
     ) -> Result<(), AgentError> {
         let mut notes = Vec::new();
-        let tools = common::tool_listing(ctx.tools.functions());
+        let tools = tool_names(ctx.tools.functions());
         let subtasks = decompose::decompose(ctx, &task.query, &tools, &mut notes).await?;
         let graph = self.graph_for(ctx.tools.functions());
         progress.details["graph"] = json!(graph.size());
@@ -240,6 +239,18 @@ impl GraphSearch {
     }
 }
 
+/// One line per function (name and description): the decomposition needs to know what exists, not
+/// how to call it, and a small model copies a full listing into its subtasks.
+fn tool_names(functions: &[Function]) -> String {
+    functions
+        .iter()
+        .map(|f| {
+            let d = crate::agent::state::clip(&f.doc.description().replace('\n', " "), 100);
+            format!("- {}: {d}\n", f.doc.api_name)
+        })
+        .collect()
+}
+
 fn execution_record(exec: &Execution) -> Value {
     json!({"runs": exec.runs, "overlaps": exec.overlaps()})
 }
@@ -272,26 +283,64 @@ impl Wiring {
         let mut tasks = Vec::new();
         let mut missing: Vec<(usize, String)> = Vec::new();
         for (k, &api) in sol.path.iter().enumerate() {
-            let (t, m) = self.wire_call(graph, sub, sol, first, k, api);
+            let (t, m) = self.wire_call(graph, query, sub, sol, first, k, api);
             missing.extend(m.into_iter().map(|p| (k, p)));
             tasks.push(t);
         }
         if !missing.is_empty() {
             fill_missing(ctx, query, sub, &mut tasks, &missing, notes).await?;
         }
-        let ids: Vec<u32> = tasks.iter().map(|t| t.id).collect();
-        self.built
-            .extend(ids.iter().copied().zip(sol.path.iter().copied()));
+        let reused = self.reuse_identical(&mut tasks, notes);
+        self.built.extend(
+            tasks
+                .iter()
+                .filter_map(|t| graph.index(&t.tool).map(|a| (t.id, a))),
+        );
+        let ids = tasks.iter().map(|t| t.id).chain(reused).collect();
         self.owners.push((index, ids));
         self.next_id = first + sol.path.len() as u32;
         self.tasks.extend(tasks);
         Ok(())
     }
 
+    /// A call identical to one already wired (another subtask's) is not made twice: the later
+    /// calls of this solution take the earlier call's output instead.
+    /// Returns the ids of the earlier calls reused.
+    fn reuse_identical(&self, tasks: &mut Vec<ExecTask>, notes: &mut Vec<String>) -> Vec<u32> {
+        let mut alias = std::collections::BTreeMap::new();
+        tasks.retain(|t| {
+            match self
+                .tasks
+                .iter()
+                .find(|e| e.tool == t.tool && e.args == t.args)
+            {
+                Some(e) => {
+                    alias.insert(t.id, e.id);
+                    notes.push(format!("{} is already called as task {}", t.tool, e.id));
+                    false
+                }
+                None => true,
+            }
+        });
+        for t in tasks.iter_mut() {
+            for d in &mut t.deps {
+                if let Some(k) = alias.get(d) {
+                    *d = *k;
+                }
+            }
+            for v in t.args.values_mut() {
+                crate::agent::plan::dag::rename_references(v, &alias);
+            }
+        }
+        alias.into_values().collect()
+    }
+
     /// One call of a solution; returns it and its required parameters left without a value.
+    #[allow(clippy::too_many_arguments)]
     fn wire_call(
         &self,
         graph: &ToolGraph,
+        query: &str,
         sub: &Subtask,
         sol: &Solution,
         first: u32,
@@ -326,7 +375,7 @@ impl Wiring {
                     );
                     deps.push(id);
                 }
-                (_, Some(v)) => {
+                (_, Some(v)) if required || grounded(v, query) => {
                     args.insert(port.name.clone(), json!(v));
                 }
                 _ if required => missing.push(port.name.clone()),
@@ -437,6 +486,12 @@ async fn fill_missing(
         }
     }
     Ok(())
+}
+
+/// Whether the request contains the value (case-insensitive).
+fn grounded(value: &str, query: &str) -> bool {
+    let v = value.trim().to_lowercase();
+    !v.is_empty() && query.to_lowercase().contains(&v)
 }
 
 fn describe_params(f: &Function, params: &[&str]) -> String {

@@ -163,6 +163,8 @@ pub struct PlanRound {
     pub selections: Vec<Selection>,
     /// Tasks dropped because the repaired plan was still wrong there.
     pub pruned: Vec<u32>,
+    /// Tasks dropped because they repeated an earlier task's call.
+    pub deduplicated: Vec<u32>,
 }
 
 impl PlanRound {
@@ -174,6 +176,7 @@ impl PlanRound {
             "rounds": self.log,
             "selections": self.selections,
             "pruned": self.pruned,
+            "deduplicated": self.deduplicated,
             "dag": {"edges": self.plan.edges(), "levels": levels},
             "runs": exec.runs,
             "overlaps": exec.overlaps(),
@@ -204,6 +207,7 @@ pub async fn plan_round(
         log: Vec::new(),
         selections: Vec::new(),
         pruned: Vec::new(),
+        deduplicated: Vec::new(),
     };
     let (raw, mut plan, mut problems) =
         ask_plan(ctx, purpose, &messages, external, &mut round).await?;
@@ -279,6 +283,12 @@ async fn ask_plan(
             round
                 .selections
                 .extend(select::select_tools(ctx, &mut plan).await?);
+            let dropped = plan.dedupe();
+            if !dropped.is_empty() {
+                ctx.observer
+                    .note(&format!("{purpose}: dropped repeated tasks {dropped:?}"));
+                round.deduplicated.extend(dropped);
+            }
             let problems = plan.validate(ctx.tools.functions(), external);
             (plan, problems)
         }

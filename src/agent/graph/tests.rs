@@ -294,3 +294,35 @@ fn the_state_memory_corrects_a_made_up_identifier() {
     assert_eq!(args["movie_id"], "cb0133093");
     assert!(notes.is_empty());
 }
+
+#[test]
+fn a_call_two_subtasks_share_is_made_once() {
+    // Both subtasks need the search for The Matrix: it runs once and feeds both.
+    let t = task("G1_category", 203);
+    let subtasks = json!({"subtasks": [
+        {"task": "Find the cast of The Matrix", "inputs": [{"name": "title", "value": "The Matrix"}], "outputs": ["cast"]},
+        {"task": "Find the details of The Matrix", "inputs": [{"name": "title", "value": "The Matrix"}], "outputs": ["plot"]},
+    ]});
+    let llm = model(subtasks, None);
+    let source = Arc::new(SampleSource::new(0, &[]));
+    let ctx = context(llm, &t, source.clone(), options(Strategy::Greedy, 4));
+    let ep = run(GraphSearch::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.finish, FinishKind::GiveAnswer, "{}", ep.details);
+    let searches = source
+        .calls()
+        .iter()
+        .filter(|c| c.starts_with("search_movies"))
+        .count();
+    assert_eq!(searches, 1, "{:?}", source.calls());
+    let mut called = tools_called(&ep);
+    called.sort();
+    assert_eq!(
+        called,
+        vec![
+            "Finish",
+            "movie_cast_for_cinebase",
+            "movie_details_for_cinebase",
+            "search_movies_for_cinebase"
+        ]
+    );
+}

@@ -192,6 +192,41 @@ impl Plan {
         removed
     }
 
+    /// Drops tasks that repeat an earlier task's call exactly (small models repeat their plans);
+    /// whatever waited for a dropped task waits for the kept one. Returns the dropped ids.
+    pub fn dedupe(&mut self) -> Vec<u32> {
+        let mut kept: Vec<(String, Map<String, Value>, u32)> = Vec::new();
+        let mut alias: BTreeMap<u32, u32> = BTreeMap::new();
+        for t in &self.tasks {
+            match kept
+                .iter()
+                .find(|(tool, args, _)| *tool == t.tool && *args == t.args)
+            {
+                Some((_, _, id)) => {
+                    alias.insert(t.id, *id);
+                }
+                None => kept.push((t.tool.clone(), t.args.clone(), t.id)),
+            }
+        }
+        if alias.is_empty() {
+            return Vec::new();
+        }
+        self.tasks.retain(|t| !alias.contains_key(&t.id));
+        for t in &mut self.tasks {
+            for d in &mut t.dep {
+                if let Some(k) = alias.get(d) {
+                    *d = *k;
+                }
+            }
+            t.dep.sort_unstable();
+            t.dep.dedup();
+            for v in t.args.values_mut() {
+                rename_references(v, &alias);
+            }
+        }
+        alias.into_keys().collect()
+    }
+
     /// Dependency edges `(from, to)`: `to` waits for `from`.
     pub fn edges(&self) -> Vec<(u32, u32)> {
         self.tasks
@@ -268,6 +303,20 @@ impl Plan {
             problems.push(Problem::Cycle { tasks: cycle });
         }
         problems
+    }
+}
+
+/// Renames `<resource-N>` placeholders by `alias` (old id → new id).
+pub fn rename_references(v: &mut Value, alias: &BTreeMap<u32, u32>) {
+    match v {
+        Value::String(s) => {
+            for (from, to) in alias {
+                *s = s.replace(&format!("<resource-{from}>"), &format!("<resource-{to}>"));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_references(x, alias)),
+        Value::Object(m) => m.values_mut().for_each(|x| rename_references(x, alias)),
+        _ => {}
     }
 }
 
@@ -391,5 +440,19 @@ mod tests {
         let removed = p.prune(&BTreeSet::from([4]));
         assert_eq!(removed, BTreeSet::from([4, 5]));
         assert_eq!(p.tasks.len(), 3);
+    }
+
+    #[test]
+    fn repeated_calls_are_dropped_and_their_dependants_rewired() {
+        let mut p = plan(json!([
+            {"id": 1, "tool": "search", "args": {"q": "x"}},
+            {"id": 2, "tool": "search", "args": {"q": "x"}},
+            {"id": 3, "tool": "cast", "args": {"id": "<resource-2>.id"}, "dep": [2]},
+            {"id": 4, "tool": "search", "args": {"q": "y"}},
+        ]));
+        assert_eq!(p.dedupe(), vec![2]);
+        assert_eq!(p.tasks.len(), 3);
+        assert_eq!(p.tasks[1].dep, vec![1]);
+        assert_eq!(p.tasks[1].args["id"], "<resource-1>.id");
     }
 }

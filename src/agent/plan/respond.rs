@@ -57,7 +57,7 @@ pub async fn respond(
     )?;
     let request = CompletionRequest::new("respond", vec![Message::user(prompt)])
         .with_tools(
-            crate::agent::common::schemas(ctx),
+            vec![finish_with_answer()],
             ToolChoice::Function(FINISH.into()),
         )
         .tools_described()
@@ -80,6 +80,14 @@ pub async fn respond(
             Some(format!("unreadable answer reply: {e}")),
         )),
     }
+}
+
+/// `Finish` with `final_answer` required: the answer call exists to write it, and a small model
+/// left free to omit it often does.
+fn finish_with_answer() -> serde_json::Value {
+    let mut f = crate::toolbench::finish_schema();
+    f["parameters"]["required"] = json!(["return_type", "final_answer"]);
+    f
 }
 
 fn give_up() -> Action {
