@@ -66,9 +66,12 @@ impl<'a> Memory<'a> {
         }
         self.request.contains(&text)
             || self.items.lock().is_ok_and(|items| {
-                items.iter().any(|i| match &i.value {
-                    Value::String(s) => s.to_lowercase() == text,
-                    other => other.to_string() == text,
+                items.iter().any(|i| {
+                    let seen = match &i.value {
+                        Value::String(s) => s.to_lowercase(),
+                        other => other.to_string(),
+                    };
+                    seen == text
                 })
             })
     }

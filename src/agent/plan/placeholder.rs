@@ -234,14 +234,15 @@ fn lookup(
         .get(&r.task)
         .ok_or_else(|| format!("<resource-{}> has no output (task not run)", r.task))?;
     if let Some(v) = follow(output, &r.path, false) {
-        if r.path.is_empty() && (v.is_object() || v.is_array()) {
-            if let Some(field) = find_key(v, param) {
-                notes.push(format!(
-                    "`{param}`: took field `{param}` of <resource-{}>",
-                    r.task
-                ));
-                return Ok(field.clone());
-            }
+        if r.path.is_empty()
+            && (v.is_object() || v.is_array())
+            && let Some(field) = find_key(v, param)
+        {
+            notes.push(format!(
+                "`{param}`: took field `{param}` of <resource-{}>",
+                r.task
+            ));
+            return Ok(field.clone());
         }
         return Ok(v.clone());
     }
