@@ -75,6 +75,12 @@ fn plan_and_graph_answer_files_are_read_by_eval_compare_and_report() {
         .run()
         .success()
         .stdout_has("2 run(s), 4 episodes");
+    // The report shows the tool metrics `eval` wrote.
+    let html = std::fs::read_to_string(plan.join("report.html")).unwrap();
+    assert!(
+        html.contains("\"tool_metrics\":{\"subset\":\"G1_category\""),
+        "no tool metrics in the report"
+    );
     Test::new()
         .arg("compare")
         .arg(&graph)
