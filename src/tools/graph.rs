@@ -96,6 +96,9 @@ pub struct Edge {
 pub struct ToolGraph {
     pub apis: Vec<ApiNode>,
     pub edges: Vec<Edge>,
+    /// Edge indices by the API they feed.
+    #[serde(skip)]
+    incoming: BTreeMap<usize, Vec<usize>>,
 }
 
 /// Its size, for `sum2act index graph` and the episode record.
@@ -186,11 +189,27 @@ impl ToolGraph {
                 }
             }
         }
-        ToolGraph { apis, edges }
+        let mut incoming: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, e) in edges.iter().enumerate() {
+            incoming.entry(e.to).or_default().push(i);
+        }
+        ToolGraph {
+            apis,
+            edges,
+            incoming,
+        }
     }
 
     pub fn index(&self, function: &str) -> Option<usize> {
         self.apis.iter().position(|a| a.function == function)
+    }
+
+    /// Whether an edge from one of `from` feeds parameter `param` of `to`.
+    pub fn fed_by(&self, to: usize, param: &str, from: &[usize]) -> bool {
+        self.incoming.get(&to).is_some_and(|es| {
+            es.iter()
+                .any(|&i| self.edges[i].param == param && from.contains(&self.edges[i].from))
+        })
     }
 
     /// Edges from `from` into `to`.

@@ -129,8 +129,22 @@ fn ctx_tokens(ctx: &SolveContext, n: usize) -> u32 {
     ctx.options.max_tokens.max(24 * n as u32 + 32)
 }
 
+/// Candidates the model rates per expansion at most: with a whole catalogue offered, the ones
+/// sharing the most words with the subtask.
+const SHORTLIST: usize = 10;
+
 #[async_trait]
 impl Scorer for LlmScorer<'_> {
+    fn shortlist(&self, mut candidates: Vec<usize>) -> Vec<usize> {
+        if candidates.len() > SHORTLIST {
+            let mut scored: Vec<(f32, usize)> =
+                candidates.iter().map(|c| (self.overlap(*c), *c)).collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            candidates = scored.into_iter().take(SHORTLIST).map(|(_, c)| c).collect();
+        }
+        candidates
+    }
+
     async fn scores(&self, candidates: &[usize]) -> Vec<f32> {
         let missing: Vec<usize> = {
             let cache = self.cache.lock().map(|c| c.clone()).unwrap_or_default();
@@ -140,12 +154,23 @@ impl Scorer for LlmScorer<'_> {
                 .filter(|c| !cache.contains_key(c))
                 .collect()
         };
+        let over_budget = self.ctx.llm_calls() >= u64::from(self.ctx.options.max_llm_calls);
         if !missing.is_empty() {
-            let scored = match self.ask(&missing).await {
+            let asked = if over_budget {
+                None
+            } else {
+                self.ask(&missing).await
+            };
+            let scored = match asked {
                 Some(s) => s,
                 None => {
+                    let why = if over_budget {
+                        "LLM-call budget spent"
+                    } else {
+                        "relevance reply unusable"
+                    };
                     self.note(format!(
-                        "relevance reply unusable for {} tools; word overlap used",
+                        "{why} for {} tools; word overlap used",
                         missing.len()
                     ));
                     missing.iter().map(|a| (*a, self.overlap(*a))).collect()

@@ -16,6 +16,11 @@ use crate::tools::graph::{ToolGraph, is_id_kind};
 #[async_trait]
 pub trait Scorer: Send + Sync {
     async fn scores(&self, candidates: &[usize]) -> Vec<f32>;
+
+    /// The candidates worth scoring at all (a large catalogue is cut down cheaply first).
+    fn shortlist(&self, candidates: Vec<usize>) -> Vec<usize> {
+        candidates
+    }
 }
 
 /// Search limits.
@@ -113,18 +118,11 @@ impl Search<'_> {
         node.inputs
             .iter()
             .filter(|p| node.required.contains(&p.name) && is_id_kind(&p.kind))
-            .all(|p| {
-                self.given.contains(&p.kind)
-                    || self
-                        .graph
-                        .edges
-                        .iter()
-                        .any(|e| e.to == api && e.param == p.name && path.contains(&e.from))
-            })
+            .all(|p| self.given.contains(&p.kind) || self.graph.fed_by(api, &p.name, path))
     }
 
     async fn scored(&mut self, path: &[usize]) -> Vec<(usize, f32)> {
-        let cands = self.candidates(path);
+        let cands = self.scorer.shortlist(self.candidates(path));
         if cands.is_empty() {
             return Vec::new();
         }

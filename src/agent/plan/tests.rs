@@ -379,3 +379,21 @@ fn the_plan_schema_names_each_offered_function() {
     );
     assert!(crate::llm::gbnf::grammar(&s).is_ok());
 }
+
+#[test]
+fn with_many_functions_the_tool_is_free_text_for_the_selection_stage() {
+    let catalog = crate::agent::sample_harness::catalog();
+    let all: Vec<crate::toolbench::Function> = catalog
+        .api_docs()
+        .map(|(tool, doc)| crate::toolbench::Function::from_doc(&doc, &tool.standard_name))
+        .collect();
+    assert!(all.len() > schema::NAMED_TOOLS_LIMIT);
+    let s = schema::plan_schema(&all);
+    let item = &s["properties"]["tasks"]["items"];
+    assert!(item.get("oneOf").is_none());
+    assert_eq!(item["properties"]["tool"]["type"], "string");
+    // The selection stage's shortlist for a capability: hotel APIs first.
+    let short = select::shortlist(&all, "search hotels in Porto");
+    assert_eq!(short[0].name, "search_hotels_for_hotel_scout");
+    assert!(short.len() <= 5);
+}
