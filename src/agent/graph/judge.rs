@@ -110,9 +110,21 @@ impl<'a> LlmScorer<'a> {
         (!found.is_empty()).then_some(found)
     }
 
-    /// Word overlap between the subtask and the API's name and description, in 0–1.
+    /// Word overlap between the subtask (its text, input names and outputs) and the API's name,
+    /// parameters and description, in 0–1.
     fn overlap(&self, api: usize) -> f32 {
-        let want = words(&self.subtask.task);
+        let inputs: Vec<&str> = self
+            .subtask
+            .inputs
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect();
+        let want = words(&format!(
+            "{} {} {}",
+            self.subtask.task,
+            inputs.join(" "),
+            self.subtask.outputs.join(" ")
+        ));
         let have = words(&self.description(api));
         let shared = want.intersection(&have).count() as f32;
         (shared / want.len().max(1) as f32).min(1.0)

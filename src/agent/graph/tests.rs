@@ -326,3 +326,36 @@ fn a_call_two_subtasks_share_is_made_once() {
         ]
     );
 }
+
+#[test]
+fn with_the_whole_catalogue_the_model_rates_a_shortlist() {
+    // All 40 sample APIs offered: each rating call sees at most 10, and the path is still found.
+    let mut t = task("G1_category", 203);
+    let catalog = crate::agent::sample_harness::catalog();
+    t.functions = catalog
+        .api_docs()
+        .map(|(tool, doc)| Function::from_doc(&doc, &tool.standard_name))
+        .collect();
+    let llm = model(matrix_cast(), None);
+    let ctx = context(
+        llm.clone(),
+        &t,
+        Arc::new(SampleSource::new(0, &[])),
+        options(Strategy::Adaptive, 4),
+    );
+    let ep = run(GraphSearch::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        tools_called(&ep),
+        vec![
+            "search_movies_for_cinebase",
+            "movie_cast_for_cinebase",
+            "Finish"
+        ]
+    );
+    for r in llm.requests().iter().filter(|r| r.purpose == "score") {
+        let n = schema(r)["properties"]["scores"]["maxItems"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(n <= 10, "{n} tools in one rating call");
+    }
+}
