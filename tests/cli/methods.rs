@@ -90,3 +90,53 @@ fn plan_and_graph_answer_files_are_read_by_eval_compare_and_report() {
         .no_panic()
         .success();
 }
+
+#[test]
+fn index_graph_shows_the_catalogue_tool_graph() {
+    let out = Test::new()
+        .args(["index", "graph", "--json", "--sample", "3"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(v["size"]["apis"], 40);
+    assert!(v["size"]["edges"].as_u64().unwrap() > 0);
+    assert_eq!(v["sample"].as_array().unwrap().len(), 3);
+    Test::new()
+        .args(["index", "graph"])
+        .run()
+        .success()
+        .stdout_has("tool graph: 40 APIs")
+        .stdout_has(
+            "top_rated_for_cinebase.movies[0].movie_id -> movie_details_for_cinebase(movie_id)",
+        );
+}
+
+#[test]
+fn bad_method_options_are_clear_errors() {
+    Test::new()
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--method",
+            "graph",
+            "--strategy",
+            "random",
+        ])
+        .run()
+        .failure(2)
+        .stderr_has("random");
+    Test::new()
+        .args([
+            "run",
+            "--query-id",
+            "101",
+            "--method",
+            "graph",
+            "--threshold",
+            "1.5",
+        ])
+        .run()
+        .failure(2)
+        .stderr_has("is not a number from 0 to 1");
+}
