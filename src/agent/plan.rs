@@ -5,6 +5,7 @@
 
 pub mod dag;
 pub mod execute;
+pub mod ground;
 pub mod placeholder;
 pub mod respond;
 pub mod schema;
@@ -83,7 +84,8 @@ impl Planner {
             .prompts
             .render("plan", &[("tools", &tools), ("query", &task.query)])?;
         let messages = vec![Message::user(prompt)];
-        let first = plan_round(ctx, "plan", messages.clone(), &BTreeSet::new()).await?;
+        let first =
+            plan_round(ctx, "plan", messages.clone(), &BTreeSet::new(), &task.query).await?;
         let exec = self
             .run_plan(ctx, &first.plan, started, &Outputs::new())
             .await;
@@ -110,7 +112,7 @@ impl Planner {
             messages.push(Message::assistant(first.plan.to_value().to_string()));
             messages.push(Message::user(replan));
             let external: BTreeSet<u32> = progress.runs.iter().map(|r| r.id).collect();
-            let second = plan_round(ctx, "replan", messages, &external).await?;
+            let second = plan_round(ctx, "replan", messages, &external, &task.query).await?;
             let again = self
                 .run_plan(ctx, &second.plan, started, &exec.outputs)
                 .await;
@@ -201,6 +203,7 @@ pub async fn plan_round(
     purpose: &str,
     messages: Vec<Message>,
     external: &BTreeSet<u32>,
+    query: &str,
 ) -> Result<PlanRound, AgentError> {
     let mut round = PlanRound {
         plan: Plan::default(),
@@ -210,8 +213,8 @@ pub async fn plan_round(
         deduplicated: Vec::new(),
     };
     let (raw, mut plan, mut problems) =
-        ask_plan(ctx, purpose, &messages, external, &mut round).await?;
-    if problems.iter().any(|p| !p.tolerable()) {
+        ask_plan(ctx, purpose, &messages, external, query, &mut round).await?;
+    if problems.iter().any(Problem::needs_repair) {
         let listed: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
         let repair = ctx.prompts.render(
             "plan_repair",
@@ -232,6 +235,7 @@ pub async fn plan_round(
             &format!("{purpose}_repair"),
             &again,
             external,
+            query,
             &mut round,
         )
         .await?;
@@ -265,6 +269,7 @@ async fn ask_plan(
     purpose: &str,
     messages: &[Message],
     external: &BTreeSet<u32>,
+    query: &str,
     round: &mut PlanRound,
 ) -> Result<(String, Plan, Vec<Problem>), AgentError> {
     let request = CompletionRequest::new(purpose, messages.to_vec())
@@ -289,7 +294,8 @@ async fn ask_plan(
                     .note(&format!("{purpose}: dropped repeated tasks {dropped:?}"));
                 round.deduplicated.extend(dropped);
             }
-            let problems = plan.validate(ctx.tools.functions(), external);
+            let mut problems = plan.validate(ctx.tools.functions(), external);
+            problems.extend(ground::made_up_ids(&plan, ctx.tools.functions(), query));
             (plan, problems)
         }
         Err(p) => (Plan::default(), vec![p]),

@@ -66,6 +66,12 @@ pub enum Problem {
         reference: u32,
         path: String,
     },
+    MadeUpId {
+        id: u32,
+        param: String,
+        value: String,
+        use_instead: String,
+    },
 }
 
 impl Problem {
@@ -76,15 +82,25 @@ impl Problem {
             | Problem::UnknownTool { id, .. }
             | Problem::UnknownDependency { id, .. }
             | Problem::MissingArgument { id, .. }
-            | Problem::UnknownField { id, .. } => Some(*id),
+            | Problem::UnknownField { id, .. }
+            | Problem::MadeUpId { id, .. } => Some(*id),
             _ => None,
         }
     }
 
     /// Problems that execution can live with: a field path the template does not show may still be
-    /// in the real output, and the resolver falls back to a field of the same name.
+    /// in the real output (the resolver falls back to a field of the same name), and a made-up id
+    /// may still be answered.
     pub fn tolerable(&self) -> bool {
-        matches!(self, Problem::UnknownField { .. })
+        matches!(
+            self,
+            Problem::UnknownField { .. } | Problem::MadeUpId { .. }
+        )
+    }
+
+    /// Worth a repair round: every problem but an unknown field.
+    pub fn needs_repair(&self) -> bool {
+        !matches!(self, Problem::UnknownField { .. })
     }
 }
 
@@ -109,6 +125,15 @@ impl std::fmt::Display for Problem {
             Problem::MissingArgument { id, param } => {
                 write!(f, "task {id} lacks the required argument `{param}`")
             }
+            Problem::MadeUpId {
+                id,
+                param,
+                value,
+                use_instead,
+            } => write!(
+                f,
+                "task {id}: `{param}` = `{value}` is not in the request; use {use_instead}"
+            ),
             Problem::UnknownField {
                 id,
                 reference,

@@ -397,3 +397,44 @@ fn with_many_functions_the_tool_is_free_text_for_the_selection_stage() {
     assert_eq!(short[0].name, "search_hotels_for_hotel_scout");
     assert!(short.len() <= 5);
 }
+
+#[test]
+fn a_made_up_identifier_is_repaired_with_the_placeholder_to_use() {
+    // The 0.5B model's habit: the cast lookup gets the example id instead of the search's output.
+    let t = task("G1_category", 203);
+    let made_up = json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "tt0000001"}, "dep": [-1]},
+    ]});
+    let fixed = json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
+    ]});
+    let llm = model(vec![("plan", made_up), ("plan_repair", fixed)]);
+    let ctx = context(
+        llm.clone(),
+        &t,
+        Arc::new(SampleSource::new(0, &[])),
+        options(4),
+    );
+    let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let repair = llm
+        .requests()
+        .into_iter()
+        .find(|r| r.purpose == "plan_repair")
+        .map(|r| prompt_text(&r))
+        .unwrap_or_default();
+    assert!(
+        repair.contains(
+            "`movie_id` = `tt0000001` is not in the request; use <resource-1>.results[0].movie_id"
+        ),
+        "{repair}"
+    );
+    assert_eq!(ep.steps[1].arguments, r#"{"movie_id":"cb0133093"}"#);
+    // A made-up id with nothing to take its place is left to run.
+    let plan = Plan::parse(&json!({"tasks": [
+        {"id": 1, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "tt0000001"}, "dep": [-1]},
+    ]}))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(ground::made_up_ids(&plan, &t.functions, &t.query).is_empty());
+}
