@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use self::decompose::Subtask;
 use self::memory::Memory;
 use self::search::{SearchOptions, Solution};
+use super::episode::Episode;
 use super::parse::first_json_object;
 use super::plan::execute::{self, ExecTask, Execution, TaskStatus};
 use super::plan::placeholder::Outputs;
@@ -97,8 +98,6 @@ impl Solver for GraphSearch {
         Ok(conclude("graph", task, ctx, progress, error).await)
     }
 }
-
-use super::episode::Episode;
 
 /// One subtask's solutions, best first.
 struct Searched {
@@ -228,7 +227,6 @@ impl GraphSearch {
             "best_partial_used": partial && !ordered.is_empty(),
             "notes": scorer.notes(),
         });
-        drop(scorer);
         Ok((
             Searched {
                 subtask: sub,
