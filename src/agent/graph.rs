@@ -95,7 +95,7 @@ impl Solver for GraphSearch {
             Err(AgentError::Llm(e)) => Some(e.to_string()),
             Err(e) => return Err(e),
         };
-        Ok(conclude("graph", task, ctx, progress, error).await)
+        Ok(conclude("graph", "graph_decompose", task, ctx, progress, error).await)
     }
 }
 

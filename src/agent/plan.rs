@@ -58,7 +58,7 @@ impl Solver for Planner {
             Err(e) => return Err(e),
         };
         progress.details["parallel"] = json!(self.parallel);
-        Ok(conclude("plan", task, ctx, progress, error).await)
+        Ok(conclude("plan", "plan", task, ctx, progress, error).await)
     }
 }
 
@@ -317,8 +317,10 @@ async fn ask_plan(
 const PLAN_TOKENS: u32 = 768;
 
 /// Builds the episode of a planning method: every call made (by start time), then `Finish`.
+/// `prompt` names the template recorded as the answer file's system prompt.
 pub async fn conclude(
     method: &str,
+    prompt: &str,
     task: &Task,
     ctx: &SolveContext,
     progress: Progress,
@@ -364,7 +366,7 @@ pub async fn conclude(
     }
     let (_, final_raw) = common::final_answer(&steps);
     let functions = common::schemas(ctx);
-    let system = ctx.prompts.template("plan").unwrap_or_default().to_string();
+    let system = ctx.prompts.template(prompt).unwrap_or_default().to_string();
     let generation = common::generation(task, ctx, &functions, &final_raw, &system);
     let winner = (finish == FinishKind::GiveAnswer).then_some(0);
     let answer_file = cot_answer_file(
