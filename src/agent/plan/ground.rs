@@ -24,6 +24,10 @@ pub fn made_up_ids(plan: &Plan, functions: &[Function], query: &str) -> Vec<Prob
             }
             let producer = plan.tasks.iter().filter(|o| o.id != t.id).find_map(|o| {
                 let f = find_function(functions, &o.tool)?;
+                // An API taking this id only echoes it back; it does not find one.
+                if f.params.iter().any(|p| kind_of(p) == kind) {
+                    return None;
+                }
                 let outputs = template_outputs(&f.doc.template()?);
                 let port = outputs.iter().find(|p| p.kind == kind)?;
                 Some(format!("<resource-{}>.{}", o.id, port.name))

@@ -438,3 +438,15 @@ fn a_made_up_identifier_is_repaired_with_the_placeholder_to_use() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(ground::made_up_ids(&plan, &t.functions, &t.query).is_empty());
 }
+
+#[test]
+fn an_api_echoing_an_identifier_is_not_suggested_as_its_source() {
+    // Movie details take a movie_id and echo it: they are no source for the cast's movie_id.
+    let t = task("G1_category", 203);
+    let plan = Plan::parse(&json!({"tasks": [
+        {"id": 1, "tool": "movie_details_for_cinebase", "args": {"movie_id": "cb1375666"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "cb0133093"}, "dep": [-1]},
+    ]}))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(ground::made_up_ids(&plan, &t.functions, &t.query).is_empty());
+}
