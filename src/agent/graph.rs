@@ -349,17 +349,18 @@ impl Wiring {
         let mut args = Map::new();
         let mut deps = Vec::new();
         let mut missing = Vec::new();
-        // Producers on this path first, then calls wired for earlier subtasks.
-        let producers: Vec<(u32, usize)> = sol.path[..k]
+        // Producers on this path first, then calls wired for earlier subtasks; those only lend
+        // identifiers (a title or a city of another subtask's result is not this one's).
+        let own: Vec<(u32, usize)> = sol.path[..k]
             .iter()
             .enumerate()
             .map(|(j, a)| (first + j as u32, *a))
-            .chain(self.built.iter().rev().copied())
             .collect();
         for port in &node.inputs {
             let required = node.required.contains(&port.name);
             let given = sub.input(&port.kind);
-            let fed = producers.iter().find_map(|(id, from)| {
+            let earlier = self.built.iter().rev().filter(|_| is_id_kind(&port.kind));
+            let fed = own.iter().chain(earlier).find_map(|(id, from)| {
                 graph
                     .edges_between(*from, api)
                     .find(|e| e.param == port.name)

@@ -153,7 +153,9 @@ fn leaves(v: &Value, path: String, parent: &str, out: &mut Vec<(String, String, 
             if kind == "id" {
                 kind = entity_id(parent).unwrap_or(kind);
             }
-            out.push((path.clone(), kind, leaf.clone()));
+            if !kind.is_empty() {
+                out.push((path.clone(), kind, leaf.clone()));
+            }
         }
     }
 }

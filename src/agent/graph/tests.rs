@@ -359,3 +359,42 @@ fn with_the_whole_catalogue_the_model_rates_a_shortlist() {
         assert!(n <= 10, "{n} tools in one rating call");
     }
 }
+
+#[test]
+fn another_subtask_lends_identifiers_only() {
+    // G2_instruction 402: the streaming subtask needs a title; the details call's `title` field is
+    // not wired into it (only ids cross subtasks), so the model is asked for it.
+    let t = task("G2_instruction", 402);
+    let subtasks = json!({"subtasks": [
+        {"task": "Get the details of Inception", "inputs": [{"name": "title", "value": "Inception"}], "outputs": ["plot"]},
+        {"task": "Where to stream it in the UK", "inputs": [{"name": "country", "value": "UK"}], "outputs": ["services"]},
+    ]});
+    let llm = model(subtasks, Some(json!({"call_1": {"title": "Inception"}})));
+    let ctx = context(
+        llm.clone(),
+        &t,
+        Arc::new(SampleSource::new(0, &[])),
+        options(Strategy::Adaptive, 4),
+    );
+    let ep = run(GraphSearch::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let watch = ep
+        .steps
+        .iter()
+        .find(|s| s.action == "where_to_watch_for_streamfinder")
+        .map(|s| s.arguments.clone())
+        .unwrap_or_default();
+    let watch: Value = serde_json::from_str(&watch).unwrap_or(Value::Null);
+    assert_eq!(
+        watch,
+        json!({"title": "Inception", "country": "UK"}),
+        "{}",
+        ep.details
+    );
+    assert_eq!(
+        llm.requests()
+            .iter()
+            .filter(|r| r.purpose == "arguments")
+            .count(),
+        1
+    );
+}
