@@ -37,6 +37,8 @@ pub struct AgentOptions {
     /// writes megabytes would otherwise fill answer files, prompts and memory. Longer ones are cut
     /// and counted in `cut_replies`.
     pub max_reply_bytes: usize,
+    /// Options of the `plan` and `graph` methods.
+    pub methods: super::method_options::MethodOptions,
 }
 
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
@@ -55,6 +57,7 @@ impl Default for AgentOptions {
             max_tokens: 384,
             repeat_guard: true,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            methods: Default::default(),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Agent methods behind one `Solver` trait: Sum2Act (router + state manager), ReAct/CoT and DFSDT.
+//! Agent methods behind one `Solver` trait: Sum2Act (router + state manager), ReAct/CoT, DFSDT,
+//! plan-and-execute (HuggingGPT) and tool-graph search (ControlLLM).
 //! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
 //! `Episode`, so an A/B comparison differs only in the method.
 
@@ -6,7 +7,10 @@ mod common;
 mod context;
 pub mod dfsdt;
 mod episode;
+pub mod graph;
+pub mod method_options;
 pub mod parse;
+pub mod plan;
 pub mod react;
 pub mod state;
 pub mod sum2act;
@@ -18,6 +22,7 @@ use async_trait::async_trait;
 
 pub use context::{AgentOptions, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver, SolveContext};
 pub use episode::{Counters, Episode, FinishKind, Step};
+pub use method_options::{MethodOptions, Strategy};
 
 use crate::toolbench::Task;
 
@@ -30,7 +35,7 @@ pub enum AgentError {
     Prompt(#[from] crate::prompts::PromptError),
     #[error(transparent)]
     Llm(#[from] crate::llm::LlmError),
-    #[error("unknown method `{0}` (expected sum2act, react or dfsdt)")]
+    #[error("unknown method `{0}` (expected sum2act, react, dfsdt, plan or graph)")]
     UnknownMethod(String),
 }
 
@@ -45,7 +50,7 @@ pub trait Solver: Send + Sync {
 }
 
 /// The methods a user can pick with `--method`.
-pub const METHODS: [&str; 3] = ["sum2act", "react", "dfsdt"];
+pub const METHODS: [&str; 5] = ["sum2act", "react", "dfsdt", "plan", "graph"];
 
 /// Builds the solver for `--method NAME`.
 pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, AgentError> {
@@ -53,10 +58,14 @@ pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, A
         "sum2act" => Ok(Arc::new(sum2act::Sum2Act::new(options))),
         "react" | "cot" => Ok(Arc::new(react::React::new(options))),
         "dfsdt" | "dfs" => Ok(Arc::new(dfsdt::Dfsdt::new(options))),
+        "plan" | "hugginggpt" => Ok(Arc::new(plan::Planner::new(options))),
+        "graph" | "controlllm" => Ok(Arc::new(graph::GraphSearch::new(options))),
         other => Err(AgentError::UnknownMethod(other.to_string())),
     }
 }
 #[cfg(test)]
 mod hardening_tests;
+#[cfg(test)]
+mod sample_harness;
 #[cfg(test)]
 mod tests;

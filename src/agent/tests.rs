@@ -603,7 +603,7 @@ fn dfsdt_only_give_up_reports_give_up() {
 
 #[test]
 fn every_method_writes_a_convertible_answer_file() {
-    for method in METHODS {
+    for method in ["sum2act", "react", "dfsdt"] {
         let h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
         let solver = solver(method, &h.ctx.options).unwrap_or_else(|e| panic!("{e}"));
         let ep = run(solver.solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));

@@ -131,6 +131,10 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         "judged": !verdicts.is_empty(),
         "pass_rates": headline_pass_rates(dir),
         "judge": judge_info(dir),
+        // `sum2act eval` writes these (IR/NR/HR/CR, planning P/R/F1); the last row is the overall one.
+        "tool_metrics": std::fs::read_to_string(dir.join("eval/tool_metrics.json")).ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v.as_array().and_then(|a| a.last().cloned())),
         "unreadable": unreadable.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "episodes": episodes,
     }))

@@ -4,13 +4,13 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::agent::AgentOptions;
+use crate::agent::{AgentOptions, MethodOptions, Strategy};
 use crate::config::Config;
 
 #[derive(Debug, Clone, Args, Serialize)]
 pub struct AgentArgs {
     /// Agent method.
-    #[arg(long, default_value = "sum2act", value_parser = ["sum2act", "react", "cot", "dfsdt", "dfs"])]
+    #[arg(long, default_value = "sum2act", value_parser = ["sum2act", "react", "cot", "dfsdt", "dfs", "plan", "hugginggpt", "graph", "controlllm"])]
     pub method: String,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -40,6 +40,29 @@ pub struct AgentArgs {
     /// (ToolBench's behaviour).
     #[arg(long)]
     pub no_repeat_guard: bool,
+    /// plan/graph: tool calls in flight at once (1 = one by one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallel: Option<u16>,
+    /// graph: how to search the tool graph (greedy, beam, adaptive, exhaustive).
+    #[arg(long, value_name = "NAME", value_parser = ["greedy", "beam", "adaptive", "exhaustive"])]
+    pub strategy: Option<String>,
+    /// graph: paths kept per step by the beam strategy.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub beam_width: Option<u16>,
+    /// graph: relevance (0-1) a tool needs for the adaptive strategy to expand it.
+    #[arg(long, value_name = "X", value_parser = parse_unit)]
+    pub threshold: Option<f32>,
+    /// graph: tools on one solution path at most.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=6))]
+    pub max_path: Option<u16>,
+}
+
+/// A number from 0 to 1.
+fn parse_unit(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a number from 0 to 1")),
+    }
 }
 
 impl AgentArgs {
@@ -59,6 +82,22 @@ impl AgentArgs {
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
             repeat_guard: !self.no_repeat_guard,
             max_reply_bytes: config.agent.max_reply_bytes.max(1024),
+            methods: self.method_options(),
+        }
+    }
+
+    fn method_options(&self) -> MethodOptions {
+        let d = MethodOptions::default();
+        MethodOptions {
+            parallel: self.parallel.map_or(d.parallel, usize::from),
+            strategy: self
+                .strategy
+                .as_deref()
+                .and_then(|s| s.parse::<Strategy>().ok())
+                .unwrap_or(d.strategy),
+            beam_width: self.beam_width.map_or(d.beam_width, usize::from),
+            threshold: self.threshold.unwrap_or(d.threshold),
+            max_path: self.max_path.map_or(d.max_path, usize::from),
         }
     }
 
@@ -77,6 +116,11 @@ impl AgentArgs {
             "max_tokens": o.max_tokens,
             "repeat_guard": o.repeat_guard,
             "max_reply_bytes": o.max_reply_bytes,
+            "parallel": o.methods.parallel,
+            "strategy": o.methods.strategy.as_str(),
+            "beam_width": o.methods.beam_width,
+            "threshold": o.methods.threshold,
+            "max_path": o.methods.max_path,
         })
     }
 }

@@ -213,11 +213,7 @@ pub fn load_set(
     Ok(set)
 }
 
-pub async fn run(
-    _global: &GlobalArgs,
-    config: &Config,
-    args: EvalArgs,
-) -> anyhow::Result<ExitCode> {
+pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let input = args
         .converted
         .clone()
@@ -254,6 +250,8 @@ pub async fn run(
         files.extend(set.write_converted(&out.join("converted")).map_err(bad)?);
     }
 
+    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    files.push(out.join("tool_metrics.json"));
     if args.no_judge {
         let ms = crate::eval::metrics(&set, None);
         let evidence = crate::eval::pass_rate::evidence_only(&set);
@@ -266,7 +264,7 @@ pub async fn run(
             println!(
                 "{}",
                 serde_json::to_string_pretty(
-                    &json!({"metrics": ms, "evidence": groups, "files": files})
+                    &json!({"metrics": ms, "evidence": groups, "tool_metrics": tool_metrics, "files": files})
                 )?
             );
         } else {
@@ -274,6 +272,8 @@ pub async fn run(
             headline::judge_free_table(&mut table, &evidence);
             println!("{table}");
             print!("{}", report::metrics_table(&ms));
+            println!();
+            print!("{tool_table}");
             println!("wrote {}", out.display());
         }
         return Ok(ExitCode::SUCCESS);
@@ -348,6 +348,7 @@ pub async fn run(
         "note": report::MISSING_NOTE,
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
+        "tool_metrics": tool_metrics,
     });
     let mut full = summary.clone();
     full["queries"] = serde_json::to_value(&pr.queries)?;
@@ -370,6 +371,8 @@ pub async fn run(
         print!("{}", headline::pass_rate_report(&pr, calibration.as_ref()));
         println!();
         print!("{}", report::metrics_table(&ms));
+        println!();
+        print!("{tool_table}");
         if let Some(m) = &matching {
             println!();
             print_labels(m, calibration.as_ref());

@@ -56,6 +56,15 @@ pub enum IndexCommand {
         #[command(flatten)]
         llm: LlmArgs,
     },
+    /// Show the tool graph of DATA/tools that `--method graph` searches: its size and sample edges.
+    Graph {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Edges to show.
+        #[arg(long, default_value_t = 8)]
+        sample: usize,
+    },
 }
 
 pub async fn run(
@@ -69,6 +78,7 @@ pub async fn run(
             json,
             retriever,
         } => build(global, index_dir, json, &retriever),
+        IndexCommand::Graph { json, sample } => super::index_graph::run(global, json, sample),
         IndexCommand::Expand {
             out,
             per_api,

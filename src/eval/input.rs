@@ -53,6 +53,8 @@ pub struct Record {
     /// The final answer text.
     pub answer: String,
     pub counters: Counters,
+    /// Method-specific detail (the plan of `plan`, for its planning metrics).
+    pub details: Value,
 }
 
 /// One tool call on the path an answer took.

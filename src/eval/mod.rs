@@ -17,6 +17,7 @@ pub mod report;
 pub mod requirements;
 pub mod rules;
 pub mod stats;
+pub mod tool_metrics;
 pub mod win_rate;
 
 use std::path::PathBuf;

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod caller;
+pub mod graph;
 pub mod http;
 pub mod observation;
 mod types;

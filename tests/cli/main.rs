@@ -10,6 +10,7 @@ mod hardening;
 mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
+mod methods;
 mod report;
 mod retrieve;
 mod run;

@@ -1,0 +1,87 @@
+//! Options of the plan-and-execute (`plan`) and tool-graph (`graph`) methods, kept apart from the
+//! options every method shares so that adding a method does not touch the others.
+
+use std::str::FromStr;
+
+/// Options of the two planning methods.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodOptions {
+    /// Tool calls of one plan (or of independent subtasks) in flight at once; 1 runs them one by one.
+    pub parallel: usize,
+    /// How `graph` searches the tool graph.
+    pub strategy: Strategy,
+    /// Paths kept per step by the beam strategy.
+    pub beam_width: usize,
+    /// Relevance (0–1) a tool needs for the adaptive strategy to expand it.
+    pub threshold: f32,
+    /// Tools on one solution path at most.
+    pub max_path: usize,
+}
+
+impl Default for MethodOptions {
+    fn default() -> Self {
+        MethodOptions {
+            parallel: 4,
+            strategy: Strategy::Adaptive,
+            beam_width: 2,
+            threshold: 0.6,
+            max_path: 3,
+        }
+    }
+}
+
+/// ControlLLM's four ways of searching the tool graph (adaptive is the paper's best trade-off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Follows the single most relevant tool at each step.
+    Greedy,
+    /// Keeps the best `beam_width` partial paths at each step.
+    Beam,
+    /// Expands every tool whose relevance reaches the threshold.
+    Adaptive,
+    /// Expands every executable tool up to the path-length limit.
+    Exhaustive,
+}
+
+impl Strategy {
+    pub const ALL: [&'static str; 4] = ["greedy", "beam", "adaptive", "exhaustive"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Greedy => "greedy",
+            Strategy::Beam => "beam",
+            Strategy::Adaptive => "adaptive",
+            Strategy::Exhaustive => "exhaustive",
+        }
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "greedy" => Ok(Strategy::Greedy),
+            "beam" => Ok(Strategy::Beam),
+            "adaptive" => Ok(Strategy::Adaptive),
+            "exhaustive" => Ok(Strategy::Exhaustive),
+            _ => Err(format!(
+                "`{s}` is not a search strategy: use greedy, beam, adaptive or exhaustive"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_strategies() {
+        for name in Strategy::ALL {
+            let s: Strategy = name.parse().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.as_str(), name);
+        }
+        assert!("dfs".parse::<Strategy>().is_err());
+    }
+}

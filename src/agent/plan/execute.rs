@@ -1,0 +1,289 @@
+//! Runs a dependency graph of tool calls: a task starts as soon as every task it waits for has
+//! finished, independent tasks run at the same time (at most `parallel`, all through the episode's
+//! tool caller and so its rate limits), a failed task fails its dependants, and every call's start
+//! and end are kept so the record shows which calls overlapped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::placeholder::{Outputs, output_value};
+use crate::agent::SolveContext;
+use crate::tools::Observation;
+
+/// One call to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecTask {
+    pub id: u32,
+    pub tool: String,
+    pub args: Map<String, Value>,
+    pub deps: Vec<u32>,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Done,
+    Failed,
+    /// Not run: a task it waits for failed.
+    Skipped,
+}
+
+/// What became of one task.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskRun {
+    pub id: u32,
+    pub tool: String,
+    /// The arguments actually sent (placeholders resolved), as JSON text.
+    pub arguments: String,
+    pub status: TaskStatus,
+    /// Milliseconds since the episode started.
+    pub start_ms: u64,
+    pub end_ms: u64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub error: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub observation: Option<Observation>,
+}
+
+/// Turns a task's planned arguments into the ones sent, from the outputs so far.
+pub trait Prepare: Sync {
+    fn prepare(
+        &self,
+        task: &ExecTask,
+        outputs: &Outputs,
+        notes: &mut Vec<String>,
+    ) -> Result<Map<String, Value>, String>;
+
+    /// Sees each successful output (a state memory keeps it).
+    fn remember(&self, _task: &ExecTask, _output: &Value) {}
+}
+
+/// Resolves `<resource-N>` placeholders only.
+pub struct Placeholders;
+
+impl Prepare for Placeholders {
+    fn prepare(
+        &self,
+        task: &ExecTask,
+        outputs: &Outputs,
+        notes: &mut Vec<String>,
+    ) -> Result<Map<String, Value>, String> {
+        super::placeholder::resolve(&task.args, outputs, notes)
+    }
+}
+
+/// Everything an execution produced.
+#[derive(Debug, Clone, Default)]
+pub struct Execution {
+    /// In the order the tasks ended.
+    pub runs: Vec<TaskRun>,
+    /// Outputs of the tasks that succeeded.
+    pub outputs: Outputs,
+}
+
+impl Execution {
+    /// Pairs of tasks whose calls were in flight at the same time.
+    pub fn overlaps(&self) -> Vec<(u32, u32)> {
+        let called: Vec<&TaskRun> = self
+            .runs
+            .iter()
+            .filter(|r| r.observation.is_some())
+            .collect();
+        let mut pairs = Vec::new();
+        for (i, a) in called.iter().enumerate() {
+            for b in &called[i + 1..] {
+                if a.start_ms < b.end_ms && b.start_ms < a.end_ms {
+                    pairs.push((a.id.min(b.id), a.id.max(b.id)));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs
+    }
+
+    pub fn failed(&self) -> Vec<&TaskRun> {
+        self.runs
+            .iter()
+            .filter(|r| r.status != TaskStatus::Done)
+            .collect()
+    }
+
+    pub fn succeeded(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.status == TaskStatus::Done)
+            .count()
+    }
+}
+
+/// Runs `tasks` by their dependencies. `started` is the episode's clock; `earlier` are outputs of
+/// tasks that already ran (a re-plan waits for them as for finished tasks).
+pub async fn execute(
+    ctx: &SolveContext,
+    tasks: &[ExecTask],
+    parallel: usize,
+    prepare: &dyn Prepare,
+    started: Instant,
+    earlier: &Outputs,
+) -> Execution {
+    let parallel = parallel.max(1);
+    let mut pending: Vec<&ExecTask> = tasks.iter().collect();
+    let mut done: BTreeSet<u32> = earlier.keys().copied().collect();
+    let mut failed: BTreeSet<u32> = BTreeSet::new();
+    let mut exec = Execution {
+        runs: Vec::new(),
+        outputs: earlier.clone(),
+    };
+    let mut running = FuturesUnordered::new();
+    let by_id: BTreeMap<u32, &ExecTask> = tasks.iter().map(|t| (t.id, t)).collect();
+    loop {
+        skip_failed_dependants(&mut pending, &mut failed, &mut exec, started);
+        while running.len() < parallel {
+            let Some(pos) = pending
+                .iter()
+                .position(|t| t.deps.iter().all(|d| done.contains(d)))
+            else {
+                break;
+            };
+            let task = pending.remove(pos);
+            let mut notes = Vec::new();
+            match prepare.prepare(task, &exec.outputs, &mut notes) {
+                Ok(args) => {
+                    let arguments = Value::Object(args).to_string();
+                    running.push(call(
+                        ctx,
+                        task.id,
+                        task.tool.clone(),
+                        arguments,
+                        notes,
+                        started,
+                    ));
+                }
+                Err(error) => {
+                    let at = ms(started);
+                    failed.insert(task.id);
+                    exec.runs.push(TaskRun {
+                        id: task.id,
+                        tool: task.tool.clone(),
+                        arguments: Value::Object(task.args.clone()).to_string(),
+                        status: TaskStatus::Failed,
+                        start_ms: at,
+                        end_ms: at,
+                        error,
+                        notes,
+                        observation: None,
+                    });
+                }
+            }
+        }
+        let Some(run) = running.next().await else {
+            break;
+        };
+        if run.status == TaskStatus::Done {
+            if let (Some(obs), Some(task)) = (&run.observation, by_id.get(&run.id)) {
+                let out = output_value(&obs.response);
+                prepare.remember(task, &out);
+                exec.outputs.insert(run.id, out);
+            }
+            done.insert(run.id);
+        } else {
+            failed.insert(run.id);
+        }
+        exec.runs.push(run);
+    }
+    // Anything left waits on a task that never ran (an unknown or cyclic dependency).
+    for t in pending {
+        let at = ms(started);
+        exec.runs
+            .push(skipped(t, at, "waits for a task that never ran"));
+    }
+    exec
+}
+
+fn skip_failed_dependants(
+    pending: &mut Vec<&ExecTask>,
+    failed: &mut BTreeSet<u32>,
+    exec: &mut Execution,
+    started: Instant,
+) {
+    loop {
+        let Some(pos) = pending
+            .iter()
+            .position(|t| t.deps.iter().any(|d| failed.contains(d)))
+        else {
+            return;
+        };
+        let t = pending.remove(pos);
+        let dep = t
+            .deps
+            .iter()
+            .find(|d| failed.contains(d))
+            .copied()
+            .unwrap_or_default();
+        failed.insert(t.id);
+        exec.runs
+            .push(skipped(t, ms(started), &format!("task {dep} failed")));
+    }
+}
+
+fn skipped(t: &ExecTask, at: u64, why: &str) -> TaskRun {
+    TaskRun {
+        id: t.id,
+        tool: t.tool.clone(),
+        arguments: Value::Object(t.args.clone()).to_string(),
+        status: TaskStatus::Skipped,
+        start_ms: at,
+        end_ms: at,
+        error: why.to_string(),
+        notes: Vec::new(),
+        observation: None,
+    }
+}
+
+async fn call(
+    ctx: &SolveContext,
+    id: u32,
+    tool: String,
+    arguments: String,
+    notes: Vec<String>,
+    started: Instant,
+) -> TaskRun {
+    let start_ms = ms(started);
+    let obs = ctx.act(&tool, &arguments).await;
+    let end_ms = ms(started);
+    TaskRun {
+        id,
+        tool,
+        arguments,
+        status: if obs.failed {
+            TaskStatus::Failed
+        } else {
+            TaskStatus::Done
+        },
+        start_ms,
+        end_ms,
+        error: if obs.failed {
+            if obs.error.is_empty() {
+                crate::agent::state::clip(&obs.text, 200)
+            } else {
+                crate::agent::state::clip(&obs.error, 200)
+            }
+        } else {
+            String::new()
+        },
+        notes,
+        observation: Some(obs),
+    }
+}
+
+fn ms(started: Instant) -> u64 {
+    started.elapsed().as_millis() as u64
+}

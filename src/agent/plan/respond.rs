@@ -1,0 +1,99 @@
+//! HuggingGPT's response generation: one model call writes the final answer from the request and
+//! what the calls returned, through `Finish`. With no successful call there is nothing to answer
+//! from, and the episode gives up without asking the model.
+
+use serde_json::json;
+
+use super::execute::{TaskRun, TaskStatus};
+use crate::agent::parse::{self, Action};
+use crate::agent::state::clip;
+use crate::agent::{AgentError, SolveContext};
+use crate::llm::{CompletionRequest, Message, ToolChoice};
+use crate::toolbench::FINISH;
+
+/// Characters of one result shown to the answer call.
+const RESULT_CHARS: usize = 700;
+
+/// The results as the answer and re-planning calls see them, one line per task.
+pub fn results_text(runs: &[TaskRun]) -> String {
+    let mut out = String::new();
+    for r in runs {
+        let what = match (r.status, &r.observation) {
+            (TaskStatus::Done, Some(obs)) => clip(&obs.text, RESULT_CHARS),
+            (TaskStatus::Skipped, _) => format!("not run: {}", r.error),
+            _ => format!("failed: {}", r.error),
+        };
+        out.push_str(&format!(
+            "<resource-{}> {}({}) -> {what}\n",
+            r.id,
+            r.tool,
+            clip(&r.arguments, 200)
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("(no calls were made)\n");
+    }
+    out
+}
+
+/// The `Finish` action ending the episode, the prompt tokens of the call, and a note when the reply
+/// had to be patched.
+pub async fn respond(
+    ctx: &SolveContext,
+    query: &str,
+    runs: &[TaskRun],
+) -> Result<(Action, u64, Option<String>), AgentError> {
+    if !runs.iter().any(|r| r.status == TaskStatus::Done) {
+        let give_up = Action {
+            thought: "no call returned anything to answer from".into(),
+            name: FINISH.into(),
+            arguments: json!({"return_type": "give_up_and_restart"}).to_string(),
+        };
+        return Ok((give_up, 0, None));
+    }
+    let prompt = ctx.prompts.render(
+        "plan_response",
+        &[("query", query), ("results", &results_text(runs))],
+    )?;
+    let request = CompletionRequest::new("respond", vec![Message::user(prompt)])
+        .with_tools(
+            vec![finish_with_answer()],
+            ToolChoice::Function(FINISH.into()),
+        )
+        .tools_described()
+        .with_max_tokens(ctx.options.max_tokens);
+    let reply = ctx.complete(&request).await?;
+    let tokens = reply.usage.prompt_tokens;
+    match parse::action(&reply) {
+        Ok(a) if a.name == FINISH => Ok((a, tokens, None)),
+        Ok(a) => Ok((
+            give_up(),
+            tokens,
+            Some(format!(
+                "the answer call chose {} instead of Finish",
+                a.name
+            )),
+        )),
+        Err(e) => Ok((
+            give_up(),
+            tokens,
+            Some(format!("unreadable answer reply: {e}")),
+        )),
+    }
+}
+
+/// `Finish` with `final_answer` required: the answer call exists to write it, and a small model
+/// left free to omit it often does.
+fn finish_with_answer() -> serde_json::Value {
+    let mut f = crate::toolbench::finish_schema();
+    f["parameters"]["required"] = json!(["return_type", "final_answer"]);
+    f
+}
+
+fn give_up() -> Action {
+    Action {
+        thought: String::new(),
+        name: FINISH.into(),
+        arguments: json!({"return_type": "give_up_and_restart"}).to_string(),
+    }
+}

@@ -1,0 +1,39 @@
+//! `sum2act index graph`: the tool graph of a data directory's catalogue (the one `--method graph`
+//! searches), its size and a sample of its edges.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::GlobalArgs;
+use crate::toolbench::Function;
+use crate::tools::graph::ToolGraph;
+
+pub fn run(global: &GlobalArgs, json: bool, sample: usize) -> anyhow::Result<ExitCode> {
+    let (_, catalog) = super::open_data(global)?;
+    let functions: Vec<Function> = catalog
+        .api_docs()
+        .map(|(tool, doc)| Function::from_doc(&doc, &tool.standard_name))
+        .collect();
+    let started = Instant::now();
+    let graph = ToolGraph::build(&functions);
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let size = graph.size();
+    let edges = graph.sample(sample);
+    if json {
+        let out = serde_json::json!({"size": size, "build_ms": ms, "sample": edges});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "tool graph: {} APIs, {} resource kinds, {} edges (built in {ms:.1} ms)",
+        size.apis, size.resource_kinds, size.edges
+    );
+    println!(
+        "outputs: {} from template_response, {} inferred from API names; {} parameters the request can fill; {} identifier parameters no API produces",
+        size.template_outputs, size.inferred_outputs, size.request_inputs, size.orphan_ids
+    );
+    for e in edges {
+        println!("  {e}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
