@@ -18,6 +18,12 @@ use crate::prompts::Prompts;
 use crate::toolbench::{ApiDoc, Function, Param, Task};
 use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
 
+/// The step-by-step methods, where the harness forces a `Finish` turn. `plan` and `graph` make a
+/// fixed number of calls and answer in one final call, so a forced turn never arises there; they are
+/// checked for the same outcome (a Finish or a give-up, never an error, within the limits) below.
+const STEPWISE: [&str; 3] = ["sum2act", "react", "dfsdt"];
+const ONE_ANSWER_CALL: [&str; 2] = ["plan", "graph"];
+
 /// Answers `get_weather` with the city it was asked about, fails `broken_api`.
 #[derive(Default)]
 struct Source {
@@ -151,7 +157,7 @@ fn forced(r: &CompletionRequest) -> bool {
 
 #[test]
 fn an_ignored_forced_finish_ends_the_episode_for_every_method() {
-    for method in METHODS {
+    for method in STEPWISE {
         // The same call every time, whatever `tool_choice` says (some servers ignore it).
         let (ctx, llm) = context(
             Box::new(|_, _| Ok(weather("Paris"))),
@@ -180,6 +186,24 @@ fn an_ignored_forced_finish_ends_the_episode_for_every_method() {
             "{method}"
         );
         assert!(ep.steps.len() <= 3, "{method}: {} steps", ep.steps.len());
+    }
+    for method in ONE_ANSWER_CALL {
+        let (ctx, llm) = context(
+            Box::new(|_, _| Ok(weather("Paris"))),
+            "Paris is 21 C",
+            AgentOptions::default(),
+        );
+        let ep = solve(method, &ctx);
+        assert!(
+            matches!(ep.finish, FinishKind::GiveUp | FinishKind::GiveAnswer),
+            "{method}: {:?}",
+            ep.finish
+        );
+        assert!(
+            llm.requests().len() <= 8,
+            "{method}: {} calls",
+            llm.requests().len()
+        );
     }
 }
 
@@ -316,7 +340,7 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
         "-",
         AgentOptions::default(),
     );
-    for method in METHODS {
+    for method in STEPWISE {
         let ep = solve(method, &ctx);
         assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
         assert_eq!(ep.answer, "It is 21 C in Par", "{method}");
@@ -441,7 +465,7 @@ fn a_call_with_nothing_new_is_not_reported_as_failed() {
 fn a_forced_finish_that_repeats_a_failed_finish_ends_the_episode() {
     // A Finish without its answer fails (code 2); forced to finish, the model sends it again and again.
     let bad = || call("Finish", "{\"return_type\": \"give_answer\"}");
-    for method in METHODS {
+    for method in STEPWISE {
         let (ctx, _) = context(
             Box::new(move |_, _| Ok(bad())),
             "-",
