@@ -31,7 +31,7 @@ runs=(eval/reference/*/)
 
 # All labels in one file (format 2 entries; old-format files are converted without method/model/hash).
 labels="$out/labels.json"
-jq -s '{format: 2, labels: [ .[] | if .format == 2 then .labels[] else to_entries[] |
+jq -s '{format: 2, labels: [ .[] | if .format == 2 then (.data // "") as $d | .labels[] | {data: $d} + . else to_entries[] |
         {subset: (.key | split("/") | if length > 1 then .[0] else "" end),
          query_id: (.key | split("/") | .[-1] | tonumber), label: .value} end ]}' eval/labels/*.json > "$labels"
 

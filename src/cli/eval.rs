@@ -306,7 +306,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     let mut matching: Option<Matching> = None;
     let calibration = match &labels {
         Some((path, entries)) => {
-            let m = labels::match_run(entries, &set, &pr)
+            let m = labels::match_run(entries, &set, run_data(&input).as_deref(), &pr)
                 .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
             let c = labels::calibrate(&name, &m);
             if let Some(c) = &c {
@@ -435,7 +435,7 @@ fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
                 known.insert(e.subset.clone(), qs.iter().map(|q| q.query_id).collect());
             }
         }
-        labels::check_ids(path, &entries, &known).map_err(bad)?;
+        labels::check_ids(path, &entries, Some(&dir), &known).map_err(bad)?;
     }
     Ok(entries)
 }

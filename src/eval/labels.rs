@@ -37,6 +37,10 @@ pub enum Cause {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabelEntry {
+    /// The data directory the labelled runs were made from, as a path suffix (`toolbench/sample`,
+    /// `shared/toolbench`); empty: any. Usually set once for the whole file.
+    #[serde(default)]
+    pub data: String,
     pub subset: String,
     pub query_id: u64,
     /// Empty: any method / model (old-format labels).
@@ -86,6 +90,8 @@ struct FileV2 {
     format: u32,
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    data: String,
     labels: Vec<Value>,
 }
 
@@ -102,14 +108,19 @@ pub fn load(path: &Path) -> Result<Vec<LabelEntry>, EvalError> {
                 format!("unknown label format {}", file.format),
             ));
         }
+        let data = file.data;
         file.labels
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
-                serde_json::from_value::<LabelEntry>(v)
-                    .map_err(|e| EvalError::bad_input(path, format!("labels[{i}]: {e}")))
+                let mut e = serde_json::from_value::<LabelEntry>(v)
+                    .map_err(|e| EvalError::bad_input(path, format!("labels[{i}]: {e}")))?;
+                if e.data.is_empty() {
+                    e.data = data.clone();
+                }
+                Ok(e)
             })
-            .collect::<Result<Vec<_>, _>>()?
+            .collect::<Result<Vec<_>, EvalError>>()?
     } else {
         old_format(path, raw)?
     };
@@ -125,12 +136,8 @@ pub fn load(path: &Path) -> Result<Vec<LabelEntry>, EvalError> {
                 ),
             ));
         }
-        if !seen.insert((
-            e.subset.clone(),
-            e.query_id,
-            e.method.clone(),
-            e.model.clone(),
-        )) {
+        let key = (e.data.clone(), e.subset.clone(), e.query_id);
+        if !seen.insert((key, e.method.clone(), e.model.clone())) {
             return Err(EvalError::bad_input(
                 path,
                 format!("`{}`: labelled twice", e.name()),
@@ -158,6 +165,7 @@ fn old_format(path: &Path, raw: Value) -> Result<Vec<LabelEntry>, EvalError> {
                 .map(str::to_string)
                 .unwrap_or_else(|| v.to_string());
             Ok(LabelEntry {
+                data: String::new(),
                 subset: subset.to_string(),
                 query_id,
                 method: String::new(),
@@ -173,13 +181,24 @@ fn old_format(path: &Path, raw: Value) -> Result<Vec<LabelEntry>, EvalError> {
         .collect()
 }
 
-/// Checks that every label names a query of the data, where the data has that subset.
+impl LabelEntry {
+    /// Whether the label was made on runs of `data` (the run's data directory, when known).
+    pub fn same_data(&self, data: Option<&Path>) -> bool {
+        match data {
+            Some(d) if !self.data.is_empty() => d.ends_with(&self.data),
+            _ => true,
+        }
+    }
+}
+
+/// Checks that every label made on `data` names one of its queries, where the data has that subset.
 pub fn check_ids(
     path: &Path,
     entries: &[LabelEntry],
+    data: Option<&Path>,
     known: &BTreeMap<String, BTreeSet<u64>>,
 ) -> Result<(), EvalError> {
-    for e in entries {
+    for e in entries.iter().filter(|e| e.same_data(data)) {
         if let Some(ids) = known.get(&e.subset)
             && !ids.contains(&e.query_id)
         {
@@ -214,13 +233,15 @@ pub struct Matching {
 pub fn match_run(
     entries: &[LabelEntry],
     set: &AnswerSet,
+    data: Option<&Path>,
     pr: &PassRate,
 ) -> Result<Matching, String> {
     let by_key = pr.by_key();
     let subsets = set.subsets();
     let mut m = Matching::default();
     for e in entries {
-        let applies = (e.method.is_empty() || e.method == set.method)
+        let applies = e.same_data(data)
+            && (e.method.is_empty() || e.method == set.method)
             && (e.model.is_empty() || set.model.is_empty() || e.model == set.model);
         if !applies {
             continue;
@@ -316,10 +337,20 @@ mod tests {
             assert!(err.contains("bad.json") && err.contains(needle), "{err}");
         }
         let known = BTreeMap::from([("G1".to_string(), BTreeSet::from([1u64]))]);
-        let err = check_ids(&old, &load(&old).unwrap(), &known);
+        let err = check_ids(&old, &load(&old).unwrap(), None, &known);
         assert!(err.is_ok(), "id 2 has no subset: not checked");
         let entries = load(&write(dir.path(), "x.json", r#"{"G1/9": "Solved"}"#)).unwrap();
-        let err = check_ids(&old, &entries, &known).unwrap_err().to_string();
+        let err = check_ids(&old, &entries, None, &known)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown query id 9"), "{err}");
+        let mut other = entries.clone();
+        other[0].data = "shared/toolbench".into();
+        let sample = Path::new("/x/toolbench/sample");
+        assert!(
+            check_ids(&old, &other, Some(sample), &known).is_ok(),
+            "labels of other data are not checked"
+        );
         assert!(err.contains("unknown query id 9"), "{err}");
     }
 
@@ -350,6 +381,7 @@ mod tests {
         };
         set.expected = pr.queries.iter().map(|q| q.key()).collect();
         let entry = |subset: &str, id: u64, method: &str, hash: &str, label: &str| LabelEntry {
+            data: String::new(),
             subset: subset.into(),
             query_id: id,
             method: method.into(),
@@ -368,7 +400,7 @@ mod tests {
             entry("G1", 99, "", "", "Unsolved"),
             entry("G2", 2, "", "0123456789abcdef", "Solved"),
         ];
-        let m = match_run(&entries, &set, &pr).unwrap();
+        let m = match_run(&entries, &set, None, &pr).unwrap();
         assert_eq!(m.pairs.len(), 2, "{m:?}");
         assert_eq!(m.pairs[1], ("G1/2 react".to_string(), Solved, Unsolved));
         assert_eq!(m.unmatched, vec!["G1/99".to_string()]);
@@ -379,7 +411,7 @@ mod tests {
         );
         let c = calibrate("j", &m).unwrap();
         assert_eq!(c.confusion, [[1, 1, 0], [0, 0, 0]]);
-        let err = match_run(&[entry("", 2, "", "", "Solved")], &set, &pr).unwrap_err();
+        let err = match_run(&[entry("", 2, "", "", "Solved")], &set, None, &pr).unwrap_err();
         assert!(err.contains("SUBSET/2"), "{err}");
     }
 
