@@ -88,20 +88,20 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
     );
     let _ = writeln!(
         s,
-        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>15} {:>14} {:>9}",
+        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>15} {:>18} {:>9}",
         "subset",
         "queries",
         "missing",
         "by rule",
-        "pass rate %",
+        "ours %",
         "95% CI",
-        "w/o missing %",
+        "StableToolBench %",
         "unusable"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
         let _ = writeln!(
             s,
-            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>15} {:>14.1} {:>9}",
+            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>15} {:>18.1} {:>9}",
             g.subset,
             g.queries,
             g.missing,
@@ -116,6 +116,15 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
         s,
         "±: population std over the {} judge votes (judge variance, one inference run); 95% CI: bootstrap over queries",
         pr.votes
+    );
+    let o = &pr.overall;
+    let _ = writeln!(
+        s,
+        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
+        o.pass_rate,
+        o.queries - o.missing,
+        o.queries,
+        o.pass_rate_without_missing
     );
 }
 
