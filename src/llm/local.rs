@@ -183,6 +183,7 @@ impl LocalModel {
                 path: path.to_path_buf(),
             });
         }
+        super::cpu::check(&super::cpu::features())?;
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel();
         let owned = path.to_path_buf();
@@ -216,6 +217,11 @@ impl LocalModel {
     /// Turns prefix KV-cache reuse on or off for requests admitted from now on.
     pub fn set_prefix_cache(&self, on: bool) {
         self.switches.prefix_cache.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether prefix KV-cache reuse is on.
+    pub fn prefix_cache(&self) -> bool {
+        self.switches.prefix_cache.load(Ordering::Relaxed)
     }
 
     /// One engine per model file per process, so a judge and an agent built separately share it.
