@@ -549,14 +549,21 @@ impl Engine<'_> {
         let free: Vec<usize> = (0..self.slots.len())
             .filter(|&i| self.slots[i].active.is_none())
             .collect();
-        // Prefer a free slot that already holds the prefix; among equals, the least recently used.
+        // Take the free slot whose cache loses the fewest tokens (what it holds beyond the reusable
+        // prefix), then the one that reuses most, then the least recently used. A longer prefix held
+        // elsewhere is shared below, so reuse never needs to overwrite another prompt's cache: every
+        // chat prompt shares its first template token, and preferring reuse alone let a state-manager
+        // call overwrite the router's cached tool list with an empty slot free next to it.
         let dst = free
             .iter()
             .copied()
-            .max_by_key(|&i| {
+            .min_by_key(|&i| {
+                let kv = &self.slots[i].kv;
+                let keep = reusable(kv);
                 (
-                    reusable(&self.slots[i].kv),
-                    std::cmp::Reverse(self.slots[i].last_used),
+                    kv.len() - keep,
+                    std::cmp::Reverse(keep),
+                    self.slots[i].last_used,
                 )
             })
             .unwrap_or(0);
@@ -742,6 +749,16 @@ impl Engine<'_> {
             prefill_ms: first.duration_since(a.admitted).as_secs_f64() * 1000.0,
             decode_ms: now.duration_since(first).as_secs_f64() * 1000.0,
         };
+        // Where a run's tokens go (`RUST_LOG=sum2act::llm::local=debug`): evaluated vs cached prompt.
+        tracing::debug!(
+            purpose = %a.request.purpose,
+            prompt = stats.prompt_tokens,
+            cached = stats.cached_tokens,
+            generated = stats.generated_tokens,
+            prefill_ms = stats.prefill_ms as u64,
+            decode_ms = stats.decode_ms as u64,
+            "llm call"
+        );
         let result = match error {
             Some(e) => Err(LlmError::InvalidResponse(e.to_string())),
             None => self.completion(&a, &stats),
@@ -941,6 +958,9 @@ fn assistant_text(m: &Message) -> String {
     }
 }
 
+/// Longest thought the grammar lets the model write in a tool call.
+const THOUGHT_CHARS: u64 = 120;
+
 /// Longest string the grammar lets the model write where the schema sets no limit: small models
 /// otherwise loop forever inside a string.
 const MAX_STRING: u64 = 600;
@@ -1044,7 +1064,10 @@ fn action_schema(request: &CompletionRequest) -> Result<Value, LlmError> {
         }
         _ => None,
     };
-    let thought = json!({"type": "string", "maxLength": 300});
+    // The thought is written after the call is chosen, so it cannot inform it; uncapped, small models
+    // fill it with guessed results (a 0.5B router averaged ~60 tokens of it per call, ~40% of all the
+    // tokens it wrote). One short sentence is all the trajectory needs.
+    let thought = json!({"type": "string", "maxLength": THOUGHT_CHARS});
     let mut branches = Vec::new();
     for t in &request.tools {
         let f = t.get("function").unwrap_or(t);
