@@ -109,11 +109,16 @@ for r in $(seq "$rounds"); do
     results+=("$line")
 done
 printf '%s\n' "${results[@]}" | awk '
-    { p[NR] = $3; d[NR] = $6 }
+    { p[NR] = $3; d[NR] = $6
+      if ($1 > op) op = $1; if ($2 > rp) rp = $2; if ($4 > od) od = $4; if ($5 > rd) rd = $5 }
     function median(a, n,   i, j, t) {
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
         return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    END { printf "median ratio (ours / reference): prefill %.2f, decode %.2f\n", median(p, NR), median(d, NR) }'
+    END {
+        printf "median ratio (ours / reference): prefill %.2f, decode %.2f\n", median(p, NR), median(d, NR)
+        # Other processes only slow a run down: the fastest round of each side is the least disturbed.
+        printf "best of all rounds, ours / reference: prefill %.2f, decode %.2f\n", op / rp, od / rd
+    }'
 echo "reference $(sed -n 's/.*"system_info":"\([^"]*\)".*/\1/p' <<<"$x")" >&2
 load >&2

@@ -51,7 +51,13 @@ pub struct LlmArgs {
     pub llm_parallel: Option<u32>,
     /// How the embedded model's threads wait: spin (fastest on an idle machine), off (passive: protects
     /// a busy one), auto (spin when the 1-minute load average is under half a core).
-    #[arg(long, env = "SUM2ACT_LLM_SPIN", value_enum, value_name = "auto|on|off", default_value = "auto")]
+    #[arg(
+        long,
+        env = "SUM2ACT_LLM_SPIN",
+        value_enum,
+        value_name = "auto|on|off",
+        default_value = "auto"
+    )]
     pub llm_spin: super::wait::SpinSetting,
 }
 

@@ -98,11 +98,9 @@ pub async fn speed(model: &LocalModel, tokens: u32) -> Result<SpeedReport, LlmEr
     let count = prompts
         .render("llm_bench_count", &[("start", "1"), ("end", "500")])
         .map_err(prompt_err)?;
-    let router = CompletionRequest::new(
-        "bench",
-        vec![Message::system(system), Message::user(user)],
-    )
-    .with_max_tokens(1);
+    let router =
+        CompletionRequest::new("bench", vec![Message::system(system), Message::user(user)])
+            .with_max_tokens(1);
     let counting =
         CompletionRequest::new("bench", vec![Message::user(count)]).with_max_tokens(tokens);
     let _ = model
@@ -118,10 +116,16 @@ pub async fn speed(model: &LocalModel, tokens: u32) -> Result<SpeedReport, LlmEr
         for _ in 0..SPEED_RUNS {
             let (_, p) = model.complete_with_stats(&router).await?;
             let (_, d) = model.complete_with_stats(&counting).await?;
-            if prefill.as_ref().is_none_or(|b| p.prefill_tok_s() > b.prefill_tok_s()) {
+            if prefill
+                .as_ref()
+                .is_none_or(|b| p.prefill_tok_s() > b.prefill_tok_s())
+            {
                 prefill = Some(p);
             }
-            if decode.as_ref().is_none_or(|b| d.decode_tok_s() > b.decode_tok_s()) {
+            if decode
+                .as_ref()
+                .is_none_or(|b| d.decode_tok_s() > b.decode_tok_s())
+            {
                 decode = Some(d);
             }
         }

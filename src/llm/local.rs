@@ -446,6 +446,34 @@ struct Engine<'m> {
     model_id: String,
 }
 
+/// A free slot as [`choose_slot`] sees it.
+#[derive(Debug, Clone, Copy)]
+struct SlotCandidate {
+    index: usize,
+    /// Tokens in its cache.
+    cached: usize,
+    /// Of those, the prefix the new prompt can reuse.
+    reusable: usize,
+    last_used: u64,
+}
+
+/// The free slot a new prompt goes to: the one whose cache loses the fewest tokens (what it holds beyond
+/// the reusable prefix), then the one that reuses most, then the least recently used. A longer prefix
+/// held elsewhere is shared into it afterwards, so reuse never needs to overwrite another prompt's
+/// cache: every chat prompt shares its first template token, and preferring reuse alone let a
+/// state-manager call overwrite the router's cached tool list while an empty slot was free.
+fn choose_slot(free: &[SlotCandidate]) -> Option<usize> {
+    free.iter()
+        .min_by_key(|c| {
+            (
+                c.cached - c.reusable.min(c.cached),
+                std::cmp::Reverse(c.reusable),
+                c.last_used,
+            )
+        })
+        .map(|c| c.index)
+}
+
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
@@ -549,24 +577,16 @@ impl Engine<'_> {
         let free: Vec<usize> = (0..self.slots.len())
             .filter(|&i| self.slots[i].active.is_none())
             .collect();
-        // Take the free slot whose cache loses the fewest tokens (what it holds beyond the reusable
-        // prefix), then the one that reuses most, then the least recently used. A longer prefix held
-        // elsewhere is shared below, so reuse never needs to overwrite another prompt's cache: every
-        // chat prompt shares its first template token, and preferring reuse alone let a state-manager
-        // call overwrite the router's cached tool list with an empty slot free next to it.
-        let dst = free
+        let candidates: Vec<SlotCandidate> = free
             .iter()
-            .copied()
-            .min_by_key(|&i| {
-                let kv = &self.slots[i].kv;
-                let keep = reusable(kv);
-                (
-                    kv.len() - keep,
-                    std::cmp::Reverse(keep),
-                    self.slots[i].last_used,
-                )
+            .map(|&i| SlotCandidate {
+                index: i,
+                cached: self.slots[i].kv.len(),
+                reusable: reusable(&self.slots[i].kv),
+                last_used: self.slots[i].last_used,
             })
-            .unwrap_or(0);
+            .collect();
+        let dst = choose_slot(&candidates).unwrap_or(0);
         let use_cache = self.switches.prefix_cache.load(Ordering::Relaxed);
         let mut keep = if use_cache {
             reusable(&self.slots[dst].kv)
@@ -1209,6 +1229,38 @@ mod tests {
         assert_eq!(s["properties"]["a"]["maxLength"], MAX_STRING);
         assert_eq!(s["properties"]["b"]["maxLength"], 5);
         assert!(s["properties"]["type"].get("maxLength").is_none());
+    }
+
+    #[test]
+    fn a_new_prompt_keeps_other_prompts_caches() {
+        let slot = |index, cached, reusable, last_used| SlotCandidate {
+            index,
+            cached,
+            reusable,
+            last_used,
+        };
+        // A state-manager prompt shares one template token with the router's cached 550 tokens: the
+        // empty slot is taken, not the router's.
+        assert_eq!(
+            choose_slot(&[slot(0, 550, 1, 5), slot(1, 0, 0, 0)]),
+            Some(1)
+        );
+        // The router's next step takes an empty slot (its prefix is shared in from slot 0); without
+        // one, its own slot, where it loses only its old last message.
+        assert_eq!(
+            choose_slot(&[slot(0, 550, 450, 5), slot(1, 300, 1, 6), slot(2, 0, 0, 0)]),
+            Some(2)
+        );
+        assert_eq!(
+            choose_slot(&[slot(0, 550, 450, 5), slot(1, 300, 1, 6)]),
+            Some(0)
+        );
+        // All full and nothing reusable: the least recently used of the cheapest.
+        assert_eq!(
+            choose_slot(&[slot(0, 300, 0, 9), slot(1, 300, 0, 2), slot(2, 900, 0, 1)]),
+            Some(1)
+        );
+        assert_eq!(choose_slot(&[]), None);
     }
 
     #[test]

@@ -32,10 +32,10 @@ pub use args::{
 pub use error::LlmError;
 pub use meter::{Meter, Metered, UsageTotals, metered};
 pub use tokens::{count_prompt_tokens, count_tokens};
-pub use wait::ensure_openmp_wait_policy;
 pub use types::{
     Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,
 };
+pub use wait::ensure_openmp_wait_policy;
 
 /// A chat-completion model.
 #[async_trait]

@@ -7,6 +7,7 @@ mod batch;
 mod eval;
 mod examples;
 mod llm_client;
+mod llm_local;
 mod report;
 mod retrieve;
 mod run;
