@@ -119,6 +119,7 @@ pub fn decide(setting: SpinSetting, load: Option<(f64, usize)>) -> WaitChoice {
 }
 
 /// The 1-minute load average and the core count (Linux).
+#[cfg_attr(not(all(unix, feature = "local-model")), allow(dead_code))]
 fn load_average() -> Option<(f64, usize)> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let load = text.split_whitespace().next()?.parse().ok()?;
