@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    sum2act::llm::ensure_openmp_passive();
+    sum2act::llm::ensure_openmp_wait_policy();
     let cli = sum2act::cli::Cli::parse();
     sum2act::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

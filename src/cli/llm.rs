@@ -51,6 +51,10 @@ pub enum LlmCommand {
         /// Write the report as JSON to FILE as well.
         #[arg(long, value_name = "FILE")]
         out: Option<std::path::PathBuf>,
+        /// Only prefill and decode rates, as one JSON line (what `scripts/bench-llm.sh --reference`
+        /// compares with plain llama.cpp); decodes `--tokens` tokens.
+        #[arg(long)]
+        quick: bool,
         #[command(flatten)]
         llm: LlmArgs,
     },
@@ -83,8 +87,17 @@ pub async fn run(
             concurrency,
             tokens,
             out,
+            quick,
             llm: llm_args,
-        } => bench(config, &llm_args, concurrency, tokens, out.as_deref()).await,
+        } => {
+            let plan = BenchPlan {
+                concurrency,
+                tokens,
+                out,
+                quick,
+            };
+            bench(config, &llm_args, plan).await
+        }
     }
 }
 
@@ -113,6 +126,15 @@ async fn check(
         "cost_usd": answer.cost_usd,
         "speed": stats,
     });
+    #[cfg(feature = "local-model")]
+    if llm::uses_embedded_model(args, config) {
+        report["wait_policy"] = json!(llm::wait::current().to_string());
+        let cpu = llm::cpu::features();
+        report["cpu"] = json!({
+            "compiled": llm::cpu::compiled_level(&cpu),
+            "unused": llm::cpu::unused(&cpu),
+        });
+    }
     if tools {
         let weather = json!({
             "name": "get_weather",
@@ -149,6 +171,27 @@ async fn check(
                 "speed: prefill {:.1} tok/s, decode {:.1} tok/s",
                 f("prefill_tok_s"),
                 f("decode_tok_s")
+            );
+        }
+        if let Some(w) = report.get("wait_policy").and_then(|w| w.as_str()) {
+            println!("threads wait: {w}");
+        }
+        if let Some(cpu) = report.get("cpu") {
+            let unused: Vec<&str> = cpu["unused"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            let hint = if unused.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (this CPU also has {}: see docs/models.md for a faster build)",
+                    unused.join(", ")
+                )
+            };
+            println!(
+                "llama.cpp built for: {}{hint}",
+                cpu["compiled"].as_str().unwrap_or_default()
             );
         }
         if let Some(call) = report.get("tool_call") {
@@ -191,19 +234,35 @@ async fn complete(
     Ok((c, serde_json::Value::Null))
 }
 
+/// What `llm bench` was asked to measure.
 #[cfg(feature = "local-model")]
-async fn bench(
-    config: &Config,
-    args: &LlmArgs,
+struct BenchPlan {
     concurrency: Vec<usize>,
     tokens: u32,
-    out: Option<&std::path::Path>,
-) -> anyhow::Result<ExitCode> {
+    out: Option<std::path::PathBuf>,
+    quick: bool,
+}
+
+#[cfg(feature = "local-model")]
+async fn bench(config: &Config, args: &LlmArgs, plan: BenchPlan) -> anyhow::Result<ExitCode> {
+    let BenchPlan {
+        concurrency,
+        tokens,
+        out,
+        quick,
+    } = plan;
+    if tokens == 0 {
+        return Err(BadInput("--tokens must be at least 1".into()).into());
+    }
     if concurrency.is_empty() || concurrency.contains(&0) {
         return Err(BadInput("--concurrency needs positive numbers, e.g. 1,2,4,8".into()).into());
     }
     let path = llm::resolve_model_path(args, config).map_err(classify)?;
-    let parallel = concurrency.iter().copied().max().unwrap_or(1) as u32;
+    let parallel = if quick {
+        1
+    } else {
+        concurrency.iter().copied().max().unwrap_or(1) as u32
+    };
     let options = llm::local::LocalOptions {
         context: args.llm_context.unwrap_or(config.llm.context),
         threads: args.llm_threads.or(config.llm.threads),
@@ -213,6 +272,14 @@ async fn bench(
     let model = tokio::task::spawn_blocking(move || llm::local::LocalModel::load(&path, options))
         .await?
         .map_err(classify)?;
+    if quick {
+        let report = llm::bench::speed(&model, tokens).await.map_err(classify)?;
+        println!("{}", serde_json::to_string(&report)?);
+        if let Some(path) = &out {
+            crate::toolbench::io::write_json_atomic(path, &report)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = llm::bench::run(
         &model,
         &llm::bench::BenchOptions {
@@ -223,7 +290,12 @@ async fn bench(
     )
     .await
     .map_err(classify)?;
-    println!("model {} on {} threads", report.model, report.threads);
+    println!(
+        "model {} on {} threads, threads wait: {}",
+        report.model,
+        report.threads,
+        llm::wait::current()
+    );
     println!(
         "prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s",
         report.prefill_tok_s, report.prefix.cold.prompt_tokens, report.decode_tok_s
@@ -255,7 +327,7 @@ async fn bench(
             c.tok_per_cpu_s.unwrap_or(0.0)
         );
     }
-    if let Some(path) = out {
+    if let Some(path) = &out {
         crate::toolbench::io::write_json_atomic(path, &report)?;
     }
     Ok(ExitCode::SUCCESS)

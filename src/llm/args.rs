@@ -49,6 +49,16 @@ pub struct LlmArgs {
     /// Sequences the embedded model decodes together (default: config `llm.parallel`, else 4).
     #[arg(long, value_name = "N")]
     pub llm_parallel: Option<u32>,
+    /// How the embedded model's threads wait: spin (fastest on an idle machine), off (passive: protects
+    /// a busy one), auto (spin when the 1-minute load average is under half a core).
+    #[arg(
+        long,
+        env = "SUM2ACT_LLM_SPIN",
+        value_enum,
+        value_name = "auto|on|off",
+        default_value = "auto"
+    )]
+    pub llm_spin: super::wait::SpinSetting,
 }
 
 /// Where the embedded model's weights are looked up when no path is given: the cache that

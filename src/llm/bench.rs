@@ -65,6 +65,87 @@ fn process_cpu_ms() -> Option<f64> {
     Some((utime + stime) * 10.0)
 }
 
+/// Prefill and decode rates alone, in the shape `scripts/bench-llm.sh --reference` compares with plain
+/// llama.cpp: a router prompt evaluated cold, then a fresh short prompt decoded for up to `tokens`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpeedReport {
+    pub model: String,
+    pub threads: u32,
+    /// How llama.cpp's threads wait between parallel regions.
+    pub wait_policy: String,
+    pub prompt_tokens: u64,
+    pub prefill_tok_s: f64,
+    /// Prompt tokens before the decoded ones (the reference evaluates as many before timing decode).
+    pub decode_prompt_tokens: u64,
+    pub generated_tokens: u64,
+    pub decode_tok_s: f64,
+}
+
+/// Times each measurement of [`speed`] is repeated; the best run counts, since other processes on the
+/// cores can only slow a run down.
+const SPEED_RUNS: usize = 3;
+
+/// Measures [`SpeedReport`] on `model`: a warm-up, the router prompt without the prefix cache, and a
+/// counting prompt that keeps the model writing for `tokens` tokens; each [`SPEED_RUNS`] times.
+pub async fn speed(model: &LocalModel, tokens: u32) -> Result<SpeedReport, LlmError> {
+    let prompts = Prompts::load().map_err(prompt_err)?;
+    let system = prompts
+        .render("llm_bench_router", &[])
+        .map_err(prompt_err)?;
+    let user = prompts
+        .render("llm_bench_step", &[("step", "1"), ("facts", "none yet")])
+        .map_err(prompt_err)?;
+    let count = prompts
+        .render("llm_bench_count", &[("start", "1"), ("end", "500")])
+        .map_err(prompt_err)?;
+    let router =
+        CompletionRequest::new("bench", vec![Message::system(system), Message::user(user)])
+            .with_max_tokens(1);
+    let counting =
+        CompletionRequest::new("bench", vec![Message::user(count)]).with_max_tokens(tokens);
+    let _ = model
+        .complete_with_stats(
+            &CompletionRequest::new("bench", vec![Message::user("hi")]).with_max_tokens(2),
+        )
+        .await?;
+    let was = model.prefix_cache();
+    model.set_prefix_cache(false);
+    let runs = async {
+        let mut prefill: Option<GenStats> = None;
+        let mut decode: Option<GenStats> = None;
+        for _ in 0..SPEED_RUNS {
+            let (_, p) = model.complete_with_stats(&router).await?;
+            let (_, d) = model.complete_with_stats(&counting).await?;
+            if prefill
+                .as_ref()
+                .is_none_or(|b| p.prefill_tok_s() > b.prefill_tok_s())
+            {
+                prefill = Some(p);
+            }
+            if decode
+                .as_ref()
+                .is_none_or(|b| d.decode_tok_s() > b.decode_tok_s())
+            {
+                decode = Some(d);
+            }
+        }
+        Ok::<_, LlmError>((prefill.unwrap_or_default(), decode.unwrap_or_default()))
+    }
+    .await;
+    model.set_prefix_cache(was);
+    let (prefill, decode) = runs?;
+    Ok(SpeedReport {
+        model: model.info().id.clone(),
+        threads: model.info().threads,
+        wait_policy: super::wait::current().to_string(),
+        prompt_tokens: prefill.prompt_tokens,
+        prefill_tok_s: prefill.prefill_tok_s(),
+        decode_prompt_tokens: decode.prompt_tokens,
+        generated_tokens: decode.generated_tokens,
+        decode_tok_s: decode.decode_tok_s(),
+    })
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
     pub model: String,

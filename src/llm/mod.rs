@@ -5,6 +5,8 @@
 mod args;
 #[cfg(feature = "local-model")]
 pub mod bench;
+#[cfg(feature = "local-model")]
+pub mod cpu;
 mod error;
 pub mod gbnf;
 pub mod limits;
@@ -18,6 +20,7 @@ pub mod scripted;
 pub mod server;
 mod tokens;
 mod types;
+pub mod wait;
 
 use std::sync::Arc;
 
@@ -32,6 +35,7 @@ pub use tokens::{count_prompt_tokens, count_tokens};
 pub use types::{
     Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,
 };
+pub use wait::ensure_openmp_wait_policy;
 
 /// A chat-completion model.
 #[async_trait]
@@ -59,29 +63,5 @@ impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
 
     fn meter(&self) -> Option<Arc<Meter>> {
         (**self).meter()
-    }
-}
-
-/// llama.cpp's OpenMP threads spin at every barrier by default. When the cores are shared (the agent's
-/// own threads, other processes, a 2-core CI box) the spinning thread starves the one it waits for and
-/// decoding gets 3-4x slower (measured: 2.5 vs 10.8 tok/s for the 0.5B model on a busy 2-core machine).
-/// libgomp reads `OMP_WAIT_POLICY` when it is loaded, before `main`, so the only way to set it from
-/// inside is to re-execute the binary once with it set. Call first thing in `main`; returns when no
-/// re-execution happened (the variable is already set, or exec failed).
-pub fn ensure_openmp_passive() {
-    #[cfg(all(unix, feature = "local-model"))]
-    {
-        use std::os::unix::process::CommandExt;
-        if std::env::var_os("OMP_WAIT_POLICY").is_some() {
-            return;
-        }
-        let Ok(exe) = std::env::current_exe() else {
-            return;
-        };
-        // `exec` only returns on failure; then we run on with the default policy.
-        let _ = std::process::Command::new(exe)
-            .args(std::env::args_os().skip(1))
-            .env("OMP_WAIT_POLICY", "PASSIVE")
-            .exec();
     }
 }

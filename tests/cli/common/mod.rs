@@ -37,6 +37,8 @@ impl Test {
             "SUM2ACT_MODEL",
             "SUM2ACT_DATA",
             "SUM2ACT_CONFIG",
+            "SUM2ACT_LLM_SPIN",
+            "OMP_WAIT_POLICY",
         ] {
             cmd.env_remove(var);
         }
