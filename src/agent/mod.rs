@@ -4,8 +4,12 @@
 
 mod common;
 mod context;
+pub mod checklist;
 pub mod dfsdt;
 mod episode;
+mod grounded_answer;
+mod lessons;
+mod sum2act_checklist;
 pub mod parse;
 pub mod react;
 pub mod state;
