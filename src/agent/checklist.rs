@@ -110,9 +110,9 @@ impl Checklist {
     }
 
     /// The parts a call concerns, when the state manager did not say: the not-yet-answered parts that
-    /// share the most content words with the call and its facts; the first open part when none shares
-    /// a word (calls tend to follow the request's order).
-    pub fn concerned(&self, call_text: &str) -> Vec<usize> {
+    /// share the most content words with the call and its facts; none when no part shares a word
+    /// (`sole`: a single-part request's part, whatever its words).
+    pub fn concerned(&self, call_text: &str, sole: bool) -> Vec<usize> {
         let words = content_words(call_text);
         let candidates: Vec<usize> = (0..self.parts.len())
             .filter(|&i| !matches!(self.parts[i].status, PartStatus::Answered { .. }))
@@ -125,7 +125,11 @@ impl Checklist {
         };
         let best = candidates.iter().map(|&i| score(i)).max().unwrap_or(0);
         if best == 0 {
-            return self.open().into_iter().take(1).collect();
+            return if sole && self.parts.len() == 1 {
+                candidates
+            } else {
+                Vec::new()
+            };
         }
         candidates.into_iter().filter(|&i| score(i) == best).collect()
     }
@@ -196,13 +200,16 @@ mod tests {
     fn a_call_concerns_the_part_it_shares_words_with() {
         let c = list();
         assert_eq!(
-            c.concerned("weather_forecast_for_weather {\"city\":\"Paris\"} 18 C"),
+            c.concerned("weather_forecast_for_weather {\"city\":\"Paris\"} 18 C", true),
             vec![1]
         );
-        assert_eq!(c.concerned("hotels_near_for_booking Eiffel"), vec![0]);
-        // No shared word: the first open part.
-        assert_eq!(c.concerned("xyz"), vec![0]);
-        assert_eq!(Checklist::default().concerned("x"), Vec::<usize>::new());
+        assert_eq!(c.concerned("hotels_near_for_booking Eiffel", false), vec![0]);
+        // No shared word: no part, unless the request has only one.
+        assert!(c.concerned("xyz", true).is_empty());
+        let one = Checklist::new(&["what is trending".into()]);
+        assert_eq!(one.concerned("xyz", true), vec![0]);
+        assert!(one.concerned("xyz", false).is_empty());
+        assert!(Checklist::default().concerned("x", true).is_empty());
     }
 
     #[test]

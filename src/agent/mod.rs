@@ -61,6 +61,8 @@ pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, A
     }
 }
 #[cfg(test)]
+mod checklist_tests;
+#[cfg(test)]
 mod hardening_tests;
 #[cfg(test)]
 mod tests;

@@ -86,7 +86,7 @@ pub fn mark_answered(state: &mut State, action: &Action, update: &StateUpdate, k
         .collect();
     if named.is_empty() {
         let text = format!("{} {} {}", action.name, action.arguments, facts.join(" "));
-        named = state.checklist.concerned(&text);
+        named = state.checklist.concerned(&text, true);
     }
     for i in named {
         state.checklist.answer(i, &facts);
@@ -103,7 +103,7 @@ pub fn learn_from_failure(
     reason: &str,
 ) {
     let text = format!("{} {}", action.name, action.arguments);
-    for i in state.checklist.concerned(&text) {
+    for i in state.checklist.concerned(&text, false) {
         state
             .checklist
             .fail(i, &format!("{} failed: {reason}", action.name));
@@ -116,10 +116,12 @@ pub fn learn_from_failure(
     }
 }
 
-/// Whether `Finish` arguments give an answer (not a give-up).
+/// Whether `Finish` arguments give an answer (not a give-up, not an invalid Finish without its answer,
+/// which fails as it is).
 pub fn gives_answer(arguments: &str) -> bool {
-    serde_json::from_str::<Value>(arguments)
-        .is_ok_and(|v| v["return_type"].as_str() == Some("give_answer"))
+    serde_json::from_str::<Value>(arguments).is_ok_and(|v| {
+        v["return_type"].as_str() == Some("give_answer") && v["final_answer"].is_string()
+    })
 }
 
 /// The `Finish` arguments with the final answer grounded in what the episode observed.
