@@ -16,9 +16,13 @@ const MAX_REASON_CHARS: usize = 160;
 pub enum PartStatus {
     Open,
     /// Answered by these facts (their texts, as in the state).
-    Answered { facts: Vec<String> },
+    Answered {
+        facts: Vec<String>,
+    },
     /// Could not be answered, and why.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// One part of the request.
@@ -131,7 +135,10 @@ impl Checklist {
                 Vec::new()
             };
         }
-        candidates.into_iter().filter(|&i| score(i) == best).collect()
+        candidates
+            .into_iter()
+            .filter(|&i| score(i) == best)
+            .collect()
     }
 
     /// The checklist as the router sees it (empty when there are no parts).
@@ -200,10 +207,16 @@ mod tests {
     fn a_call_concerns_the_part_it_shares_words_with() {
         let c = list();
         assert_eq!(
-            c.concerned("weather_forecast_for_weather {\"city\":\"Paris\"} 18 C", true),
+            c.concerned(
+                "weather_forecast_for_weather {\"city\":\"Paris\"} 18 C",
+                true
+            ),
             vec![1]
         );
-        assert_eq!(c.concerned("hotels_near_for_booking Eiffel", false), vec![0]);
+        assert_eq!(
+            c.concerned("hotels_near_for_booking Eiffel", false),
+            vec![0]
+        );
         // No shared word: no part, unless the request has only one.
         assert!(c.concerned("xyz", true).is_empty());
         let one = Checklist::new(&["what is trending".into()]);

@@ -219,27 +219,54 @@ fn a_multi_part_request_is_not_finished_after_the_first_part() {
     assert_eq!(parts[0]["facts"][0], "Paris is 21 C", "{parts}");
     // The router saw the checklist, with the first part answered once the weather came back.
     let prompts = router_prompts(&h);
-    assert!(prompts[0].contains("1. [open] Tell me the weather in Paris"), "{}", prompts[0]);
-    assert!(prompts[1].contains("1. [answered] Tell me the weather in Paris"), "{}", prompts[1]);
-    assert!(prompts[1].contains("2. [open] find hotels near the Eiffel Tower"), "{}", prompts[1]);
+    assert!(
+        prompts[0].contains("1. [open] Tell me the weather in Paris"),
+        "{}",
+        prompts[0]
+    );
+    assert!(
+        prompts[1].contains("1. [answered] Tell me the weather in Paris"),
+        "{}",
+        prompts[1]
+    );
+    assert!(
+        prompts[1].contains("2. [open] find hotels near the Eiffel Tower"),
+        "{}",
+        prompts[1]
+    );
 }
 
 #[test]
 fn an_early_finish_is_nudged_once_naming_the_open_parts() {
-    let h = harness(vec![weather(), finish("It is 21 C in Paris."), hotels(), finish("Done.")]);
+    let h = harness(vec![
+        weather(),
+        finish("It is 21 C in Paris."),
+        hotels(),
+        finish("Done."),
+    ]);
     let ep = solve(&h);
     // The early Finish was not run: it became a step the router was told about.
     assert_eq!(ep.steps[1].action, "Finish");
     assert!(ep.steps[1].observation.finish.is_none());
     assert!(
-        ep.steps[1].observation.error.contains("2. find hotels near the Eiffel Tower"),
+        ep.steps[1]
+            .observation
+            .error
+            .contains("2. find hotels near the Eiffel Tower"),
         "{}",
         ep.steps[1].observation.error
     );
     assert!(ep.steps[1].notes.iter().any(|n| n.contains("nudged")));
     let prompts = router_prompts(&h);
-    assert!(prompts[2].contains("still open: 2. find hotels"), "{}", prompts[2]);
-    assert!(!prompts[3].contains("still open"), "the nudge is shown once");
+    assert!(
+        prompts[2].contains("still open: 2. find hotels"),
+        "{}",
+        prompts[2]
+    );
+    assert!(
+        !prompts[3].contains("still open"),
+        "the nudge is shown once"
+    );
 }
 
 #[test]
@@ -271,7 +298,11 @@ fn a_failed_part_is_stated_as_not_obtained_with_why() {
     assert_eq!(ep.steps.len(), 3);
     let parts = checklist(&ep);
     assert_eq!(parts[1]["status"], "failed", "{parts}");
-    assert!(ep.answer.starts_with("It is 21 C in Paris."), "{}", ep.answer);
+    assert!(
+        ep.answer.starts_with("It is 21 C in Paris."),
+        "{}",
+        ep.answer
+    );
     assert!(
         ep.answer.contains(
             "Not obtained: find hotels near the Eiffel Tower for my trip (broken_for_booking failed: API not working error"
@@ -295,10 +326,21 @@ fn a_claim_no_observation_supports_is_removed_before_finish() {
         ep.answer,
         "It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower."
     );
-    let last = ep.steps.last().map(|s| s.notes.join("; ")).unwrap_or_default();
-    assert!(last.contains("1 sentence(s) with unsupported values removed"), "{last}");
+    let last = ep
+        .steps
+        .last()
+        .map(|s| s.notes.join("; "))
+        .unwrap_or_default();
+    assert!(
+        last.contains("1 sentence(s) with unsupported values removed"),
+        "{last}"
+    );
     // The answer file carries the cleaned answer too.
-    let finish_args = ep.steps.last().map(|s| s.arguments.clone()).unwrap_or_default();
+    let finish_args = ep
+        .steps
+        .last()
+        .map(|s| s.arguments.clone())
+        .unwrap_or_default();
     assert!(!finish_args.contains("lutetia.com"), "{finish_args}");
 }
 

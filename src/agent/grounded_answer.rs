@@ -10,6 +10,8 @@ use super::checklist::Checklist;
 pub const MAX_ANSWER_CHARS: usize = 1200;
 /// A phrase repeated back to back more than this many times is a sampling loop.
 const MAX_REPEATS: usize = 2;
+/// Names a text must hold before "most of them are unsupported" counts.
+const MIN_NAMES: usize = 2;
 /// Longest phrase (words) checked for back-to-back repeats.
 const MAX_LOOP_WORDS: usize = 8;
 
@@ -45,9 +47,18 @@ impl Cleaned {
     pub fn notes(&self) -> Vec<String> {
         let mut n = Vec::new();
         let counts = [
-            (self.unsupported_removed, "sentence(s) with unsupported values removed"),
-            (self.echoes_removed, "sentence(s) echoing the prompt or request removed"),
-            (self.repeats_removed, "repeated sentence(s) or phrase loop(s) removed"),
+            (
+                self.unsupported_removed,
+                "sentence(s) with unsupported values removed",
+            ),
+            (
+                self.echoes_removed,
+                "sentence(s) echoing the prompt or request removed",
+            ),
+            (
+                self.repeats_removed,
+                "repeated sentence(s) or phrase loop(s) removed",
+            ),
             (self.not_obtained, "failed part(s) stated as not obtained"),
         ];
         for (k, what) in counts {
@@ -124,11 +135,23 @@ pub fn ground(
     out
 }
 
-/// A sentence stating a concrete value (number, date, id, URL, e-mail) found in no evidence.
-fn unsupported(sentence: &str, evidence: &[Evidence]) -> bool {
-    check_claims(sentence, evidence)
+/// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, or whose names
+/// and list items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough).
+pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
+    let checks = check_claims(text, evidence);
+    if checks
         .iter()
         .any(|c| c.claim.kind.is_value() && !c.supported())
+    {
+        return true;
+    }
+    let names: Vec<bool> = checks
+        .iter()
+        .filter(|c| !c.claim.kind.is_value())
+        .map(|c| c.supported())
+        .collect();
+    let missing = names.iter().filter(|s| !**s).count();
+    names.len() >= MIN_NAMES && missing * 2 > names.len()
 }
 
 /// The state's facts as the answer, keeping only those the evidence supports.
@@ -206,17 +229,19 @@ pub fn bound(text: &str, max: usize) -> (String, bool) {
         return (text.to_string(), false);
     };
     let head = &text[..limit];
+    // The character after a sentence end is looked up in the whole text: "12.5" cut after "12." is not
+    // a sentence end.
     let sentence_end = head
         .char_indices()
-        .filter(|&(i, c)| {
+        .rev()
+        .find(|&(i, c)| {
             matches!(c, '.' | '!' | '?' | '\n')
-                && head[i + c.len_utf8()..]
+                && text[i + c.len_utf8()..]
                     .chars()
                     .next()
                     .is_none_or(char::is_whitespace)
         })
-        .map(|(i, c)| i + c.len_utf8())
-        .last();
+        .map(|(i, c)| i + c.len_utf8());
     let cut = match sentence_end {
         Some(end) if end > 0 => head[..end].trim_end().to_string(),
         _ => {
@@ -274,6 +299,27 @@ mod tests {
         let (t, cut) = bound("averyveryverylongword and more words", 25);
         assert!(cut && t.ends_with('…') && t.chars().count() <= 26, "{t}");
         assert_eq!(bound("short", 20), ("short".to_string(), false));
+        // A decimal point at the cut is not a sentence end.
+        assert_eq!(bound("It is 21. Costs 12.5 EUR", 19).0, "It is 21.");
+    }
+
+    #[test]
+    fn values_or_most_names_missing_from_the_evidence_are_unsupported() {
+        let ev = evidence(
+            "Tell me about Lionel Messi's clubs.",
+            &[(
+                "step 1".into(),
+                "{}".into(),
+                r#"{"line_up": [{"name": "Ravi Silva"}], "date": "2024-07-20"}"#.into(),
+            )],
+        );
+        assert!(unsupported(
+            "Lionel Messi played for Barcelona, Manchester United and Arsenal.",
+            &ev
+        ));
+        assert!(unsupported("The concert is on 2024-08-01.", &ev));
+        assert!(!unsupported("Ravi Silva plays on 2024-07-20.", &ev));
+        assert!(!unsupported("Lionel Messi is famous.", &ev));
     }
 
     #[test]

@@ -2,18 +2,18 @@
 //! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
 //! `Episode`, so an A/B comparison differs only in the method.
 
+pub mod checklist;
 mod common;
 mod context;
-pub mod checklist;
 pub mod dfsdt;
 mod episode;
 mod grounded_answer;
 mod lessons;
-mod sum2act_checklist;
 pub mod parse;
 pub mod react;
 pub mod state;
 pub mod sum2act;
+mod sum2act_checklist;
 pub mod toolset;
 
 use std::sync::Arc;

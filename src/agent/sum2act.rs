@@ -15,12 +15,13 @@ use crate::tools::{Finish, Observation};
 
 use super::checklist::Checklist;
 use super::common::{self, Outcome, TurnError, harness_observation};
-use super::sum2act_checklist::{
-    gives_answer, grounded_finish, learn_from_failure, mark_answered, request_parts,
-};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, call_key, first_json_object};
 use super::state::{Applied, State, StateUpdate, clip, update_schema};
+use super::sum2act_checklist::{
+    drop_unsupported_facts, gives_answer, grounded_finish, learn_from_failure, mark_answered,
+    request_parts,
+};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 pub struct Sum2Act;
@@ -166,7 +167,16 @@ impl Sum2Act {
                     );
                     notes.push("early Finish with open parts; nudged".into());
                     let obs = harness_observation(&action.name, &action.arguments, &why);
-                    push(ctx, &mut steps, n, &action, obs, &state, prompt_tokens, notes);
+                    push(
+                        ctx,
+                        &mut steps,
+                        n,
+                        &action,
+                        obs,
+                        &state,
+                        prompt_tokens,
+                        notes,
+                    );
                     continue;
                 }
                 state.checklist.fail_open(if forced {
@@ -174,7 +184,8 @@ impl Sum2Act {
                 } else {
                     "no call answered it before Finish"
                 });
-                action.arguments = grounded_finish(task, &state, &steps, &action.arguments, &mut notes);
+                action.arguments =
+                    grounded_finish(task, &state, &steps, &action.arguments, &mut notes);
             }
 
             // 4. Execute.
@@ -191,6 +202,8 @@ impl Sum2Act {
                     } else {
                         let mut update =
                             summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        // A fact the result does not hold was invented by the state manager.
+                        drop_unsupported_facts(task, &action, &obs, &mut update, &mut notes);
                         // The code, not the model, knows whether the API answered: a small model sometimes
                         // calls a good result a failure. What the result means is the model's call, but a
                         // result it found nothing in is kept (clipped) rather than lost.
@@ -274,8 +287,10 @@ fn router_prompt(
     open_parts: bool,
 ) -> Result<String, AgentError> {
     let notice = if open_parts {
-        ctx.prompts
-            .render("router_open_parts", &[("open", &state.checklist.render_open())])?
+        ctx.prompts.render(
+            "router_open_parts",
+            &[("open", &state.checklist.render_open())],
+        )?
     } else if repeated {
         ctx.prompts.render("router_repeat", &[])?
     } else {

@@ -8,9 +8,8 @@ use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::toolbench::request_parts::{split_fallback, validate_split};
 
-
 use super::episode::Step;
-use super::grounded_answer::{evidence, ground};
+use super::grounded_answer::{evidence, ground, unsupported};
 use super::lessons::parameter_lesson;
 use super::parse::{Action, first_json_object};
 use super::state::{State, StateUpdate};
@@ -35,18 +34,24 @@ pub async fn request_parts(
         Some(parts) => parts,
         None => {
             if !proposed.is_empty() {
-                ctx.observer
-                    .note("the model's split did not hold up against the request; using the splitter");
+                ctx.observer.note(
+                    "the model's split did not hold up against the request; using the splitter",
+                );
             }
             fallback
         }
     };
-    ctx.observer.note(&format!("checklist: {}", parts.join(" | ")));
+    ctx.observer
+        .note(&format!("checklist: {}", parts.join(" | ")));
     Ok(parts)
 }
 
 /// Asks the model to split the request into parts.
-async fn decompose(task: &Task, ctx: &SolveContext, tools: &str) -> Result<Vec<String>, AgentError> {
+async fn decompose(
+    task: &Task,
+    ctx: &SolveContext,
+    tools: &str,
+) -> Result<Vec<String>, AgentError> {
     let prompt = ctx
         .prompts
         .render("decompose", &[("tools", tools), ("query", &task.query)])?;
@@ -109,10 +114,37 @@ pub fn learn_from_failure(
             .fail(i, &format!("{} failed: {reason}", action.name));
     }
     let error = format!("{} {}", obs.error, obs.text);
-    if let Some(lesson) =
-        parameter_lesson(&action.name, &action.arguments, &error, ctx.tools.functions())
-    {
+    if let Some(lesson) = parameter_lesson(
+        &action.name,
+        &action.arguments,
+        &error,
+        ctx.tools.functions(),
+    ) {
         state.add_lesson(&lesson);
+    }
+}
+
+/// Drops the state manager's facts that this call's result (with its arguments and the request) does
+/// not support; the raw result is kept instead when none is left.
+pub fn drop_unsupported_facts(
+    task: &Task,
+    action: &Action,
+    obs: &Observation,
+    update: &mut StateUpdate,
+    notes: &mut Vec<String>,
+) {
+    let observed = format!("{}\n{}", obs.text, response_text(&obs.response));
+    let ev = evidence(
+        &task.query,
+        &[(action.name.clone(), action.arguments.clone(), observed)],
+    );
+    let before = update.new_facts.len();
+    update.new_facts.retain(|f| !unsupported(f, &ev));
+    let dropped = before - update.new_facts.len();
+    if dropped > 0 {
+        notes.push(format!(
+            "state manager: {dropped} fact(s) the result does not hold dropped"
+        ));
     }
 }
 
@@ -149,7 +181,11 @@ pub fn grounded_finish(
                 s.observation.text,
                 response_text(&s.observation.response)
             );
-            (format!("step {} {}", s.index, s.action), s.arguments.clone(), observed)
+            (
+                format!("step {} {}", s.index, s.action),
+                s.arguments.clone(),
+                observed,
+            )
         })
         .collect();
     let facts: Vec<String> = state.facts.iter().map(|f| f.text.clone()).collect();
@@ -167,4 +203,3 @@ pub fn grounded_finish(
     args.insert("final_answer".into(), Value::String(cleaned.answer));
     Value::Object(args).to_string()
 }
-
