@@ -124,6 +124,9 @@ fn state_reply(prompt: &str) -> Completion {
         vec!["Paris is 21 C"]
     } else if prompt.contains("hotels_for_booking") {
         vec!["Hotel Lutetia is near the Eiffel Tower"]
+    } else if prompt.contains("team_totals_for_stats") {
+        // Invented: the result only says who leads.
+        vec!["Barcelona has 42 titles", "Ajax leads"]
     } else {
         vec!["Ajax leads"]
     };
@@ -364,4 +367,34 @@ fn a_parameter_error_is_generalised_to_the_sibling_apis() {
     // Not a lesson from a call that never reached a parameter check.
     assert!(!prompts[0].contains("Lessons from failures"));
     assert_eq!(calls(&h), vec!["league_leaders", "weather", "hotels"]);
+}
+
+#[test]
+fn a_fact_the_result_does_not_hold_is_not_kept() {
+    let h = harness(vec![
+        call("team_totals_for_stats", json!({})),
+        weather(),
+        hotels(),
+        finish(
+            "Barcelona has 42 titles. It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower.",
+        ),
+    ]);
+    let ep = solve(&h);
+    let state = ep.steps[0].state.clone().unwrap_or_default();
+    let facts: Vec<String> = state["facts"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f["text"].to_string()).collect())
+        .unwrap_or_default();
+    assert_eq!(facts, vec!["\"Ajax leads\""], "{state}");
+    assert!(
+        ep.steps[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("1 fact(s) the result does not hold"))
+    );
+    // And the answer does not repeat it.
+    assert_eq!(
+        ep.answer,
+        "It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower."
+    );
 }
