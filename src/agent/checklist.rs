@@ -74,6 +74,21 @@ impl Checklist {
             .collect()
     }
 
+    /// The facts that answer parts, each once, in part order.
+    pub fn answer_facts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in &self.parts {
+            if let PartStatus::Answered { facts } = &p.status {
+                for f in facts {
+                    if !out.contains(f) {
+                        out.push(f.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Marks part `i` answered by `facts` (a failed part a later call answered becomes answered).
     pub fn answer(&mut self, i: usize, facts: &[String]) {
         let Some(part) = self.parts.get_mut(i) else {
@@ -189,6 +204,7 @@ mod tests {
         assert_eq!(c.open(), vec![0, 1]);
         c.answer(0, &["Hotel Lutetia".into()]);
         c.fail(1, "weather API error");
+        assert_eq!(c.answer_facts(), vec!["Hotel Lutetia"]);
         assert!(c.open().is_empty());
         assert_eq!(
             c.failed(),

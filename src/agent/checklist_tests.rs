@@ -120,6 +120,13 @@ fn hotels() -> Completion {
 /// The state manager's facts, from the call its prompt names (it never names a part: the code must
 /// attribute the facts to parts itself).
 fn state_reply(prompt: &str) -> Completion {
+    if prompt.contains("league_leaders_for_stats") {
+        // Invented facts, claimed to answer both parts.
+        return reply(
+            &json!({"success": true, "new_facts": ["Paris is 35 C", "Hotel Ritz has 12 rooms"], "failure_reason": "", "wrong_facts": [], "parts": [1, 2]})
+                .to_string(),
+        );
+    }
     let facts: Vec<&str> = if prompt.contains("weather_for_meteo") {
         vec!["Paris is 21 C"]
     } else if prompt.contains("hotels_for_booking") {
@@ -397,4 +404,27 @@ fn a_fact_the_result_does_not_hold_is_not_kept() {
         ep.answer,
         "It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower."
     );
+}
+
+#[test]
+fn parts_named_for_invented_facts_stay_open() {
+    let h = harness(vec![
+        call("league_leaders_for_stats", json!({})),
+        finish("It is 35 C in Paris."),
+        finish("It is 35 C in Paris."),
+    ]);
+    let ep = solve(&h);
+    // The state manager's facts were dropped, so its part numbers were not believed: the first Finish
+    // was nudged and the parts are reported as not obtained, without the invented temperature.
+    assert!(ep.steps[1].notes.iter().any(|n| n.contains("nudged")));
+    let parts = checklist(&ep);
+    assert_eq!(parts[0]["status"], "failed", "{parts}");
+    assert_eq!(parts[1]["status"], "failed", "{parts}");
+    assert!(
+        ep.answer
+            .starts_with("Not obtained: Tell me the weather in Paris"),
+        "{}",
+        ep.answer
+    );
+    assert!(!ep.answer.contains("35"), "{}", ep.answer);
 }

@@ -125,7 +125,8 @@ pub fn learn_from_failure(
 }
 
 /// Drops the state manager's facts that this call's result (with its arguments and the request) does
-/// not support; the raw result is kept instead when none is left.
+/// not support; the raw result is kept instead when none is left, and the parts it named are then
+/// attributed by the code.
 pub fn drop_unsupported_facts(
     task: &Task,
     action: &Action,
@@ -141,6 +142,10 @@ pub fn drop_unsupported_facts(
     let before = update.new_facts.len();
     update.new_facts.retain(|f| !unsupported(f, &ev));
     let dropped = before - update.new_facts.len();
+    if before > 0 && update.new_facts.is_empty() {
+        // Parts it said its invented facts answer are not answered.
+        update.parts.clear();
+    }
     if dropped > 0 {
         notes.push(format!(
             "state manager: {dropped} fact(s) the result does not hold dropped"
@@ -188,7 +193,13 @@ pub fn grounded_finish(
             )
         })
         .collect();
-    let facts: Vec<String> = state.facts.iter().map(|f| f.text.clone()).collect();
+    // The facts that answer a part (all facts when there is no checklist): a result no part asked for
+    // does not belong in the answer.
+    let facts: Vec<String> = if state.checklist.is_empty() {
+        state.facts.iter().map(|f| f.text.clone()).collect()
+    } else {
+        state.checklist.answer_facts()
+    };
     let cleaned = ground(
         &answer,
         &task.query,
