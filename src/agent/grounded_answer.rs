@@ -100,15 +100,17 @@ pub fn ground(
             if norm.trim().is_empty() {
                 continue;
             }
+            // A list that loops ("1. Silva 2. Aisha 3. Silva …") repeats items under new numbers.
+            let item = normalize(strip_list_marker(&sentence));
             let lower = sentence.to_lowercase();
             if PROMPT_MARKERS.iter().any(|m| lower.contains(m)) || request.contains(&norm) {
                 out.echoes_removed += 1;
-            } else if seen.contains(&norm) {
+            } else if seen.contains(&item) {
                 out.repeats_removed += 1;
             } else if unsupported(&sentence, evidence) {
                 out.unsupported_removed += 1;
             } else {
-                seen.push(norm);
+                seen.push(item);
                 kept.push(sentence);
             }
         }
@@ -133,6 +135,19 @@ pub fn ground(
     }
     out.answer = text.trim().to_string();
     out
+}
+
+/// The sentence without a leading list marker ("3. ", "- ", "* ").
+fn strip_list_marker(sentence: &str) -> &str {
+    let t = sentence.trim_start();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &t[digits..];
+    if digits > 0 && (rest.starts_with(". ") || rest.starts_with(") ")) {
+        return rest[2..].trim_start();
+    }
+    t.strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .unwrap_or(t)
 }
 
 /// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, or whose names
@@ -320,6 +335,23 @@ mod tests {
         assert!(unsupported("The concert is on 2024-08-01.", &ev));
         assert!(!unsupported("Ravi Silva plays on 2024-07-20.", &ev));
         assert!(!unsupported("Lionel Messi is famous.", &ev));
+    }
+
+    #[test]
+    fn a_looping_list_keeps_each_item_once() {
+        let ev = evidence(
+            "Who are the players?",
+            &[("s".into(), "{}".into(), "Silva Aisha".into())],
+        );
+        let c = ground(
+            "Players:\n1. Silva\n2. Aisha\n3. Silva\n4. Aisha",
+            "Who are the players?",
+            &ev,
+            &Checklist::default(),
+            &[],
+        );
+        assert_eq!(c.answer, "Players:\n1. Silva\n2. Aisha");
+        assert_eq!(c.repeats_removed, 2);
     }
 
     #[test]

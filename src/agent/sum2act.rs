@@ -368,7 +368,7 @@ pub(super) fn failure_reason(obs: &Observation) -> String {
     }
 }
 
-pub(super) fn response_text(v: &Value) -> String {
+fn response_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

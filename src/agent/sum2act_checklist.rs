@@ -13,7 +13,6 @@ use super::grounded_answer::{evidence, ground, unsupported};
 use super::lessons::parameter_lesson;
 use super::parse::{Action, first_json_object};
 use super::state::{State, StateUpdate};
-use super::sum2act::response_text;
 use super::{AgentError, SolveContext};
 use crate::tools::Observation;
 
@@ -134,7 +133,8 @@ pub fn drop_unsupported_facts(
     update: &mut StateUpdate,
     notes: &mut Vec<String>,
 ) {
-    let observed = format!("{}\n{}", obs.text, response_text(&obs.response));
+    // What the agent saw (the observation text, cut as the model got it), as the evaluator checks it.
+    let observed = obs.text.clone();
     let ev = evidence(
         &task.query,
         &[(action.name.clone(), action.arguments.clone(), observed)],
@@ -181,11 +181,7 @@ pub fn grounded_finish(
         .iter()
         .filter(|s| !s.observation.failed && s.observation.finish.is_none())
         .map(|s| {
-            let observed = format!(
-                "{}\n{}",
-                s.observation.text,
-                response_text(&s.observation.response)
-            );
+            let observed = s.observation.text.clone();
             (
                 format!("step {} {}", s.index, s.action),
                 s.arguments.clone(),
