@@ -149,15 +149,19 @@ struct Harness {
     ctx: SolveContext,
 }
 
-/// Router turns come from `router` in order; the model's split of the request is unusable (an answer,
-/// not parts), so the deterministic splitter's parts are kept.
+/// Router turns come from `router` in order; the model's split of the request is unusable (an answer
+/// and a tool name, not parts), so the deterministic splitter's parts are kept.
 fn harness(router: Vec<Completion>) -> Harness {
     let turns = AtomicUsize::new(0);
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         let prompt: String = req.messages.iter().map(|m| m.content.clone()).collect();
         match req.purpose.as_str() {
             "state" => return Ok(state_reply(&prompt)),
-            "decompose" => return Ok(reply(r#"{"subtasks": ["It is 30 C in Paris"]}"#)),
+            "decompose" => {
+                return Ok(reply(
+                    r#"{"subtasks": ["It is 30 C in Paris", "hotels_for_booking Eiffel Tower"]}"#,
+                ));
+            }
             _ => {}
         }
         let i = turns.fetch_add(1, Ordering::SeqCst);

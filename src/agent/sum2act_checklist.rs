@@ -28,7 +28,12 @@ pub async fn request_parts(
     if fallback.len() < 2 && !ctx.options.decompose {
         return Ok(fallback);
     }
-    let proposed = decompose(task, ctx, tools).await?;
+    // A tool name ("search_trips_for_flixbus") is a plan step, not a part of the request.
+    let proposed: Vec<String> = decompose(task, ctx, tools)
+        .await?
+        .into_iter()
+        .filter(|p| !p.split_whitespace().any(|w| w.contains('_')))
+        .collect();
     let parts = match validate_split(&task.query, &proposed) {
         Some(parts) => parts,
         None => {
