@@ -343,7 +343,13 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
     for method in STEPWISE {
         let ep = solve(method, &ctx);
         assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
-        assert_eq!(ep.answer, "It is 21 C in Par", "{method}");
+        // Sum2Act keeps only what was observed: no call was made, so "21 C" goes and the part is
+        // stated as not obtained.
+        if method == "sum2act" {
+            assert!(ep.answer.starts_with("Not obtained"), "{}", ep.answer);
+        } else {
+            assert_eq!(ep.answer, "It is 21 C in Par", "{method}");
+        }
         assert!(ep.steps[0].thought.contains("cut"), "{method}");
         assert!(ep.counters.cut_replies >= 1, "{method}");
     }
@@ -361,8 +367,9 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
-    assert!(ep.answer.starts_with("It is 21"), "{}", ep.answer);
-    assert_eq!(ep.counters.cut_replies, 1);
+    // The cut Finish was read both times (the first, with the request still open, was sent back).
+    assert!(ep.steps.iter().all(|s| s.action == "Finish"));
+    assert_eq!(ep.counters.cut_replies, 2);
 }
 
 #[test]
@@ -381,8 +388,9 @@ fn a_cut_tool_call_is_not_run_but_repaired() {
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
-    // The cut reply was shown back to the model as malformed, not run and not an episode error.
-    assert_eq!(llm.requests().len(), 2);
+    // The cut reply was shown back to the model as malformed, not run and not an episode error
+    // (then an early Finish sent back once, and the Finish).
+    assert_eq!(llm.requests().len(), 3);
     assert!(ep.error.is_none());
 }
 

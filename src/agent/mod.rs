@@ -3,17 +3,21 @@
 //! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
 //! `Episode`, so an A/B comparison differs only in the method.
 
+pub mod checklist;
 mod common;
 mod context;
 pub mod dfsdt;
 mod episode;
 pub mod graph;
 pub mod method_options;
+mod grounded_answer;
+mod lessons;
 pub mod parse;
 pub mod plan;
 pub mod react;
 pub mod state;
 pub mod sum2act;
+mod sum2act_checklist;
 pub mod toolset;
 
 use std::sync::Arc;
@@ -63,6 +67,8 @@ pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, A
         other => Err(AgentError::UnknownMethod(other.to_string())),
     }
 }
+#[cfg(test)]
+mod checklist_tests;
 #[cfg(test)]
 mod hardening_tests;
 #[cfg(test)]

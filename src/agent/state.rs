@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::checklist::Checklist;
+use crate::toolbench::request_parts::MAX_PARTS;
+
 /// A fact the agent has established.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fact {
@@ -57,12 +60,17 @@ pub struct StateUpdate {
     pub failure_reason: String,
     /// 1-based numbers of earlier facts shown to be wrong.
     pub wrong_facts: Vec<u32>,
+    /// 1-based numbers of the checklist parts this result answers.
+    pub parts: Vec<u32>,
 }
 
 /// Whether two argument texts are the same call (key order does not matter).
 fn same_arguments(a: &str, b: &str) -> bool {
     a == b || super::parse::call_key(a) == super::parse::call_key(b)
 }
+
+/// Most lessons kept (tool-level generalisations of failures).
+const MAX_LESSONS: usize = 5;
 
 /// Longest fact kept verbatim; longer ones are cut (the model sometimes pastes whole responses).
 const MAX_FACT_CHARS: usize = 300;
@@ -76,9 +84,10 @@ pub fn update_schema() -> Value {
             "success": {"type": "boolean"},
             "new_facts": {"type": "array", "items": {"type": "string", "maxLength": MAX_FACT_CHARS}, "maxItems": MAX_FACTS_PER_STEP},
             "failure_reason": {"type": "string", "maxLength": 160},
-            "wrong_facts": {"type": "array", "items": {"type": "integer"}, "maxItems": 5}
+            "wrong_facts": {"type": "array", "items": {"type": "integer"}, "maxItems": 5},
+            "parts": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_PARTS}
         },
-        "required": ["success", "new_facts", "failure_reason", "wrong_facts"]
+        "required": ["success", "new_facts", "failure_reason", "wrong_facts", "parts"]
     })
 }
 
@@ -92,6 +101,12 @@ pub struct State {
     /// Facts folded away to fit the budget, summarised as one line.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub compressed: String,
+    /// The parts of the current request: open, answered or failed.
+    #[serde(default, skip_serializing_if = "Checklist::is_empty")]
+    pub checklist: Checklist,
+    /// What failures taught about whole tools ("tool X's APIs take no parameters").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lessons: Vec<String>,
 }
 
 impl State {
@@ -263,8 +278,28 @@ impl State {
         out.trim_end().to_string()
     }
 
-    /// Failures as the router sees them.
+    /// Keeps a lesson (once; the oldest goes when there are too many).
+    pub fn add_lesson(&mut self, lesson: &str) {
+        if self.lessons.iter().any(|l| l == lesson) {
+            return;
+        }
+        if self.lessons.len() >= MAX_LESSONS {
+            self.lessons.remove(0);
+        }
+        self.lessons.push(clip(lesson, MAX_FACT_CHARS));
+    }
+
+    /// Failures as the router sees them, with the lessons drawn from them.
     pub fn render_failures(&self) -> String {
+        let calls = self.render_failed_calls();
+        if self.lessons.is_empty() {
+            return calls;
+        }
+        let lessons: Vec<String> = self.lessons.iter().map(|l| format!("- {l}")).collect();
+        format!("{calls}\nLessons from failures:\n{}", lessons.join("\n"))
+    }
+
+    fn render_failed_calls(&self) -> String {
         if self.failures.is_empty() {
             return "(none)".to_string();
         }
@@ -312,6 +347,7 @@ mod tests {
             new_facts: facts.iter().map(|s| s.to_string()).collect(),
             failure_reason: reason.into(),
             wrong_facts: wrong.to_vec(),
+            parts: vec![],
         }
     }
 

@@ -9,14 +9,19 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::llm::{CompletionRequest, Message, count_tokens};
-use crate::toolbench::Task;
 use crate::toolbench::answer::cot_answer_file;
+use crate::toolbench::{FINISH, Task};
 use crate::tools::{Finish, Observation};
 
+use super::checklist::Checklist;
 use super::common::{self, Outcome, TurnError, harness_observation};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, call_key, first_json_object};
 use super::state::{Applied, State, StateUpdate, clip, update_schema};
+use super::sum2act_checklist::{
+    drop_unsupported_facts, gives_answer, grounded_finish, learn_from_failure, mark_answered,
+    request_parts,
+};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 pub struct Sum2Act;
@@ -49,11 +54,11 @@ impl Sum2Act {
     ) -> Result<(Episode, State), AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
         let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
-        let subtasks = if ctx.options.decompose {
-            decompose(task, ctx, &tools).await?
-        } else {
-            Vec::new()
-        };
+        let subtasks = request_parts(task, ctx, &tools).await?;
+        state.checklist = Checklist::new(&subtasks);
+        // An early Finish with open parts is sent back once, naming them.
+        let mut nudged = false;
+        let mut nudge_now = false;
         let mut steps: Vec<Step> = Vec::new();
         let mut finish = FinishKind::Limit;
         let mut error = None;
@@ -66,7 +71,8 @@ impl Sum2Act {
             // 1. Action proposal from the task and the state only. After a repeat, the router is told so
             //    and samples with some temperature (seeded, so runs stay reproducible): greedy decoding
             //    of an unchanged prompt would only repeat itself.
-            let user = router_prompt(ctx, task, &subtasks, &state, n - 1, stuck > 0)?;
+            let user = router_prompt(ctx, task, &state, n - 1, stuck > 0, nudge_now)?;
+            nudge_now = false;
             let messages = vec![Message::system(system.clone()), Message::user(user)];
             let temperature = if stuck > 0 { 0.8 } else { 0.0 };
             let (mut action, prompt_tokens, mut notes) =
@@ -105,10 +111,12 @@ impl Sum2Act {
             //    A call that already failed is not run again; after a few such repeats, it must finish too.
             let key = (action.name.clone(), call_key(&action.arguments));
             let give_up_repeating = stuck + 1 >= MAX_REPEATS;
+            let mut forced = false;
             if answered.contains(&key)
                 || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some())
             {
                 notes.push("no new action proposed; asked the router to finish".into());
+                forced = true;
                 // A model that ignores the forced Finish does not get to go on: the harness gives up.
                 let failed = |a: &Action| state.failed_before(&a.name, &a.arguments).is_some();
                 match common::force_finish(ctx, "router", messages, &failed).await {
@@ -146,23 +154,56 @@ impl Sum2Act {
             }
             stuck = 0;
 
-            // 3. Execute.
+            // 3. Finish only when every part is answered or failed (one nudge), and only with what the
+            //    episode observed.
+            if action.name == FINISH && gives_answer(&action.arguments) {
+                let open = state.checklist.open();
+                if !open.is_empty() && !nudged && !forced && n < ctx.options.max_steps {
+                    nudged = true;
+                    nudge_now = true;
+                    let why = format!(
+                        "Finish not run: parts still open: {}",
+                        state.checklist.render_open()
+                    );
+                    notes.push("early Finish with open parts; nudged".into());
+                    let obs = harness_observation(&action.name, &action.arguments, &why);
+                    push(
+                        ctx,
+                        &mut steps,
+                        n,
+                        &action,
+                        obs,
+                        &state,
+                        prompt_tokens,
+                        notes,
+                    );
+                    continue;
+                }
+                state.checklist.fail_open(if forced {
+                    "no further call was found for it"
+                } else {
+                    "no call answered it before Finish"
+                });
+                action.arguments =
+                    grounded_finish(task, &state, &steps, &action.arguments, &mut notes);
+            }
+
+            // 4. Execute.
             let obs = ctx.act(&action.name, &action.arguments).await;
             match &obs.finish {
                 Some(Finish::Answer(_)) => finish = FinishKind::GiveAnswer,
                 Some(Finish::GiveUp) => finish = FinishKind::GiveUp,
                 None => {
-                    // 4. Summarise into the state.
+                    // 5. Summarise into the state.
                     if obs.failed {
-                        state.record_failure(
-                            n,
-                            &action.name,
-                            &action.arguments,
-                            &failure_reason(&obs),
-                        );
+                        let reason = failure_reason(&obs);
+                        state.record_failure(n, &action.name, &action.arguments, &reason);
+                        learn_from_failure(ctx, &mut state, &action, &obs, &reason);
                     } else {
                         let mut update =
                             summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
+                        // A fact the result does not hold was invented by the state manager.
+                        drop_unsupported_facts(task, &action, &obs, &mut update, &mut notes);
                         // The code, not the model, knows whether the API answered: a small model sometimes
                         // calls a good result a failure. What the result means is the model's call, but a
                         // result it found nothing in is kept (clipped) rather than lost.
@@ -174,11 +215,13 @@ impl Sum2Act {
                             notes.push("state manager found no facts; kept the raw result".into());
                             update.new_facts = vec![raw_fact(&action, &obs)];
                         }
-                        if state.apply(n, &action.name, &action.arguments, &update)
-                            == Applied::NothingNew
-                        {
-                            notes.push("answered, but nothing new".into());
-                            ctx.count_redundant_call();
+                        match state.apply(n, &action.name, &action.arguments, &update) {
+                            Applied::NothingNew => {
+                                notes.push("answered, but nothing new".into());
+                                ctx.count_redundant_call();
+                            }
+                            Applied::NewFacts(k) => mark_answered(&mut state, &action, &update, k),
+                            Applied::Failed => {}
                         }
                         answered.insert((action.name.clone(), call_key(&action.arguments)));
                     }
@@ -201,6 +244,9 @@ impl Sum2Act {
             }
         }
 
+        if finish == FinishKind::Limit {
+            state.checklist.fail_open("the step budget was spent");
+        }
         let (_, final_raw) = common::final_answer(&steps);
         let functions = common::schemas(ctx);
         let generation = common::generation(task, ctx, &functions, &final_raw, &system);
@@ -235,31 +281,29 @@ const MAX_REPEATS: u32 = 3;
 fn router_prompt(
     ctx: &SolveContext,
     task: &Task,
-    subtasks: &[String],
     state: &State,
     step: u32,
     repeated: bool,
+    open_parts: bool,
 ) -> Result<String, AgentError> {
-    let notice = if repeated {
+    let notice = if open_parts {
+        ctx.prompts.render(
+            "router_open_parts",
+            &[("open", &state.checklist.render_open())],
+        )?
+    } else if repeated {
         ctx.prompts.render("router_repeat", &[])?
     } else {
         String::new()
     };
-    let subtasks = if subtasks.is_empty() {
-        String::new()
-    } else {
-        let list: Vec<String> = subtasks
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("{}. {s}", i + 1))
-            .collect();
-        format!("Plan:\n{}\n", list.join("\n"))
-    };
+    let checklist = state.checklist.render();
     Ok(ctx.prompts.render(
         "router_user",
         &[
             ("query", &task.query),
-            ("subtasks", &subtasks),
+            ("checklist", &checklist),
+            // The name custom prompt folders from before the checklist use.
+            ("subtasks", &checklist),
             ("step", &step.to_string()),
             ("facts", &state.render_facts()),
             ("failures", &state.render_failures()),
@@ -283,6 +327,7 @@ async fn summarise(
         "state_manager",
         &[
             ("query", &task.query),
+            ("checklist", &state.checklist.render()),
             ("facts", &state.render_facts()),
             ("action", &action.name),
             ("arguments", &action.arguments),
@@ -315,42 +360,7 @@ fn raw_fact(action: &Action, obs: &Observation) -> String {
     )
 }
 
-/// Splits the task into subtasks shown to the router as a plan.
-async fn decompose(
-    task: &Task,
-    ctx: &SolveContext,
-    tools: &str,
-) -> Result<Vec<String>, AgentError> {
-    let prompt = ctx
-        .prompts
-        .render("decompose", &[("tools", tools), ("query", &task.query)])?;
-    let schema = json!({
-        "type": "object",
-        "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 5}},
-        "required": ["subtasks"]
-    });
-    let request = CompletionRequest::new("decompose", vec![Message::user(prompt)])
-        .with_json_schema("plan", schema)
-        .with_max_tokens(ctx.options.max_tokens);
-    let subtasks: Vec<String> = match ctx.complete(&request).await {
-        Ok(c) => first_json_object(&c.content)
-            .and_then(|v| serde_json::from_value::<Vec<String>>(v["subtasks"].clone()).ok())
-            .unwrap_or_default(),
-        Err(e) => {
-            ctx.observer.note(&format!(
-                "decomposition failed ({e}); going on without a plan"
-            ));
-            Vec::new()
-        }
-    };
-    if !subtasks.is_empty() {
-        ctx.observer
-            .note(&format!("plan: {}", subtasks.join(" | ")));
-    }
-    Ok(subtasks)
-}
-
-fn failure_reason(obs: &Observation) -> String {
+pub(super) fn failure_reason(obs: &Observation) -> String {
     if obs.error.is_empty() {
         clip(&obs.text, 200)
     } else {

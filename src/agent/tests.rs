@@ -381,7 +381,11 @@ fn sum2act_give_up() {
 
 #[test]
 fn sum2act_state_carries_over() {
-    let h = harness(vec![finish("still 21 C")], AgentOptions::default());
+    // The first Finish comes before any call answered the request: it is sent back once.
+    let h = harness(
+        vec![finish("still 21 C"), finish("still 21 C")],
+        AgentOptions::default(),
+    );
     let mut state = State::default();
     state.record_failure(1, "broken_api_for_weather", "{}", "down");
     let (ep, after) = run(Sum2Act::new(&h.ctx.options).solve_from(&task(), &h.ctx, state))

@@ -21,7 +21,8 @@ pub struct AgentArgs {
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
     #[arg(long, value_name = "TOKENS")]
     pub state_budget: Option<usize>,
-    /// Sum2Act: split the task into subtasks first.
+    /// Sum2Act: have the model split the request into checklist parts even when the deterministic
+    /// splitter finds one part (a request with several parts is always split this way).
     #[arg(long)]
     pub decompose: bool,
     /// ReAct/DFSDT chain length limit in tree levels (ToolBench's single_chain_max_step).

@@ -108,25 +108,7 @@ pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
     None
 }
 
-/// Sentences of a text (split at `.`, `!`, `?`, `;` and newlines followed by space).
-pub fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    for (i, b) in bytes.iter().enumerate() {
-        let end = matches!(b, b'!' | b'?' | b';' | b'\n')
-            || (*b == b'.' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
-        if end {
-            out.push(&text[start..=i]);
-            start = i + 1;
-        }
-    }
-    out.push(&text[start..]);
-    out.into_iter()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect()
-}
+pub use crate::toolbench::request_parts::sentences;
 
 fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
     if evidence.observed > 0 {

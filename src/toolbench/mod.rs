@@ -11,6 +11,7 @@ pub mod json_repair;
 mod missing;
 mod model;
 pub mod naming;
+pub mod request_parts;
 mod schema;
 pub mod stb_export;
 

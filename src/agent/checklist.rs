@@ -1,0 +1,252 @@
+//! The parts of the request as a checklist in the Sum2Act state: each part is open, answered (with the
+//! facts that answer it) or failed (with why). The router sees it, so it does not finish after the first
+//! fact; the code gates Finish on it, so a part is never silently dropped.
+
+use serde::{Deserialize, Serialize};
+
+use super::state::clip;
+use crate::toolbench::claims::content_words;
+
+/// Longest failure reason kept per part (characters).
+const MAX_REASON_CHARS: usize = 160;
+
+/// Where a part stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum PartStatus {
+    Open,
+    /// Answered by these facts (their texts, as in the state).
+    Answered {
+        facts: Vec<String>,
+    },
+    /// Could not be answered, and why.
+    Failed {
+        reason: String,
+    },
+}
+
+/// One part of the request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub text: String,
+    #[serde(flatten)]
+    pub status: PartStatus,
+}
+
+/// The request's parts, in the order asked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checklist {
+    pub parts: Vec<Part>,
+}
+
+impl Checklist {
+    pub fn new(parts: &[String]) -> Self {
+        Checklist {
+            parts: parts
+                .iter()
+                .map(|p| Part {
+                    text: p.clone(),
+                    status: PartStatus::Open,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// 0-based indices of the parts still open.
+    pub fn open(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .filter(|&i| self.parts[i].status == PartStatus::Open)
+            .collect()
+    }
+
+    /// Parts that failed, with their reasons.
+    pub fn failed(&self) -> Vec<(&str, &str)> {
+        self.parts
+            .iter()
+            .filter_map(|p| match &p.status {
+                PartStatus::Failed { reason } => Some((p.text.as_str(), reason.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The facts that answer parts, each once, in part order.
+    pub fn answer_facts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in &self.parts {
+            if let PartStatus::Answered { facts } = &p.status {
+                for f in facts {
+                    if !out.contains(f) {
+                        out.push(f.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Marks part `i` answered by `facts` (a failed part a later call answered becomes answered).
+    pub fn answer(&mut self, i: usize, facts: &[String]) {
+        let Some(part) = self.parts.get_mut(i) else {
+            return;
+        };
+        match &mut part.status {
+            PartStatus::Answered { facts: known } => {
+                for f in facts {
+                    if !known.contains(f) {
+                        known.push(f.clone());
+                    }
+                }
+            }
+            other => {
+                *other = PartStatus::Answered {
+                    facts: facts.to_vec(),
+                }
+            }
+        }
+    }
+
+    /// Marks part `i` failed, unless it is already answered.
+    pub fn fail(&mut self, i: usize, reason: &str) {
+        if let Some(part) = self.parts.get_mut(i)
+            && !matches!(part.status, PartStatus::Answered { .. })
+        {
+            part.status = PartStatus::Failed {
+                reason: clip(reason.trim(), MAX_REASON_CHARS),
+            };
+        }
+    }
+
+    /// Fails every open part with `reason` (the router gave up on them, or the step budget ran out).
+    pub fn fail_open(&mut self, reason: &str) {
+        for i in self.open() {
+            self.fail(i, reason);
+        }
+    }
+
+    /// The parts a call concerns, when the state manager did not say: the not-yet-answered parts that
+    /// share the most content words with the call and its facts; none when no part shares a word
+    /// (`sole`: a single-part request's part, whatever its words).
+    pub fn concerned(&self, call_text: &str, sole: bool) -> Vec<usize> {
+        let words = content_words(call_text);
+        let candidates: Vec<usize> = (0..self.parts.len())
+            .filter(|&i| !matches!(self.parts[i].status, PartStatus::Answered { .. }))
+            .collect();
+        let score = |i: usize| {
+            content_words(&self.parts[i].text)
+                .iter()
+                .filter(|w| words.contains(*w))
+                .count()
+        };
+        let best = candidates.iter().map(|&i| score(i)).max().unwrap_or(0);
+        if best == 0 {
+            return if sole && self.parts.len() == 1 {
+                candidates
+            } else {
+                Vec::new()
+            };
+        }
+        candidates
+            .into_iter()
+            .filter(|&i| score(i) == best)
+            .collect()
+    }
+
+    /// The checklist as the router sees it (empty when there are no parts).
+    pub fn render(&self) -> String {
+        if self.parts.is_empty() {
+            return String::new();
+        }
+        let lines: Vec<String> = self
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let status = match &p.status {
+                    PartStatus::Open => "[open]".to_string(),
+                    PartStatus::Answered { .. } => "[answered]".to_string(),
+                    PartStatus::Failed { reason } => format!("[failed: {reason}]"),
+                };
+                format!("{}. {status} {}", i + 1, p.text)
+            })
+            .collect();
+        format!("Checklist (parts of the request):\n{}", lines.join("\n"))
+    }
+
+    /// The open parts, numbered as in `render`, for the nudge on an early Finish.
+    pub fn render_open(&self) -> String {
+        self.open()
+            .into_iter()
+            .map(|i| format!("{}. {}", i + 1, self.parts[i].text))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> Checklist {
+        Checklist::new(&[
+            "find hotels near the Eiffel Tower".into(),
+            "tell me the weather forecast in Paris".into(),
+        ])
+    }
+
+    #[test]
+    fn parts_move_from_open_to_answered_or_failed() {
+        let mut c = list();
+        assert_eq!(c.open(), vec![0, 1]);
+        c.answer(0, &["Hotel Lutetia".into()]);
+        c.fail(1, "weather API error");
+        assert_eq!(c.answer_facts(), vec!["Hotel Lutetia"]);
+        assert!(c.open().is_empty());
+        assert_eq!(
+            c.failed(),
+            vec![("tell me the weather forecast in Paris", "weather API error")]
+        );
+        // A later answer wins over a failure; a failure never overwrites an answer.
+        c.answer(1, &["18 C".into()]);
+        c.fail(0, "x");
+        assert!(c.failed().is_empty());
+        let shown = c.render();
+        assert!(shown.contains("1. [answered] find hotels"), "{shown}");
+        assert!(shown.contains("2. [answered] tell me"), "{shown}");
+    }
+
+    #[test]
+    fn a_call_concerns_the_part_it_shares_words_with() {
+        let c = list();
+        assert_eq!(
+            c.concerned(
+                "weather_forecast_for_weather {\"city\":\"Paris\"} 18 C",
+                true
+            ),
+            vec![1]
+        );
+        assert_eq!(
+            c.concerned("hotels_near_for_booking Eiffel", false),
+            vec![0]
+        );
+        // No shared word: no part, unless the request has only one.
+        assert!(c.concerned("xyz", true).is_empty());
+        let one = Checklist::new(&["what is trending".into()]);
+        assert_eq!(one.concerned("xyz", true), vec![0]);
+        assert!(one.concerned("xyz", false).is_empty());
+        assert!(Checklist::default().concerned("x", true).is_empty());
+    }
+
+    #[test]
+    fn open_parts_fail_with_a_reason_and_render_for_the_nudge() {
+        let mut c = list();
+        c.answer(0, &["Hotel Lutetia".into()]);
+        assert_eq!(c.render_open(), "2. tell me the weather forecast in Paris");
+        c.fail_open("the step budget was spent");
+        assert!(c.render().contains("[failed: the step budget was spent]"));
+    }
+}

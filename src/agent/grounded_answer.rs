@@ -1,0 +1,370 @@
+//! The Sum2Act final answer, checked against what the episode observed before Finish runs: sentences
+//! with values no observation, argument or the request contains are removed; parts that failed are
+//! stated as not obtained, with why; loops, echoes of our prompts and excess length are cut.
+
+use crate::toolbench::claims::{Evidence, SourceKind, check_claims, normalize};
+
+use super::checklist::Checklist;
+
+/// Longest final answer kept (characters); longer ones are cut at a sentence end.
+pub const MAX_ANSWER_CHARS: usize = 1200;
+/// A phrase repeated back to back more than this many times is a sampling loop.
+const MAX_REPEATS: usize = 2;
+/// Names a text must hold before "most of them are unsupported" counts.
+const MIN_NAMES: usize = 2;
+/// Longest phrase (words) checked for back-to-back repeats.
+const MAX_LOOP_WORDS: usize = 8;
+
+/// Our own prompt text: a sentence holding one of these leaked from a prompt, not from the tools.
+const PROMPT_MARKERS: &[&str] = &[
+    "call finish",
+    "give_answer",
+    "give_up_and_restart",
+    "return_type",
+    "final_answer",
+    "state after",
+    "facts found:",
+    "failed calls:",
+    "checklist (parts of the request)",
+    "what is the next action",
+    "[open]",
+    "[answered]",
+    "this is the subfunction for tool",
+];
+
+/// What the check changed, for the step's notes.
+#[derive(Debug, Default, PartialEq)]
+pub struct Cleaned {
+    pub answer: String,
+    pub unsupported_removed: usize,
+    pub echoes_removed: usize,
+    pub repeats_removed: usize,
+    pub not_obtained: usize,
+    pub cut: bool,
+}
+
+impl Cleaned {
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        let counts = [
+            (
+                self.unsupported_removed,
+                "sentence(s) with unsupported values removed",
+            ),
+            (
+                self.echoes_removed,
+                "sentence(s) echoing the prompt or request removed",
+            ),
+            (
+                self.repeats_removed,
+                "repeated sentence(s) or phrase loop(s) removed",
+            ),
+            (self.not_obtained, "failed part(s) stated as not obtained"),
+        ];
+        for (k, what) in counts {
+            if k > 0 {
+                n.push(format!("final answer: {k} {what}"));
+            }
+        }
+        if self.cut {
+            n.push(format!(
+                "final answer: cut at a sentence to {MAX_ANSWER_CHARS} characters"
+            ));
+        }
+        n
+    }
+}
+
+/// Cleans the router's `answer` against `evidence` (observations, arguments, request) and the checklist.
+/// `facts` (from the state) write the answer when nothing of the router's is left.
+pub fn ground(
+    answer: &str,
+    query: &str,
+    evidence: &[Evidence],
+    checklist: &Checklist,
+    facts: &[String],
+) -> Cleaned {
+    let mut out = Cleaned::default();
+    let request: Vec<String> = crate::toolbench::request_parts::sentences(query)
+        .into_iter()
+        .map(normalize)
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for line in answer.lines() {
+        let mut kept: Vec<String> = Vec::new();
+        for sentence in split_sentences(line) {
+            let (sentence, looped) = collapse_loops(&sentence);
+            out.repeats_removed += usize::from(looped);
+            let norm = normalize(&sentence);
+            if norm.trim().is_empty() {
+                continue;
+            }
+            // A list that loops ("1. Silva 2. Aisha 3. Silva …") repeats items under new numbers.
+            let item = normalize(strip_list_marker(&sentence));
+            let lower = sentence.to_lowercase();
+            if PROMPT_MARKERS.iter().any(|m| lower.contains(m)) || request.contains(&norm) {
+                out.echoes_removed += 1;
+            } else if seen.contains(&item) {
+                out.repeats_removed += 1;
+            } else if unsupported(&sentence, evidence) {
+                out.unsupported_removed += 1;
+            } else {
+                seen.push(item);
+                kept.push(sentence);
+            }
+        }
+        if !kept.is_empty() {
+            lines.push(kept.join(" "));
+        }
+    }
+    let mut text = lines.join("\n");
+    if text.trim().is_empty() {
+        text = from_facts(facts, evidence);
+    }
+    let (bounded, cut) = bound(&text, MAX_ANSWER_CHARS);
+    out.cut = cut;
+    let mut text = bounded;
+    let written = normalize(&text);
+    for (part, reason) in checklist.failed() {
+        if written.contains(&normalize(part)) {
+            continue;
+        }
+        out.not_obtained += 1;
+        text.push_str(&format!("\nNot obtained: {part} ({reason})."));
+    }
+    out.answer = text.trim().to_string();
+    out
+}
+
+/// The sentence without a leading list marker ("3. ", "- ", "* ").
+fn strip_list_marker(sentence: &str) -> &str {
+    let t = sentence.trim_start();
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &t[digits..];
+    if digits > 0 && (rest.starts_with(". ") || rest.starts_with(") ")) {
+        return rest[2..].trim_start();
+    }
+    t.strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .unwrap_or(t)
+}
+
+/// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, or whose names
+/// and list items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough).
+pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
+    let checks = check_claims(text, evidence);
+    if checks
+        .iter()
+        .any(|c| c.claim.kind.is_value() && !c.supported())
+    {
+        return true;
+    }
+    let names: Vec<bool> = checks
+        .iter()
+        .filter(|c| !c.claim.kind.is_value())
+        .map(|c| c.supported())
+        .collect();
+    let missing = names.iter().filter(|s| !**s).count();
+    names.len() >= MIN_NAMES && missing * 2 > names.len()
+}
+
+/// The state's facts as the answer, keeping only those the evidence supports.
+fn from_facts(facts: &[String], evidence: &[Evidence]) -> String {
+    let kept: Vec<&str> = facts
+        .iter()
+        .map(|f| f.trim().trim_end_matches('.'))
+        .filter(|f| !f.is_empty() && !unsupported(f, evidence))
+        .collect();
+    if kept.is_empty() {
+        return String::new();
+    }
+    format!("Here is what I found: {}.", kept.join("; "))
+}
+
+/// Sentences of one line: cut after `.`, `!` or `?` followed by a space, except after a list number
+/// ("1. ") or a one-letter initial, which do not end a sentence.
+pub fn split_sentences(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        let next_space = chars.get(k + 1).is_some_and(|(_, n)| n.is_whitespace());
+        if !matches!(c, '.' | '!' | '?') || !next_space {
+            continue;
+        }
+        let word = line[start..i].split_whitespace().last().unwrap_or("");
+        let numbering = word.chars().all(|ch| ch.is_ascii_digit()) || word.chars().count() == 1;
+        if c == '.' && numbering {
+            continue;
+        }
+        out.push(line[start..=i].trim().to_string());
+        start = i + c.len_utf8();
+    }
+    let rest = line[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest.to_string());
+    }
+    out
+}
+
+/// Collapses a phrase repeated back to back more than `MAX_REPEATS` times into one copy (a sampling
+/// loop: "and more and more and more …"). Returns the text and whether a loop was found.
+pub fn collapse_loops(sentence: &str) -> (String, bool) {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    let mut out: Vec<&str> = Vec::with_capacity(words.len());
+    let mut looped = false;
+    let mut i = 0;
+    'scan: while i < words.len() {
+        for n in 1..=MAX_LOOP_WORDS.min((words.len() - i) / (MAX_REPEATS + 1)) {
+            let phrase = &words[i..i + n];
+            let mut copies = 1;
+            while i + (copies + 1) * n <= words.len()
+                && words[i + copies * n..i + (copies + 1) * n] == *phrase
+            {
+                copies += 1;
+            }
+            if copies > MAX_REPEATS {
+                out.extend_from_slice(phrase);
+                i += copies * n;
+                looped = true;
+                continue 'scan;
+            }
+        }
+        out.push(words[i]);
+        i += 1;
+    }
+    (out.join(" "), looped)
+}
+
+/// `text` cut to at most `max` characters at the last sentence end (or word, with an ellipsis, when
+/// the first sentence alone is longer). Returns the text and whether it was cut.
+pub fn bound(text: &str, max: usize) -> (String, bool) {
+    let Some((limit, _)) = text.char_indices().nth(max) else {
+        return (text.to_string(), false);
+    };
+    let head = &text[..limit];
+    // The character after a sentence end is looked up in the whole text: "12.5" cut after "12." is not
+    // a sentence end.
+    let sentence_end = head
+        .char_indices()
+        .rev()
+        .find(|&(i, c)| {
+            matches!(c, '.' | '!' | '?' | '\n')
+                && text[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
+        })
+        .map(|(i, c)| i + c.len_utf8());
+    let cut = match sentence_end {
+        Some(end) if end > 0 => head[..end].trim_end().to_string(),
+        _ => {
+            let word_end = head.rfind(char::is_whitespace).unwrap_or(limit);
+            format!("{}…", head[..word_end].trim_end())
+        }
+    };
+    (cut, true)
+}
+
+/// The evidence a Sum2Act answer may draw on.
+pub fn evidence(query: &str, calls: &[(String, String, String)]) -> Vec<Evidence> {
+    let mut ev = Vec::new();
+    for (label, arguments, observed) in calls {
+        ev.push(Evidence::new(
+            SourceKind::Observation,
+            label.clone(),
+            observed.clone(),
+        ));
+        ev.push(Evidence::new(
+            SourceKind::Arguments,
+            label.clone(),
+            arguments.clone(),
+        ));
+    }
+    ev.push(Evidence::new(SourceKind::Request, "request", query));
+    ev
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_keep_list_numbers_and_decimals() {
+        assert_eq!(
+            split_sentences("1. Hotel A costs 12.5 EUR. It is near. Ok"),
+            vec!["1. Hotel A costs 12.5 EUR.", "It is near.", "Ok"]
+        );
+    }
+
+    #[test]
+    fn loops_are_collapsed() {
+        let (t, looped) = collapse_loops("It is great and fun and fun and fun and fun today");
+        assert!(looped);
+        assert_eq!(t, "It is great and fun today");
+        assert_eq!(collapse_loops("a b a b"), ("a b a b".to_string(), false));
+    }
+
+    #[test]
+    fn length_is_bounded_at_a_sentence() {
+        let (t, cut) = bound("First one. Second sentence is long.", 20);
+        assert!(cut);
+        assert_eq!(t, "First one.");
+        let (t, cut) = bound("averyveryverylongword and more words", 25);
+        assert!(cut && t.ends_with('…') && t.chars().count() <= 26, "{t}");
+        assert_eq!(bound("short", 20), ("short".to_string(), false));
+        // A decimal point at the cut is not a sentence end.
+        assert_eq!(bound("It is 21. Costs 12.5 EUR", 19).0, "It is 21.");
+    }
+
+    #[test]
+    fn values_or_most_names_missing_from_the_evidence_are_unsupported() {
+        let ev = evidence(
+            "Tell me about Lionel Messi's clubs.",
+            &[(
+                "step 1".into(),
+                "{}".into(),
+                r#"{"line_up": [{"name": "Ravi Silva"}], "date": "2024-07-20"}"#.into(),
+            )],
+        );
+        assert!(unsupported(
+            "Lionel Messi played for Barcelona, Manchester United and Arsenal.",
+            &ev
+        ));
+        assert!(unsupported("The concert is on 2024-08-01.", &ev));
+        assert!(!unsupported("Ravi Silva plays on 2024-07-20.", &ev));
+        assert!(!unsupported("Lionel Messi is famous.", &ev));
+    }
+
+    #[test]
+    fn a_looping_list_keeps_each_item_once() {
+        let ev = evidence(
+            "Who are the players?",
+            &[("s".into(), "{}".into(), "Silva Aisha".into())],
+        );
+        let c = ground(
+            "Players:\n1. Silva\n2. Aisha\n3. Silva\n4. Aisha",
+            "Who are the players?",
+            &ev,
+            &Checklist::default(),
+            &[],
+        );
+        assert_eq!(c.answer, "Players:\n1. Silva\n2. Aisha");
+        assert_eq!(c.repeats_removed, 2);
+    }
+
+    #[test]
+    fn prompt_echoes_and_repeated_sentences_are_removed() {
+        let ev = evidence("What is the weather in Paris?", &[]);
+        let c = ground(
+            "What is the weather in Paris? It is sunny. It is sunny. I will call Finish with give_answer now.",
+            "What is the weather in Paris?",
+            &ev,
+            &Checklist::default(),
+            &[],
+        );
+        assert_eq!(c.answer, "It is sunny.");
+        assert_eq!((c.echoes_removed, c.repeats_removed), (2, 1));
+    }
+}
