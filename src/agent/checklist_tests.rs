@@ -171,7 +171,15 @@ fn harness(router: Vec<Completion>) -> Harness {
             .ok_or_else(|| LlmError::InvalidResponse(format!("no scripted turn #{i}")))
     }));
     let source = Arc::new(Source::default());
-    let env = ToolEnv::new(source.clone(), ToolConfig::default());
+    // Strict parameters, so an undeclared argument is a parameter error (the lessons' input); by
+    // default the caller passes such arguments on, as ToolBench does.
+    let env = ToolEnv::new(
+        source.clone(),
+        ToolConfig {
+            strict_params: true,
+            ..ToolConfig::default()
+        },
+    );
     let ctx = SolveContext::new(
         llm.clone(),
         env.caller(task().functions),
