@@ -95,44 +95,6 @@ pub fn calibration_table(c: &Calibration) -> String {
     s
 }
 
-pub fn pass_rate_table(pr: &PassRate, agreement: &str) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "pass rate (SoPR-style, {} judge votes per query)",
-        pr.votes
-    );
-    let _ = writeln!(s, "{agreement}");
-    let _ = writeln!(
-        s,
-        "{:<16} {:>7} {:>7} {:>7} {:>14} {:>18}",
-        "subset", "queries", "missing", "by rule", "ours %", "StableToolBench %"
-    );
-    for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
-        let _ = writeln!(
-            s,
-            "{:<16} {:>7} {:>7} {:>7} {:>14} {:>18.1}",
-            g.subset,
-            g.queries,
-            g.missing,
-            g.by_rule,
-            format!("{:.1} ± {:.1}", g.pass_rate, g.std),
-            g.pass_rate_without_missing
-        );
-    }
-    let o = &pr.overall;
-    let _ = writeln!(
-        s,
-        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
-        o.pass_rate,
-        o.queries - o.missing,
-        o.queries,
-        o.pass_rate_without_missing
-    );
-    let _ = writeln!(s, "note: {MISSING_NOTE}");
-    s
-}
-
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
