@@ -40,7 +40,7 @@ pub struct ServeArgs {
     pub faults: FaultArgs,
     #[command(flatten)]
     pub limits: super::limits_args::LimitsArgs,
-    /// The model for `--simulation llm`.
+    /// The model for `--simulation llm` and `hybrid`.
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -83,7 +83,7 @@ pub async fn run(
     }
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let llm = match args.simulation {
-        SimulationMode::Llm => Some(
+        SimulationMode::Llm | SimulationMode::Hybrid => Some(
             crate::llm::build(&args.llm, config)
                 .await
                 .context("loading the simulator model")?,

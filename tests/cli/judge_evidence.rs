@@ -26,7 +26,10 @@ fn reply_for(prompt: &str) -> Value {
         return json!({"parts": ["convert 250 EUR to JPY"]});
     }
     if prompt.contains("Part to check:") {
-        let answer = prompt.split("Assistant's final answer:").nth(1).unwrap_or("");
+        let answer = prompt
+            .split("Assistant's final answer:")
+            .nth(1)
+            .unwrap_or("");
         let covered = if answer.contains("JPY") { "yes" } else { "no" };
         return json!({"covered": covered, "reason": "looked at the part"});
     }
