@@ -6,6 +6,7 @@ pub mod cache;
 mod catalog_source;
 pub mod engine;
 pub mod faults;
+pub mod fidelity;
 pub mod llm_sim;
 pub mod pyrepr;
 pub mod reply_schema;

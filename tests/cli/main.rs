@@ -14,6 +14,7 @@ mod report;
 mod retrieve;
 mod run;
 mod sample_data;
+mod serve_fidelity;
 mod serve_llm;
 mod stabletoolbench;
 mod tool_server;
