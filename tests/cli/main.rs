@@ -17,4 +17,5 @@ mod sample_data;
 mod serve_fidelity;
 mod serve_llm;
 mod stabletoolbench;
+mod strict_params;
 mod tool_server;
