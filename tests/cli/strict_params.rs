@@ -10,17 +10,17 @@ use serde_json::Value;
 /// The scripted model, with an undeclared `zz_undeclared` argument added to every real tool call.
 fn with_extra_argument(req: &Value) -> (u16, Value) {
     let mut reply = common::mock_openai::reply(req);
-    if let Some(f) = reply.pointer_mut("/choices/0/message/tool_calls/0/function") {
-        if f["name"] != "Finish" {
-            let mut args: Value = f["arguments"]
-                .as_str()
-                .and_then(|s| serde_json::from_str(s).ok())
-                .unwrap_or_default();
-            if let Some(m) = args.as_object_mut() {
-                m.insert("zz_undeclared".into(), Value::from("x"));
-            }
-            f["arguments"] = Value::from(args.to_string());
+    if let Some(f) = reply.pointer_mut("/choices/0/message/tool_calls/0/function")
+        && f["name"] != "Finish"
+    {
+        let mut args: Value = f["arguments"]
+            .as_str()
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default();
+        if let Some(m) = args.as_object_mut() {
+            m.insert("zz_undeclared".into(), Value::from("x"));
         }
+        f["arguments"] = Value::from(args.to_string());
     }
     (200, reply)
 }

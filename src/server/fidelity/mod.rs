@@ -492,15 +492,14 @@ pub async fn measure(opts: &Options) -> Result<Report, Error> {
         apis.len()
     );
     let mut sources = vec![(opts.data.clone(), catalog.clone())];
-    if let Some(extra) = &opts.extra_recorded {
-        if extra.canonicalize().ok() != opts.data.canonicalize().ok()
-            && extra.join("tools").is_dir()
-        {
-            sources.push((
-                extra.clone(),
-                Arc::new(DataDir::open(extra)?.catalog()?.catalog),
-            ));
-        }
+    if let Some(extra) = &opts.extra_recorded
+        && extra.canonicalize().ok() != opts.data.canonicalize().ok()
+        && extra.join("tools").is_dir()
+    {
+        sources.push((
+            extra.clone(),
+            Arc::new(DataDir::open(extra)?.catalog()?.catalog),
+        ));
     }
     let keys = part_a(&sources, &mut out)?;
     let (tally, times) = part_b(&apis, opts.verbose, &mut out);
