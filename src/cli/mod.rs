@@ -18,6 +18,7 @@ mod retrieve;
 mod retriever_args;
 mod run;
 mod serve;
+mod serve_fidelity;
 mod serve_llm;
 
 use std::path::PathBuf;

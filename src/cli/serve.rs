@@ -40,7 +40,7 @@ pub struct ServeArgs {
     pub faults: FaultArgs,
     #[command(flatten)]
     pub limits: super::limits_args::LimitsArgs,
-    /// The model for `--simulation llm`.
+    /// The model for `--simulation llm` and `hybrid`.
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -55,6 +55,9 @@ pub enum ServeAction {
         /// Our response cache folder, e.g. DATA/response_cache.
         dest: PathBuf,
     },
+    /// Measure the schema simulator on a data directory (`--data`): agreement with its recorded real
+    /// responses, filler and rule violations over one call per API of its queries, time per reply.
+    Fidelity(super::serve_fidelity::FidelityArgs),
 }
 
 pub async fn run(
@@ -62,6 +65,9 @@ pub async fn run(
     config: &Config,
     args: ServeArgs,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(ServeAction::Fidelity(f)) = &args.action {
+        return super::serve_fidelity::run(global, f).await;
+    }
     if let Some(ServeAction::ImportCache { src, dest }) = &args.action {
         if !src.is_dir() {
             return Err(BadInput(format!(
@@ -83,7 +89,7 @@ pub async fn run(
     }
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let llm = match args.simulation {
-        SimulationMode::Llm => Some(
+        SimulationMode::Llm | SimulationMode::Hybrid => Some(
             crate::llm::build(&args.llm, config)
                 .await
                 .context("loading the simulator model")?,

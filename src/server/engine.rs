@@ -34,6 +34,25 @@ pub enum SimulationMode {
     Schema,
     /// The configured LLM (as StableToolBench does with GPT), falling back to the schema on failure.
     Llm,
+    /// The LLM only for APIs whose shape the schema simulator would have to infer (no template, or
+    /// one with status fields only); the schema simulator for the rest.
+    Hybrid,
+}
+
+impl SimulationMode {
+    /// Whether this mode needs a model.
+    pub fn uses_llm(self) -> bool {
+        self != SimulationMode::Schema
+    }
+
+    /// Whether a call to an API with this template goes to the LLM.
+    pub fn llm_for(self, template: Option<&Value>) -> bool {
+        match self {
+            SimulationMode::Schema => false,
+            SimulationMode::Llm => true,
+            SimulationMode::Hybrid => !template.is_some_and(crate::server::simulate::carries_data),
+        }
+    }
 }
 
 /// An answer: a reply, or an HTTP error status (only fault injection produces those).
@@ -161,10 +180,11 @@ impl VirtualApi {
         self
     }
 
-    /// Uses `llm` for answers not in the cache (mode `Llm`).
-    pub fn with_llm(mut self, llm: Arc<dyn LlmClient>) -> Self {
-        self.mode = SimulationMode::Llm;
-        self.llm = Some(LlmSimulator::new(llm));
+    /// Uses `llm` for answers not in the cache: all of them (`Llm`) or those whose shape would be
+    /// inferred (`Hybrid`). `Schema` keeps the model unused.
+    pub fn with_llm(mut self, llm: Arc<dyn LlmClient>, mode: SimulationMode) -> Self {
+        self.mode = mode;
+        self.llm = mode.uses_llm().then(|| LlmSimulator::new(llm));
         self
     }
 
@@ -362,7 +382,7 @@ impl VirtualApi {
         args: &Map<String, Value>,
         file: Option<&(&ResponseCache, PathBuf)>,
     ) -> ToolReply {
-        if let (SimulationMode::Llm, Some(llm)) = (self.mode, &self.llm) {
+        if let (true, Some(llm)) = (self.mode.llm_for(template), &self.llm) {
             let examples = file.map(|(c, p)| c.examples(p, 5)).unwrap_or_default();
             match llm
                 .simulate(tool_description, doc, template, &examples, args)

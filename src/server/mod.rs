@@ -6,6 +6,7 @@ pub mod cache;
 mod catalog_source;
 pub mod engine;
 pub mod faults;
+pub mod fidelity;
 pub mod llm_sim;
 pub mod pyrepr;
 pub mod reply_schema;
@@ -217,14 +218,14 @@ pub fn embedded_api(
     let mut api = VirtualApi::new(Arc::new(load.catalog), cache_dir)
         .with_save(save)
         .with_faults(faults.config());
-    if mode == SimulationMode::Llm {
+    if mode.uses_llm() {
         let llm = llm.ok_or_else(|| {
             ServerError::Config(
                 "LLM simulation needs a model: configure one (see --base-url / --model)"
                     .to_string(),
             )
         })?;
-        api = api.with_llm(llm);
+        api = api.with_llm(llm, mode);
     }
     Ok(api)
 }

@@ -18,8 +18,8 @@ type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
 
 /// An OpenAI-compatible endpoint answering every chat request with `handler(request)`, on its own
 /// thread; stopped when the returned guard drops.
-struct Endpoint {
-    url: String,
+pub(crate) struct Endpoint {
+    pub(crate) url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -31,7 +31,9 @@ impl Drop for Endpoint {
     }
 }
 
-fn endpoint(handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static) -> Endpoint {
+pub(crate) fn endpoint(
+    handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static,
+) -> Endpoint {
     let handler: Arc<Handler> = Arc::new(handler);
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

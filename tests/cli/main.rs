@@ -16,6 +16,8 @@ mod report;
 mod retrieve;
 mod run;
 mod sample_data;
+mod serve_fidelity;
 mod serve_llm;
 mod stabletoolbench;
+mod strict_params;
 mod tool_server;

@@ -135,7 +135,13 @@ document.getElementById("f").addEventListener("load", () => {
   search.dispatchEvent(new Event("input"));
   const afterSearch = doc.querySelectorAll(".q-item").length;
   search.value = ""; search.dispatchEvent(new Event("input"));
-  document.getElementById("result").textContent = "RESULT items=" + items.length + " title=" + (title ? title.textContent : "none") + " steps=" + steps + " bars=" + svgBars + " filtered=" + afterSearch;
+  const simTags = doc.querySelectorAll(".q-item .t-simulated").length;
+  const data = JSON.parse(doc.querySelector('script[type="application/json"]').textContent);
+  const simData = data.runs.flatMap(r => r.episodes).filter(e => e.all_simulated).length;
+  const firstSim = [...doc.querySelectorAll(".q-item")].find(x => x.querySelector(".t-simulated"));
+  if (firstSim) firstSim.click();
+  const simDetail = doc.getElementById("all-simulated") ? 1 : 0;
+  document.getElementById("result").textContent = "RESULT sim=" + simTags + "/" + simData + " simdetail=" + simDetail + " items=" + items.length + " title=" + (title ? title.textContent : "none") + " steps=" + steps + " bars=" + svgBars + " filtered=" + afterSearch;
 });
 </script></body></html>"##,
     )
@@ -160,6 +166,18 @@ document.getElementById("f").addEventListener("load", () => {
         .find(|l| l.contains("RESULT"))
         .unwrap_or_else(|| panic!("the page did not run: {dom}"));
     assert!(result.contains("items=8"), "{result}");
+    // Episodes answered only by the schema simulator are tagged in the list and said so in the detail.
+    let sim = result
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("sim="))
+        .and_then(|s| s.split_once('/'))
+        .unwrap_or_else(|| panic!("{result}"));
+    assert_eq!(sim.0, sim.1, "one tag per all-simulated episode: {result}");
+    assert!(
+        sim.1 != "0",
+        "the fixture has all-simulated episodes: {result}"
+    );
+    assert!(result.contains("simdetail=1"), "{result}");
     assert!(
         result.contains("query"),
         "the click opened a trajectory: {result}"

@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 
 use sum2act::server::simulate::carries_data;
 use sum2act::server::{
-    CatalogSource, FaultConfig, FaultKind, FaultMix, ServerHandle, VirtualApi, spawn,
+    CatalogSource, FaultConfig, FaultKind, FaultMix, ServerHandle, SimulationMode, VirtualApi,
+    spawn,
 };
 use sum2act::toolbench::naming::pure_api_name;
 use sum2act::toolbench::{Catalog, Function};
@@ -746,7 +747,7 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     let model = Arc::new(ScriptedLlm::from_replies(vec![
         "```json\n{\"error\": \"\", \"response\": {\"answer\": \"from the model\"}}\n```".into(),
     ]));
-    let api = VirtualApi::new(catalog.clone(), None).with_llm(model.clone());
+    let api = VirtualApi::new(catalog.clone(), None).with_llm(model.clone(), SimulationMode::Llm);
     let (h, s) = server(api).await;
     let env = ToolEnv::new(Arc::new(s), config());
     let obs = env.caller(vec![f.clone()]).call(&f.name, &args).await;
@@ -766,7 +767,8 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
         "still no".into(),
         "{}".into(),
     ]));
-    let (h, s) = server(VirtualApi::new(catalog, None).with_llm(broken.clone())).await;
+    let (h, s) =
+        server(VirtualApi::new(catalog, None).with_llm(broken.clone(), SimulationMode::Llm)).await;
     let env = ToolEnv::new(Arc::new(s), config());
     let obs = env.caller(vec![f.clone()]).call(&f.name, &args).await;
     assert_eq!(obs.source, ReplySource::Simulated, "{}", obs.text);
@@ -794,8 +796,11 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
         "{\"error\": \"\", \"response\": {\"answer\": \"ignores the template\"}}".into(),
         shaped_reply,
     ]));
-    let (h, s) =
-        server(VirtualApi::new(self::catalog(&data_dir()), None).with_llm(model.clone())).await;
+    let (h, s) = server(
+        VirtualApi::new(self::catalog(&data_dir()), None)
+            .with_llm(model.clone(), SimulationMode::Llm),
+    )
+    .await;
     let env = ToolEnv::new(Arc::new(s), config());
     let obs = env
         .caller(vec![g.clone()])
@@ -812,6 +817,45 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
         ),
         "{:?}",
         seen[0].response_format
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_simulation_asks_the_model_only_where_the_shape_is_inferred() {
+    use sum2act::llm::scripted::ScriptedLlm;
+    use sum2act::server::simulate::parse_template;
+    let catalog = catalog(&data_dir());
+    let inferred = functions(&catalog)
+        .into_iter()
+        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
+        .unwrap();
+    let templated = functions(&catalog)
+        .into_iter()
+        .find(|g| parse_template(&g.doc).is_some_and(|t| carries_data(&t)))
+        .unwrap();
+    let model = Arc::new(ScriptedLlm::from_replies(vec![
+        "{\"error\": \"\", \"response\": {\"answer\": \"from the model\"}}".into(),
+    ]));
+    let api = VirtualApi::new(catalog, None).with_llm(model.clone(), SimulationMode::Hybrid);
+    let (h, s) = server(api).await;
+    let env = ToolEnv::new(Arc::new(s), config());
+    let caller = env.caller(vec![inferred.clone(), templated.clone()]);
+    let args = json!({ inferred.required[0].clone(): "x" }).to_string();
+    let obs = caller.call(&inferred.name, &args).await;
+    assert_eq!(obs.source, ReplySource::Llm, "{}", obs.text);
+    assert_eq!(obs.response, json!({"answer": "from the model"}));
+    let obs = caller
+        .call(
+            &templated.name,
+            &Value::Object(default_args(&templated)).to_string(),
+        )
+        .await;
+    assert_eq!(obs.source, ReplySource::Simulated, "{}", obs.text);
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the templated API must not reach the model"
     );
     h.shutdown().await;
 }

@@ -1,0 +1,43 @@
+//! `sum2act serve fidelity`: the simulator fidelity table (`sum2act::server::fidelity`, the same code
+//! as `cargo bench --bench simulator_fidelity`) for a data directory, from the command line.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::GlobalArgs;
+use crate::server::fidelity::{Options, measure};
+use crate::toolbench::DataDir;
+
+#[derive(Debug, Args)]
+pub struct FidelityArgs {
+    /// Exit 1 when a target is missed (as the bench does); by default the misses are only printed.
+    #[arg(long)]
+    pub check: bool,
+    /// List every rule violation found, not the first eight.
+    #[arg(long)]
+    pub all_violations: bool,
+}
+
+pub async fn run(global: &GlobalArgs, args: &FidelityArgs) -> anyhow::Result<ExitCode> {
+    let data = DataDir::open_or_default(global.data.as_deref())?;
+    let opts = Options {
+        data: data.root().to_path_buf(),
+        extra_recorded: None,
+        verbose: args.all_violations,
+    };
+    let report = measure(&opts).await?;
+    print!("{}", report.table);
+    if report.missed.is_empty() {
+        println!("targets met");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for m in &report.missed {
+        println!("target missed: {m}");
+    }
+    Ok(if args.check {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
