@@ -292,6 +292,9 @@ pub fn classify(key: &[String], parent: &[String], domain: Domain) -> Kind {
     if key.is_empty() {
         return Kind::Title;
     }
+    if is_rate_table_entry(key, parent, domain) {
+        return Kind::ExchangeRate;
+    }
     if has(key, NAME_WORDS) && key.len() <= 2 {
         return name_kind(key, parent, domain);
     }
@@ -310,6 +313,16 @@ pub fn classify(key: &[String], parent: &[String], domain: Domain) -> Kind {
         Some(split) => classify(&split, parent, domain),
         None => Kind::Title,
     }
+}
+
+/// `{"rates": {"EUR": 0.92, "GBP": 0.79}}`: a currency code keyed under a table of rates is that
+/// currency's rate, not a count or a name.
+fn is_rate_table_entry(key: &[String], parent: &[String], domain: Domain) -> bool {
+    matches!(domain, Domain::Currency | Domain::Crypto)
+        && key.len() == 1
+        && key[0].len() == 3
+        && super::vocab::per_usd(&key[0]).is_some()
+        && has(parent, &["rate", "rates", "quotes", "conversion", "prices"])
 }
 
 /// A `name`/`title` field: the kind named with it (`team_name`), its parent's kind, or the domain's.

@@ -108,6 +108,22 @@ fn numbers_stay_in_range_and_follow_units() {
 }
 
 #[test]
+fn a_table_of_rates_keyed_by_currency_holds_each_pairs_rate() {
+    let t = json!({"base": "str", "date": "str", "rates": {"EUR": "float", "GBP": "float", "JPY": "float"}});
+    let d = doc(
+        "fx rates",
+        "Latest rates",
+        "Latest exchange rates for a base currency",
+        Some(t),
+    );
+    let v = sim(&d, json!({"base": "USD"}));
+    let eur = v["rates"]["EUR"].as_f64().unwrap_or_default();
+    assert!((0.8..1.0).contains(&eur), "{v}");
+    let jpy = v["rates"]["JPY"].as_f64().unwrap_or_default();
+    assert!((100.0..200.0).contains(&jpy), "{v}");
+}
+
+#[test]
 fn exchange_rates_have_the_pair_magnitude() {
     let t = json!({"from": "str", "to": "str", "rate": "float", "result": "float"});
     let d = doc(
