@@ -12,6 +12,7 @@ pub mod method_options;
 pub mod parse;
 pub mod plan;
 pub mod react;
+pub mod sampling;
 pub mod state;
 pub mod sum2act;
 pub mod toolset;

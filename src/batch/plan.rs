@@ -166,6 +166,25 @@ pub fn answer_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) ->
         .join(format!("{query_id}_{method}.json"))
 }
 
+/// Where repeat `repeat` of a query's answer lives: repeat 0 at its ToolBench name
+/// ([`answer_path`]), repeat `r > 0` beside it as `{query_id}_{method}.r{r}.json` (its `.error`
+/// file is `{query_id}_{method}.r{r}.error`). Readers that expect one file per query and method
+/// take the `.rN` files for another method name, so the StableToolBench export skips them.
+pub fn answer_path_repeat(
+    run_dir: &Path,
+    subset: &str,
+    query_id: u64,
+    method: &str,
+    repeat: u32,
+) -> PathBuf {
+    if repeat == 0 {
+        return answer_path(run_dir, subset, query_id, method);
+    }
+    run_dir
+        .join(subset)
+        .join(format!("{query_id}_{method}.r{repeat}.json"))
+}
+
 /// Where an episode that ended in `error` is kept for diagnosis: beside its answer file, under a
 /// name no reader takes for an answer file (`{query_id}_{method}.error`), so a plain rerun runs the
 /// query again (an outage is not a result).

@@ -11,6 +11,7 @@ mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod methods;
+mod repeats;
 mod report;
 mod retrieve;
 mod run;
