@@ -88,3 +88,43 @@ fn zero_repeats_is_a_clear_error() {
         .failure(2)
         .stderr_has("--repeats");
 }
+
+#[test]
+fn eval_reports_both_variances_with_their_names() {
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    batch(&model, &out, "2")
+        .run()
+        .success()
+        .stdout_has("4 new, 0 resumed");
+    let eval = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("eval")
+        .arg(&out)
+        .args([
+            "--judge",
+            "mock",
+            "--judge-mode",
+            "tooleval",
+            "--votes",
+            "2",
+        ])
+        .run()
+        .success()
+        .no_panic()
+        .stdout_has("std over the 2 judge votes")
+        .stdout_has("bootstrap over queries")
+        .stdout_has("pass rate over 2 inference repeats")
+        .stdout_has("± = std over inference repeats");
+    // Repeat 0 alone is what the per-query tables score (two queries, not four).
+    let pass: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("eval/pass_rate.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        pass["queries"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        eval.stdout()
+    );
+}
