@@ -128,3 +128,36 @@ fn eval_reports_both_variances_with_their_names() {
         eval.stdout()
     );
 }
+
+#[test]
+fn compare_pairs_by_query_and_repeat() {
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    batch(&model, &a, "3").run().success();
+    batch(&model, &b, "2").run().success();
+    let cmp = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args([
+            "--judge",
+            "mock",
+            "--judge-mode",
+            "tooleval",
+            "--votes",
+            "1",
+        ])
+        .args(["--rounds", "1", "--json"])
+        .run()
+        .success()
+        .no_panic();
+    let v: serde_json::Value = serde_json::from_str(&cmp.stdout()).unwrap();
+    // Repeats both runs hold (0 and 1), each over the same two queries.
+    let repeats = v["repeats"].as_array().cloned().unwrap_or_default();
+    assert_eq!(repeats.len(), 2, "{v}");
+    for g in &repeats {
+        assert_eq!(g["queries"], 2, "{g}");
+    }
+}
