@@ -77,6 +77,19 @@ fn repeats_write_one_file_per_repeat_and_resume_per_repeat() {
         .success()
         .stdout_has("1 new, 5 resumed");
     assert_eq!(files(&out.join("G1_instruction")).len(), 6);
+
+    // The StableToolBench export holds repeat 0 only: one file per query and method.
+    let stb = dir.path().join("stb");
+    Test::new()
+        .arg("export")
+        .arg(&out)
+        .args(["--format", "stabletoolbench", "--out"])
+        .arg(&stb)
+        .run()
+        .success()
+        .stdout_has("exported 2 answer files");
+    let exported = files(&stb.join("G1_instruction"));
+    assert_eq!(exported.len(), 2, "{exported:?}");
 }
 
 #[test]
