@@ -111,6 +111,7 @@ async fn measure(
     let batch = BatchOptions {
         run_dir: dir.path().to_path_buf(),
         concurrency,
+        repeats: 1,
     };
     let mock_stat = format!("/proc/self/task/{mock_tid}/stat");
     let (cpu0, mock0) = (cpu_seconds("/proc/self/stat"), cpu_seconds(&mock_stat));

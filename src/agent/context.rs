@@ -9,6 +9,7 @@ use crate::prompts::Prompts;
 use crate::tools::{Observation, ToolCaller};
 
 use super::episode::{Counters, Step};
+use super::sampling::Sampling;
 
 /// Limits and switches shared by all methods.
 #[derive(Debug, Clone)]
@@ -84,6 +85,8 @@ pub struct SolveContext {
     pub observer: Arc<dyn Observer>,
     counters: Mutex<Counters>,
     started: Instant,
+    /// Set for repeats `r > 0` of a batch: every call is sampled with an episode-specific seed.
+    sampling: Option<Sampling>,
 }
 
 impl SolveContext {
@@ -102,13 +105,27 @@ impl SolveContext {
             observer,
             counters: Mutex::new(Counters::default()),
             started: Instant::now(),
+            sampling: None,
         }
+    }
+
+    /// Samples every call of this episode as repeat `sampling` (`None`: requests go out unchanged).
+    pub fn with_sampling(mut self, sampling: Option<Sampling>) -> Self {
+        self.sampling = sampling;
+        self
     }
 
     /// Calls the model and counts the call, its tokens and cost. The reply's text and arguments are
     /// cut to `max_reply_bytes` (a cut is counted), so nothing a model writes grows without bound.
     pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let mut result = self.llm.complete(request).await;
+        let mut result = match &self.sampling {
+            None => self.llm.complete(request).await,
+            Some(sampling) => {
+                let mut sampled = request.clone();
+                sampling.apply(&mut sampled, self.llm_calls());
+                self.llm.complete(&sampled).await
+            }
+        };
         let cap = self.options.max_reply_bytes;
         // A reply the backend cut at the token cap counts as cut too.
         let cut = match &mut result {

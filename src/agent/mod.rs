@@ -15,6 +15,7 @@ pub mod method_options;
 pub mod parse;
 pub mod plan;
 pub mod react;
+pub mod sampling;
 pub mod state;
 pub mod sum2act;
 mod sum2act_checklist;

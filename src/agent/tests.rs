@@ -628,3 +628,28 @@ fn every_method_writes_a_convertible_answer_file() {
         assert_eq!(back.counters, ep.counters);
     }
 }
+
+#[test]
+fn a_repeat_samples_every_call_with_its_own_seed_and_repeat_zero_is_unchanged() {
+    let routers = |sampling| {
+        let mut h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
+        h.ctx = h.ctx.with_sampling(sampling);
+        run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
+        h.llm
+            .requests()
+            .into_iter()
+            .filter(|r| r.purpose == "router")
+            .collect::<Vec<CompletionRequest>>()
+    };
+    let plain = routers(crate::agent::sampling::Sampling::for_repeat(9, 0));
+    assert!(
+        plain
+            .iter()
+            .all(|r| r.temperature == 0.0 && r.seed.is_none())
+    );
+    let one = routers(crate::agent::sampling::Sampling::for_repeat(9, 1));
+    let two = routers(crate::agent::sampling::Sampling::for_repeat(9, 2));
+    assert!(one.iter().all(|r| r.temperature > 0.0 && r.seed.is_some()));
+    assert_ne!(one[0].seed, two[0].seed);
+    assert_ne!(one[0].seed, one[1].seed);
+}

@@ -1,7 +1,9 @@
 //! `sum2act export RUN_DIR --format stabletoolbench --out DIR`: a run's answer files under the names and
 //! in the shape StableToolBench's converter expects (`{out}/{subset}/{query_id}_{its method}.json`), so
 //! its `convert_to_answer_format.py` and `eval_pass_rate.py` run on our runs unchanged. `run`/`batch`
-//! keep our own names; this is a copy, the run directory is not touched.
+//! keep our own names; this is a copy, the run directory is not touched. Only repeat 0 of a
+//! `batch --repeats N` run is exported (its converter expects one file per query and method); the
+//! `{id}_{method}.rR.json` files of the other repeats are left out.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +59,13 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
         ..ExportOutcome::default()
     };
     for (path, value, view) in files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if super::plan::repeat_of(name) != 0 {
+            continue;
+        }
         if !view.method.is_empty() && view.method != manifest.method {
             continue;
         }

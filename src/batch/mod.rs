@@ -20,7 +20,8 @@ use std::path::PathBuf;
 
 pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{
-    SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, error_path, select, select_with,
+    SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
+    select, select_with,
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use provenance::Provenance;

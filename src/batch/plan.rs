@@ -166,6 +166,36 @@ pub fn answer_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) ->
         .join(format!("{query_id}_{method}.json"))
 }
 
+/// Where repeat `repeat` of a query's answer lives: repeat 0 at its ToolBench name
+/// ([`answer_path`]), repeat `r > 0` beside it as `{query_id}_{method}.r{r}.json` (its `.error`
+/// file is `{query_id}_{method}.r{r}.error`). Readers that expect one file per query and method
+/// take the `.rN` files for another method name, so the StableToolBench export skips them.
+pub fn answer_path_repeat(
+    run_dir: &Path,
+    subset: &str,
+    query_id: u64,
+    method: &str,
+    repeat: u32,
+) -> PathBuf {
+    if repeat == 0 {
+        return answer_path(run_dir, subset, query_id, method);
+    }
+    run_dir
+        .join(subset)
+        .join(format!("{query_id}_{method}.r{repeat}.json"))
+}
+
+/// The repeat an answer file holds, from its name: `R` for `{id}_{method}.rR.json`, else 0.
+pub fn repeat_of(file_name: &str) -> u32 {
+    let stem = file_name.strip_suffix(".json").unwrap_or(file_name);
+    match stem.rsplit_once(".r") {
+        Some((_, r)) if !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => {
+            r.parse().unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
 /// Where an episode that ended in `error` is kept for diagnosis: beside its answer file, under a
 /// name no reader takes for an answer file (`{query_id}_{method}.error`), so a plain rerun runs the
 /// query again (an outage is not a result).
@@ -176,6 +206,25 @@ pub fn error_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeat_names_round_trip() {
+        let dir = Path::new("run");
+        assert_eq!(
+            answer_path_repeat(dir, "G1", 7, "react", 0),
+            answer_path(dir, "G1", 7, "react")
+        );
+        let r2 = answer_path_repeat(dir, "G1", 7, "react", 2);
+        assert_eq!(r2, Path::new("run/G1/7_react.r2.json"));
+        assert_eq!(
+            r2.with_extension("error"),
+            Path::new("run/G1/7_react.r2.error")
+        );
+        let name = |p: &Path| p.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(repeat_of(&name(&r2)), 2);
+        assert_eq!(repeat_of("7_react.json"), 0);
+        assert_eq!(repeat_of("7_DFS_woFilter_w2.json"), 0);
+    }
 
     #[test]
     fn parses_shards() {

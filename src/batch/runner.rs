@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinSet;
 
-use super::plan::answer_path;
+use super::plan::answer_path_repeat;
 use super::summary::{EpisodeView, read_answer_file};
 use super::{BatchError, Progress};
 use crate::toolbench::Task;
@@ -30,7 +30,8 @@ pub struct JobError(pub String);
 pub trait Job: Send + Sync {
     /// The method name used in answer-file names.
     fn method(&self) -> &str;
-    async fn run(&self, task: &Task) -> Result<Value, JobError>;
+    /// Solves repeat `repeat` of `task` (0 for the first run, which must behave as without repeats).
+    async fn run(&self, task: &Task, repeat: u32) -> Result<Value, JobError>;
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +39,9 @@ pub struct BatchOptions {
     pub run_dir: PathBuf,
     /// Queries in flight at once.
     pub concurrency: usize,
+    /// Runs of each query (`--repeats`, at least 1): repeat 0 keeps the ToolBench file name, repeat
+    /// `r > 0` is stored beside it as `{query_id}_{method}.r{r}.json` (see [`answer_path_repeat`]).
+    pub repeats: u32,
 }
 
 /// The batch stops as a setup error when its first episodes (this many, or all of them when fewer
@@ -221,12 +225,17 @@ pub async fn run_batch(
     let method = job.method().to_string();
 
     let mut outcome = BatchOutcome::default();
-    let mut found: Vec<Option<EpisodeView>> = vec![None; tasks.len()];
+    // One unit per (query, repeat), repeats of a query side by side.
+    let units: Vec<(usize, u32)> = (0..tasks.len())
+        .flat_map(|t| (0..options.repeats.max(1)).map(move |r| (t, r)))
+        .collect();
+    let mut found: Vec<Option<EpisodeView>> = vec![None; units.len()];
     let mut todo = Vec::new();
     let mut per_subset: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut cleaned = std::collections::BTreeSet::new();
-    for (i, task) in tasks.iter().enumerate() {
-        let path = answer_path(run_dir, &task.subset, task.query_id, &method);
+    for (i, &(t, repeat)) in units.iter().enumerate() {
+        let task = &tasks[t];
+        let path = answer_path_repeat(run_dir, &task.subset, task.query_id, &method, repeat);
         if cleaned.insert(task.subset.as_str()) {
             remove_stale_temp_files(&run_dir.join(&task.subset));
         }
@@ -264,18 +273,26 @@ pub async fn run_batch(
             },
         };
         while let Some(done) = running.try_join_next() {
-            collect(done, tasks, &mut found, &mut outcome, &mut fail_fast);
+            collect(
+                done,
+                tasks,
+                &units,
+                &mut found,
+                &mut outcome,
+                &mut fail_fast,
+            );
         }
         if stop.level() >= 1 || outcome.fatal.is_some() || outcome.setup_error.is_some() {
             break;
         }
-        let task = tasks[i].clone();
-        let path = answer_path(run_dir, &task.subset, task.query_id, &method);
+        let (t, repeat) = units[i];
+        let task = tasks[t].clone();
+        let path = answer_path_repeat(run_dir, &task.subset, task.query_id, &method, repeat);
         let job = job.clone();
         let progress = progress.clone();
         launched += 1;
         running.spawn(async move {
-            let result = solve_one(&task, &path, job.as_ref(), progress.as_ref()).await;
+            let result = solve_one(&task, repeat, &path, job.as_ref(), progress.as_ref()).await;
             drop(permit);
             (i, result)
         });
@@ -292,13 +309,13 @@ pub async fn run_batch(
                     // A query that completed while being aborted still counts.
                     if let Ok(done) = done {
                         outcome.abandoned = outcome.abandoned.saturating_sub(1);
-                        collect(Ok(done), tasks, &mut found, &mut outcome, &mut fail_fast);
+                        collect(Ok(done), tasks, &units, &mut found, &mut outcome, &mut fail_fast);
                     }
                 }
                 break;
             }
             done = running.join_next() => match done {
-                Some(done) => collect(done, tasks, &mut found, &mut outcome, &mut fail_fast),
+                Some(done) => collect(done, tasks, &units, &mut found, &mut outcome, &mut fail_fast),
                 None => break,
             },
         }
@@ -315,11 +332,12 @@ pub async fn run_batch(
 /// result and a rerun solves the query again.
 async fn solve_one(
     task: &Task,
+    repeat: u32,
     path: &std::path::Path,
     job: &dyn Job,
     progress: &dyn Progress,
 ) -> Result<EpisodeView, JobError> {
-    let result = job.run(task).await.and_then(|file| {
+    let result = job.run(task, repeat).await.and_then(|file| {
         let mut view = EpisodeView::from_answer(&file).ok_or_else(|| {
             JobError(format!(
                 "query {}: the method returned an answer file without its `sum2act` record",
@@ -347,6 +365,7 @@ async fn solve_one(
 fn collect(
     done: Result<Done, tokio::task::JoinError>,
     tasks: &[Task],
+    units: &[(usize, u32)],
     found: &mut [Option<EpisodeView>],
     outcome: &mut BatchOutcome,
     fail_fast: &mut FailFast,
@@ -363,7 +382,7 @@ fn collect(
             outcome.ran += 1;
         }
         Ok((i, Err(e))) => {
-            let task = &tasks[i];
+            let task = &tasks[units[i].0];
             outcome
                 .failed
                 .push((task.subset.clone(), task.query_id, e.0.clone()));
@@ -414,7 +433,7 @@ mod tests {
             "test"
         }
 
-        async fn run(&self, task: &Task) -> Result<Value, JobError> {
+        async fn run(&self, task: &Task, _repeat: u32) -> Result<Value, JobError> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(self.delay).await;
             if Some(task.query_id) == self.fail_on {
@@ -464,6 +483,7 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 3,
+            repeats: 1,
         };
         let t = tasks(10);
         let first = run_batch(
@@ -504,6 +524,7 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 2,
+            repeats: 1,
         };
         let stop = StopSignal::new();
         let s2 = stop.clone();
@@ -527,6 +548,7 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 4,
+            repeats: 1,
         };
         let stop = StopSignal::new();
         let s2 = stop.clone();
@@ -554,6 +576,7 @@ mod tests {
         let options = BatchOptions {
             run_dir: dir.path().to_path_buf(),
             concurrency: 1,
+            repeats: 1,
         };
         let out = run_batch(
             &tasks(10),
@@ -585,7 +608,7 @@ mod tests {
             "test"
         }
 
-        async fn run(&self, task: &Task) -> Result<Value, JobError> {
+        async fn run(&self, task: &Task, _repeat: u32) -> Result<Value, JobError> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(2)).await;
             let error = (self.error_on)(task.query_id);
@@ -612,6 +635,7 @@ mod tests {
         BatchOptions {
             run_dir: dir.to_path_buf(),
             concurrency,
+            repeats: 1,
         }
     }
 

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{Job, JobError};
+use crate::agent::sampling::Sampling;
 use crate::agent::{AgentOptions, QuietObserver, SolveContext, Solver};
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
@@ -45,14 +46,15 @@ impl Job for SolverJob {
         self.solver.method()
     }
 
-    async fn run(&self, task: &Task) -> Result<Value, JobError> {
+    async fn run(&self, task: &Task, repeat: u32) -> Result<Value, JobError> {
         let ctx = SolveContext::new(
             self.llm.clone(),
             self.env.caller(task.functions.clone()),
             self.prompts.clone(),
             self.options.clone(),
             Arc::new(QuietObserver),
-        );
+        )
+        .with_sampling(Sampling::for_repeat(task.query_id, repeat));
         let episode = self
             .solver
             .solve(task, &ctx)

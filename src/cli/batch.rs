@@ -41,6 +41,10 @@ pub struct BatchArgs {
         allow_negative_numbers = true
     )]
     pub concurrency: usize,
+    /// Runs of each query (N >= 1). Repeat 0 is today's run under its ToolBench file name; repeats
+    /// 1..N-1 sample with a seed from (query id, repeat) and are stored as `{qid}_{method}.rR.json`.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeats: u32,
     /// Run directory: answer files, run.json, summary.json. Rerunning the same command resumes.
     #[arg(long, value_name = "RUN_DIR")]
     pub out: PathBuf,
@@ -84,6 +88,9 @@ pub async fn run(
     config: &Config,
     args: BatchArgs,
 ) -> anyhow::Result<ExitCode> {
+    if args.repeats == 0 {
+        return Err(BadInput("--repeats must be at least 1".into()).into());
+    }
     if args.concurrency == 0 {
         return Err(BadInput("--concurrency must be at least 1".into()).into());
     }
@@ -154,6 +161,7 @@ pub async fn run(
     let batch_options = BatchOptions {
         run_dir: args.out.clone(),
         concurrency: args.concurrency,
+        repeats: args.repeats,
     };
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();

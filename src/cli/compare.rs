@@ -10,6 +10,7 @@ use super::GlobalArgs;
 use super::eval::{JudgeArgs, bad, load_set};
 use crate::config::Config;
 use crate::eval::CompareOptions;
+use crate::eval::input::AnswerSet;
 use crate::eval::input::EVAL_DIR;
 use crate::eval::report;
 use crate::toolbench::io::write_json_atomic;
@@ -105,6 +106,8 @@ pub async fn run(
     )
     .await
     .map_err(bad)?;
+    let mut repeats = vec![comparison.overall.clone()];
+    repeats.extend(compare_repeats(&args, (&reference, &candidate), &judge, &options).await?);
     let (logged, hits) = judge.cache_stats();
     write_json_atomic(&out.join("compare.json"), &comparison)?;
     report::write_comparison_csv(&out, &comparison).map_err(bad)?;
@@ -116,6 +119,7 @@ pub async fn run(
             "rounds": comparison.rounds,
             "subsets": comparison.subsets,
             "overall": comparison.overall,
+            "repeats": repeats,
             "out": out,
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -134,6 +138,18 @@ pub async fn run(
         );
         println!("{}", report::agreement_line(&name, known.as_ref()));
         print!("{}", report::comparison_table(&comparison));
+        for (r, g) in repeats.iter().enumerate().skip(1) {
+            println!(
+                "repeat {r} (query q repeat {r} of one run against q repeat {r} of the other): win rate {:.1}% [{:.1}, {:.1}] over {} queries, {} wins {} losses {} ties",
+                g.win_rate.estimate,
+                g.win_rate.low,
+                g.win_rate.high,
+                g.queries,
+                g.wins,
+                g.losses,
+                g.ties
+            );
+        }
         for (name, pr) in [("reference", &ref_pr), ("candidate", &cand_pr)] {
             println!(
                 "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
@@ -147,4 +163,36 @@ pub async fn run(
         println!("wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Pairs the runs by query and repeat: repeat `r` of each query in one run against repeat `r` of the
+/// same query in the other, for every repeat `r >= 1` both runs hold (repeat 0 is the comparison
+/// `compare` reports in full). Returns the overall comparison of each, in repeat order.
+async fn compare_repeats(
+    args: &CompareArgs,
+    (reference, candidate): (&AnswerSet, &AnswerSet),
+    judge: &crate::eval::Judge,
+    options: &CompareOptions,
+) -> anyhow::Result<Vec<crate::eval::win_rate::GroupComparison>> {
+    let n = crate::eval::input::repeats_in(&args.run_a)
+        .min(crate::eval::input::repeats_in(&args.run_b));
+    let mut out = Vec::new();
+    for r in 1..n {
+        let mut a = crate::eval::input::load_answers_repeat(&args.run_a, r).map_err(bad)?;
+        let mut b = crate::eval::input::load_answers_repeat(&args.run_b, r).map_err(bad)?;
+        crate::eval::repeats::align(&mut a, reference);
+        crate::eval::repeats::align(&mut b, candidate);
+        let pass_options = args.judge.pass_options();
+        let a_pr = crate::eval::pass_rate(&a, judge, &pass_options)
+            .await
+            .map_err(bad)?;
+        let b_pr = crate::eval::pass_rate(&b, judge, &pass_options)
+            .await
+            .map_err(bad)?;
+        let c = crate::eval::compare((&a, &a_pr), (&b, &b_pr), judge, options)
+            .await
+            .map_err(bad)?;
+        out.push(c.overall);
+    }
+    Ok(out)
 }

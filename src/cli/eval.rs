@@ -299,6 +299,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
         .await
         .map_err(bad)?;
+    let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
     let (logged, hits) = judge.cache_stats();
     let ms = crate::eval::metrics(&set, Some(&pr));
     let name = judge_name(&pr);
@@ -366,9 +367,15 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         let mut s = summary;
         s["files"] = json!(files);
         s["judge"]["calls"] = json!({"logged": logged, "from_cache": hits});
+        if let Some(spread) = &spread {
+            s["inference_repeats"] = json!(spread);
+        }
         println!("{}", serde_json::to_string_pretty(&s)?);
     } else {
         print!("{}", headline::pass_rate_report(&pr, calibration.as_ref()));
+        if let Some(spread) = &spread {
+            println!("{}", spread.line());
+        }
         println!();
         print!("{}", report::metrics_table(&ms));
         println!();
@@ -459,4 +466,29 @@ fn print_labels(m: &Matching, calibration: Option<&crate::eval::Calibration>) {
             m.human_unsure.join(", ")
         );
     }
+}
+
+/// For a `batch --repeats N` run (N > 1): scores repeats 1..N-1 with the same judge and options and
+/// returns the spread of the per-repeat pass rates (repeat 0 is `pr`). `None` without repeats.
+async fn inference_spread(
+    input: &Path,
+    set: &AnswerSet,
+    pr: &crate::eval::PassRate,
+    judge: &crate::eval::Judge,
+    args: &EvalArgs,
+) -> anyhow::Result<Option<crate::eval::repeats::InferenceSpread>> {
+    let n = crate::eval::input::repeats_in(input);
+    if n <= 1 || !input.is_dir() {
+        return Ok(None);
+    }
+    let mut rates = vec![pr.overall.pass_rate];
+    for r in 1..n {
+        let mut repeat = crate::eval::input::load_answers_repeat(input, r).map_err(bad)?;
+        crate::eval::repeats::align(&mut repeat, set);
+        let scored = crate::eval::pass_rate(&repeat, judge, &args.judge.pass_options())
+            .await
+            .map_err(bad)?;
+        rates.push(scored.overall.pass_rate);
+    }
+    Ok(Some(crate::eval::repeats::InferenceSpread::new(rates)))
 }

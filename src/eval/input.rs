@@ -307,6 +307,12 @@ impl AnswerSet {
 /// Loads answers from a run directory, a folder of converted `{subset}.json` files, or one converted file
 /// (its subset is the file's base name).
 pub fn load_answers(path: &Path) -> Result<AnswerSet, EvalError> {
+    load_answers_repeat(path, 0)
+}
+
+/// [`load_answers`] for repeat `repeat` of a `batch --repeats` run (`{id}_{method}.rR.json`; repeat 0
+/// is the plain ToolBench name). Converted files hold one repeat only: they answer for repeat 0.
+pub fn load_answers_repeat(path: &Path, repeat: u32) -> Result<AnswerSet, EvalError> {
     if path.is_file() {
         let subset = path
             .file_stem()
@@ -337,11 +343,11 @@ pub fn load_answers(path: &Path) -> Result<AnswerSet, EvalError> {
     subset_dirs.sort();
     files.sort();
     if path.join("run.json").is_file() || (!subset_dirs.is_empty() && files.is_empty()) {
-        load_run_dir(path, &subset_dirs)
+        load_run_dir(path, &subset_dirs, repeat)
     } else if !files.is_empty() && files.iter().all(|f| parse_answer_name(f).is_some()) {
         // One subset's raw answer folder as StableToolBench writes it (`{subset}/{id}_{method}.json`):
         // the subset is the folder's name.
-        load_run_dir(path, &[path.to_path_buf()])
+        load_run_dir(path, &[path.to_path_buf()], repeat)
     } else if !files.is_empty() {
         let mut set = AnswerSet {
             source: path.to_path_buf(),
@@ -394,7 +400,7 @@ pub fn load_converted_file(path: &Path, subset: &str) -> Result<AnswerSet, EvalE
     Ok(set)
 }
 
-fn load_run_dir(path: &Path, subset_dirs: &[PathBuf]) -> Result<AnswerSet, EvalError> {
+fn load_run_dir(path: &Path, subset_dirs: &[PathBuf], repeat: u32) -> Result<AnswerSet, EvalError> {
     let manifest: Value = match path.join("run.json") {
         p if p.is_file() => read_json(&p)?,
         _ => Value::Null,
@@ -417,9 +423,12 @@ fn load_run_dir(path: &Path, subset_dirs: &[PathBuf]) -> Result<AnswerSet, EvalE
             .collect();
         files.sort();
         for file in files {
-            let Some((query_id, method)) = parse_answer_name(&file) else {
+            let Some((query_id, method, r)) = parse_answer_name(&file) else {
                 continue;
             };
+            if r != repeat {
+                continue;
+            }
             if !set.method.is_empty() && method != set.method {
                 continue;
             }
@@ -462,11 +471,38 @@ fn load_run_dir(path: &Path, subset_dirs: &[PathBuf]) -> Result<AnswerSet, EvalE
     Ok(set)
 }
 
-/// `{query_id}_{method}.json` → (id, method).
-fn parse_answer_name(path: &Path) -> Option<(u64, String)> {
+/// `{query_id}_{method}.json` → (id, method, 0); `{query_id}_{method}.rR.json` → (id, method, R).
+fn parse_answer_name(path: &Path) -> Option<(u64, String, u32)> {
     let stem = path.file_stem()?.to_str()?;
     let (id, method) = stem.split_once('_')?;
-    Some((id.parse().ok()?, method.to_string()))
+    let (method, repeat) = match method.rsplit_once(".r") {
+        Some((m, r)) if !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => {
+            (m, r.parse().ok()?)
+        }
+        _ => (method, 0),
+    };
+    Some((id.parse().ok()?, method.to_string(), repeat))
+}
+
+/// How many repeats a run directory holds: one more than the highest `.rR` of any answer file (1
+/// for a run without repeats or anything that is not a run directory).
+pub fn repeats_in(path: &Path) -> u32 {
+    let Ok(dirs) = std::fs::read_dir(path) else {
+        return 1;
+    };
+    let mut most = 0;
+    for dir in dirs.flatten().filter(|d| d.path().is_dir()) {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Some((_, _, r)) = parse_answer_name(&f.path()) {
+                most = most.max(r);
+            }
+        }
+    }
+    most.saturating_add(1)
 }
 
 #[cfg(test)]

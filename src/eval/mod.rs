@@ -13,6 +13,7 @@ pub mod judge;
 pub mod labels;
 pub mod metrics;
 pub mod pass_rate;
+pub mod repeats;
 pub mod report;
 pub mod requirements;
 pub mod rules;

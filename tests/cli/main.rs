@@ -12,6 +12,7 @@ mod judge_evidence;
 mod llm_client;
 mod llm_local;
 mod methods;
+mod repeats;
 mod report;
 mod retrieve;
 mod run;
