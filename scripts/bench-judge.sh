@@ -5,6 +5,10 @@
 #
 #   scripts/bench-judge.sh [0.5b] [1.5b]        (default: every fetched embedded model)
 #
+# Environment: SUM2ACT_BIN=PATH judges with that binary instead of a fresh release build;
+# BENCH_JUDGE_MODES="evidence" limits the modes (default "evidence tooleval"); BENCH_JUDGE_ARGS="--votes 1"
+# passes extra flags to every `eval` (say so when you report such figures).
+#
 # Runs judged: the shipped reference run(s) in eval/reference, and the labelled dev-split runs under
 # ${SUM2ACT_LABEL_RUNS:-~/.cache/sum2act/label-runs} (scripts/label-runs.sh regenerates them). Labels
 # apply only to the answer they were made for (subset, id, method, model, answer hash); stale ones are
@@ -21,8 +25,12 @@ if [ ${#models[@]} -eq 0 ]; then
 fi
 [ ${#models[@]} -gt 0 ] || { echo "no embedded model fetched: run scripts/fetch-model.sh" >&2; exit 2; }
 
-cargo build --release --quiet
-bin=./target/release/sum2act
+bin="${SUM2ACT_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=./target/release/sum2act
+fi
+read -r -a extra <<< "${BENCH_JUDGE_ARGS:-}"
 out=target/bench-judge
 mkdir -p "$out"
 runs_root="${SUM2ACT_LABEL_RUNS:-$HOME/.cache/sum2act/label-runs}"
@@ -39,13 +47,13 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) on $(np
 printf '%-6s %-9s %5s %10s %7s %6s %8s %11s %10s %9s\n' model mode n agreement kappa stale unusable "calls/ans" "tokens/ans" "s/ans"
 for m in "${models[@]}"; do
   model="$(scripts/fetch-model.sh "$m")"
-  for mode in evidence tooleval; do
+  for mode in ${BENCH_JUDGE_MODES:-evidence tooleval}; do
     dir="$out/$m/$mode"
     mkdir -p "$dir"
     for run in "${runs[@]}"; do
       name="$(basename "$run")"
       "$bin" eval "$run" --judge "$model" --judge-mode "$mode" --labels "$labels" --json \
-        --out "$dir/$name" --judge-log "$dir/$name/judge_log.jsonl" > "$dir/$name.json" 2> "$dir/$name.err" || true
+        --out "$dir/$name" --judge-log "$dir/$name/judge_log.jsonl" "${extra[@]}" > "$dir/$name.json" 2> "$dir/$name.err" || true
     done
     # Pooled over runs: agreement and kappa (a judge Unsure always disagrees), stale labels, cost.
     jq -rs --arg m "$m" --arg mode "$mode" '
