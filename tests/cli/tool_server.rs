@@ -41,6 +41,30 @@ fn catalog(dir: &Path) -> Arc<Catalog> {
     Arc::new(Catalog::load(&dir.join("tools")).unwrap().catalog)
 }
 
+/// A catalogue of one tool with an API whose reply shape must be inferred (no template, one required
+/// parameter) and one with a data template, written to a temporary folder: the LLM-simulation tests
+/// need both, whether or not `../shared/toolbench` is present.
+fn inferred_and_templated_catalog() -> (tempfile::TempDir, Arc<Catalog>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tools/Data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tool = json!({
+        "tool_name": "Record Desk", "standardized_name": "record_desk", "category_name": "Data",
+        "tool_description": "Looks up records and their statistics.", "title": "Record Desk",
+        "api_list": [
+            {"name": "Lookup record", "description": "Details of one record by its id.", "method": "GET",
+             "required_parameters": [{"name": "record_id", "type": "STRING", "description": "The record id", "default": ""}],
+             "optional_parameters": []},
+            {"name": "Record stats", "description": "Counts of records by status.", "method": "GET",
+             "required_parameters": [], "optional_parameters": [],
+             "template_response": {"total": "int", "open": "int", "closed": "int"}}
+        ]
+    });
+    std::fs::write(dir.join("record_desk.json"), tool.to_string()).unwrap();
+    let catalog = catalog(tmp.path());
+    (tmp, catalog)
+}
+
 fn loopback() -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
 }
@@ -737,7 +761,7 @@ fn import_cache_converts_python_repr_keys() {
 async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     use sum2act::llm::scripted::ScriptedLlm;
     use sum2act::server::simulate::parse_template;
-    let catalog = catalog(&data_dir());
+    let (_tmp, catalog) = inferred_and_templated_catalog();
     // An API without a template that carries data: the model's reply is taken as it is.
     let f = functions(&catalog)
         .into_iter()
@@ -825,7 +849,7 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
 async fn hybrid_simulation_asks_the_model_only_where_the_shape_is_inferred() {
     use sum2act::llm::scripted::ScriptedLlm;
     use sum2act::server::simulate::parse_template;
-    let catalog = catalog(&data_dir());
+    let (_tmp, catalog) = inferred_and_templated_catalog();
     let inferred = functions(&catalog)
         .into_iter()
         .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
