@@ -93,7 +93,7 @@ pub struct Episode {
     /// Why the episode stopped early, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The ToolBench answer file (SPEC §5.1), without our key.
+    /// The ToolBench answer file (as ToolBench's `toolbench/inference/Downstream_tasks/rapidapi.py` writes it), without our key.
     #[serde(skip)]
     pub answer_file: Value,
 }

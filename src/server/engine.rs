@@ -1,5 +1,5 @@
 //! The virtual API itself, independent of HTTP: normalises a `/virtual` request as StableToolBench does
-//! (SPEC §3.4), checks it against the catalogue, and answers from the response cache, by schema-driven
+//! (StableToolBench `server/main.py`), checks it against the catalogue, and answers from the response cache, by schema-driven
 //! simulation, or by an LLM, with optional fault injection. The HTTP server and the in-process
 //! `CatalogSource` both call this, so they answer identically.
 

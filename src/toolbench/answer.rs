@@ -1,4 +1,4 @@
-//! ToolBench answer files (SPEC §5.1) and StableToolBench's converted format (§5.2). Our files are
+//! ToolBench answer files (ToolBench `toolbench/inference/Downstream_tasks/rapidapi.py`) and StableToolBench's converted format (StableToolBench `toolbench/tooleval/convert_to_answer_format.py`). Our files are
 //! accepted by their converter and evaluator, and theirs by ours.
 
 use serde::{Deserialize, Serialize};
@@ -274,7 +274,7 @@ pub fn dfs_answer_file(
     })
 }
 
-/// One answer in StableToolBench's converted format (§5.2): `{query, available_tools, answer}`.
+/// One answer in StableToolBench's converted format (StableToolBench `toolbench/tooleval/convert_to_answer_format.py`): `{query, available_tools, answer}`.
 pub fn convert(file: &Value, method: &str) -> Value {
     let ag = &file["answer_generation"];
     let valid = ag["valid_data"].as_bool().unwrap_or(false);

@@ -1,5 +1,5 @@
 //! The ToolBench data model: queries, API docs, tool files. Field names and optionality follow the
-//! published files exactly (see SPEC §1–2) so that loading and saving round-trips them.
+//! published files exactly (ToolBench `data/` files as read by `toolbench/inference/Downstream_tasks/rapidapi.py`) so that loading and saving round-trips them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! API doc → OpenAI function schema, with ToolBench's naming rules and quirks (SPEC §2.4–2.5), and the
+//! API doc → OpenAI function schema, with ToolBench's naming rules and quirks (ToolBench `toolbench/utils.py` `standardize`/`change_name` and `api_json_to_openai_json` in `rapidapi.py`), and the
 //! binding from a function name back to the (category, tool, api) the tool server understands.
 
 use serde_json::{Map, Value, json};
@@ -48,7 +48,7 @@ impl Function {
         let mut optional = Vec::new();
         let mut params = Vec::new();
         // QUIRK kept for comparable numbers: optional parameters only appear when the API has at
-        // least one required parameter (SPEC §2.4).
+        // least one required parameter (`api_json_to_openai_json`).
         if !doc.required().is_empty() {
             for p in doc.required() {
                 let key = param_name(&p.name);

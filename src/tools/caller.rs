@@ -166,7 +166,7 @@ impl ToolCaller {
         &self.env
     }
 
-    /// Dispatches one model action (SPEC §3.1): `Finish` (codes 2/3/4), suffix match of the function
+    /// Dispatches one model action (ToolBench `rapidapi.py`): `Finish` (codes 2/3/4), suffix match of the function
     /// name (unknown → code 1), argument checks, then the source under limits, timeouts and retries.
     /// Never panics, never fails: every outcome is an observation.
     pub async fn call(&self, name: &str, arguments: &str) -> Observation {

@@ -1,11 +1,11 @@
-//! Observations as ToolBench shows them to the model (SPEC §3.1–3.2): the Python-`json.dumps` text of
+//! Observations as ToolBench shows them to the model (ToolBench `toolbench/inference/Downstream_tasks/rapidapi.py`): the Python-`json.dumps` text of
 //! the server's reply, its status code, truncation, and the `Finish` pseudo-function.
 
 use serde_json::{Map, Value};
 
 use super::types::Finish;
 
-/// Status codes of SPEC §3.2 (what lands in `observation_code`).
+/// Status codes of ToolBench's `rapidapi.py` (what lands in `observation_code`).
 pub mod code {
     pub const OK: u8 = 0;
     pub const NO_SUCH_FUNCTION: u8 = 1;
@@ -142,7 +142,7 @@ pub struct FinishOutcome {
     pub finish: Option<Finish>,
 }
 
-/// Interprets the arguments of a `Finish` call as ToolBench does (SPEC §3.1): lenient JSON first, then
+/// Interprets the arguments of a `Finish` call as ToolBench does (`rapidapi.py`): lenient JSON first, then
 /// a substring fallback for the half-broken JSON models often write. The texts of the malformed cases
 /// are ToolBench's own (not valid JSON), kept so that trajectories read the same.
 pub fn parse_finish(arguments: &str) -> FinishOutcome {

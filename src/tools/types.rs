@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A `/virtual` request body (SPEC §3.1), without the key (sent as a header and never stored).
+/// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
     pub category: String,
@@ -89,7 +89,7 @@ pub struct Observation {
     pub arguments: String,
     /// The observation text shown to the model (`{"error":…,"response":…}`, truncated).
     pub text: String,
-    /// ToolBench status code (SPEC §3.2).
+    /// ToolBench status code (`rapidapi.py`).
     pub code: u8,
     pub error: String,
     pub response: Value,
