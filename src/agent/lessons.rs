@@ -72,31 +72,15 @@ pub fn parameter_lesson(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::{ApiDoc, Param};
+    use crate::toolbench::fixture::{api_doc, string_param};
     use serde_json::json;
 
     fn function(api: &str, params: &[&str]) -> Function {
-        let doc = ApiDoc {
-            category_name: "Data".into(),
-            tool_name: "Stats".into(),
-            api_name: api.into(),
-            api_description: None,
-            required_parameters: Some(
-                params
-                    .iter()
-                    .map(|p| Param {
-                        name: (*p).into(),
-                        kind: "STRING".into(),
-                        description: String::new(),
-                        default: json!(""),
-                    })
-                    .collect(),
-            ),
-            optional_parameters: Some(vec![]),
-            method: Some("GET".into()),
-            template_response: None,
-        };
-        Function::from_doc(&doc, "stats")
+        let required = params
+            .iter()
+            .map(|p| string_param(p, "", json!("")))
+            .collect();
+        Function::from_doc(&api_doc("Data", "Stats", api, required), "stats")
     }
 
     #[test]

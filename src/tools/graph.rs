@@ -432,29 +432,19 @@ pub fn is_id_kind(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::{ApiDoc, Param};
+    use crate::toolbench::ApiDoc;
+    use crate::toolbench::fixture::{api_doc, string_param};
     use serde_json::json;
 
     fn function(tool: &str, api: &str, params: &[&str], template: Option<Value>) -> Function {
+        let required = params
+            .iter()
+            .map(|p| string_param(p, "", Value::Null))
+            .collect();
         let doc = ApiDoc {
-            category_name: "Movies".into(),
-            tool_name: tool.into(),
-            api_name: api.into(),
             api_description: Some(api.into()),
-            required_parameters: Some(
-                params
-                    .iter()
-                    .map(|p| Param {
-                        name: (*p).into(),
-                        kind: "STRING".into(),
-                        description: String::new(),
-                        default: Value::Null,
-                    })
-                    .collect(),
-            ),
-            optional_parameters: Some(vec![]),
-            method: Some("GET".into()),
             template_response: template,
+            ..api_doc("Movies", tool, api, required)
         };
         Function::from_doc(&doc, tool)
     }

@@ -9,24 +9,19 @@ use serde_json::{Value, json};
 
 use super::dag::{Plan, Problem};
 use super::*;
-use crate::agent::sample_harness::{SampleSource, call, context, prompt_text, run, task};
+use crate::agent::sample_harness::{
+    SampleSource, context, finish_saying, prompt_text, run, task, tools_called,
+};
 use crate::agent::{FinishKind, MethodOptions};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{CompletionRequest, LlmError};
-
-fn finish(answer: &str) -> crate::llm::Completion {
-    call(
-        "Finish",
-        json!({"return_type": "give_answer", "final_answer": answer}),
-    )
-}
 
 /// A model that answers each purpose from `replies` (in order per purpose).
 fn model(replies: Vec<(&'static str, Value)>) -> Arc<ScriptedLlm> {
     let replies = std::sync::Mutex::new(replies);
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         if req.purpose == "respond" {
-            return Ok(finish("Here is what I found."));
+            return Ok(finish_saying("", "Here is what I found."));
         }
         let mut r = replies
             .lock()
@@ -50,10 +45,6 @@ fn options(parallel: usize) -> AgentOptions {
         },
         ..AgentOptions::default()
     }
-}
-
-fn tools_called(ep: &Episode) -> Vec<String> {
-    ep.steps.iter().map(|s| s.action.clone()).collect()
 }
 
 fn check_answer_file(ep: &Episode) {
