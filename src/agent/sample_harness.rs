@@ -225,6 +225,14 @@ pub fn prompts_for(llm: &ScriptedLlm, purpose: &str) -> Vec<String> {
         .collect()
 }
 
+/// The text of the model's first call for `purpose` (empty when there was none).
+pub fn first_prompt(llm: &ScriptedLlm, purpose: &str) -> String {
+    prompts_for(llm, purpose)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
 /// The actions of an episode's steps, in order.
 pub fn tools_called(ep: &Episode) -> Vec<String> {
     ep.steps.iter().map(|s| s.action.clone()).collect()
