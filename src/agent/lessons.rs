@@ -72,14 +72,11 @@ pub fn parameter_lesson(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::fixture::{api_doc, string_param};
+    use crate::toolbench::fixture::{api_doc, string_params};
     use serde_json::json;
 
     fn function(api: &str, params: &[&str]) -> Function {
-        let required = params
-            .iter()
-            .map(|p| string_param(p, "", json!("")))
-            .collect();
+        let required = string_params(params, &json!(""));
         Function::from_doc(&api_doc("Data", "Stats", api, required), "stats")
     }
 

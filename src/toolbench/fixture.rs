@@ -15,6 +15,14 @@ pub fn string_param(name: &str, description: &str, default: Value) -> Param {
     }
 }
 
+/// STRING parameters named `names`, without descriptions, each defaulting to `default`.
+pub fn string_params(names: &[&str], default: &Value) -> Vec<Param> {
+    names
+        .iter()
+        .map(|n| string_param(n, "", default.clone()))
+        .collect()
+}
+
 /// A GET API of `tool` with `required` parameters, no optional ones, and neither description nor
 /// template response (tests set those they need).
 pub fn api_doc(category: &str, tool: &str, api: &str, required: Vec<Param>) -> ApiDoc {

@@ -433,18 +433,14 @@ pub fn is_id_kind(kind: &str) -> bool {
 mod tests {
     use super::*;
     use crate::toolbench::ApiDoc;
-    use crate::toolbench::fixture::{api_doc, string_param};
+    use crate::toolbench::fixture::{api_doc, string_params};
     use serde_json::json;
 
     fn function(tool: &str, api: &str, params: &[&str], template: Option<Value>) -> Function {
-        let required = params
-            .iter()
-            .map(|p| string_param(p, "", Value::Null))
-            .collect();
         let doc = ApiDoc {
             api_description: Some(api.into()),
             template_response: template,
-            ..api_doc("Movies", tool, api, required)
+            ..api_doc("Movies", tool, api, string_params(params, &Value::Null))
         };
         Function::from_doc(&doc, tool)
     }

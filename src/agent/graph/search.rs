@@ -245,20 +245,21 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::fixture::{api_doc, string_param};
+    use crate::toolbench::fixture::{api_doc, string_params};
     use crate::toolbench::{ApiDoc, Function};
     use serde_json::{Value, json};
     use std::sync::Mutex;
 
     fn function(api: &str, params: &[&str], template: Value) -> Function {
-        let required = params
-            .iter()
-            .map(|p| string_param(p, "", Value::Null))
-            .collect();
         let doc = ApiDoc {
             api_description: Some(api.into()),
             template_response: Some(template),
-            ..api_doc("Movies", "cinebase", api, required)
+            ..api_doc(
+                "Movies",
+                "cinebase",
+                api,
+                string_params(params, &Value::Null),
+            )
         };
         Function::from_doc(&doc, "cinebase")
     }
