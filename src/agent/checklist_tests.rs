@@ -2,19 +2,22 @@
 //! early Finish is sent back once, failed parts are stated as not obtained, unsupported values are
 //! removed from the answer, and a parameter error teaches the router about the tool's sibling APIs.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::sample_harness::{
+    Turns, context_with, failed_reply, finish_saying, ok_reply, prompt_text, prompts_for, raw_call,
+    run,
+};
 use super::sum2act::Sum2Act;
 use super::*;
 use crate::llm::scripted::{ScriptedLlm, reply};
-use crate::llm::{Completion, CompletionRequest, LlmError, ToolCall};
-use crate::prompts::Prompts;
-use crate::toolbench::{ApiDoc, Function, Param, Task};
-use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+use crate::llm::{Completion, CompletionRequest};
+use crate::toolbench::fixture::{api_doc, string_param};
+use crate::toolbench::{ApiDoc, Function, Task};
+use crate::tools::{ToolConfig, ToolError, ToolReply, ToolRequest, ToolSource};
 
 const QUERY: &str =
     "Tell me the weather in Paris, and find hotels near the Eiffel Tower for my trip.";
@@ -31,20 +34,13 @@ impl ToolSource for Source {
         if let Ok(mut c) = self.calls.lock() {
             c.push(request.api_name.clone());
         }
-        let ok = |response: Value| ToolReply {
-            error: String::new(),
-            response,
-            source: None,
-        };
         Ok(match request.api_name.as_str() {
-            "weather" => ok(json!({"city": "Paris", "temperature_c": 21})),
-            "hotels" => ok(json!({"hotels": [{"name": "Hotel Lutetia", "near": "Eiffel Tower"}]})),
-            "team_totals" | "league_leaders" => ok(json!({"leader": "Ajax"})),
-            _ => ToolReply {
-                error: "API not working error...".into(),
-                response: Value::String(String::new()),
-                source: None,
-            },
+            "weather" => ok_reply(json!({"city": "Paris", "temperature_c": 21})),
+            "hotels" => {
+                ok_reply(json!({"hotels": [{"name": "Hotel Lutetia", "near": "Eiffel Tower"}]}))
+            }
+            "team_totals" | "league_leaders" => ok_reply(json!({"leader": "Ajax"})),
+            _ => failed_reply(),
         })
     }
 
@@ -54,21 +50,10 @@ impl ToolSource for Source {
 }
 
 fn function(tool: &str, api: &str, params: &[&str]) -> Function {
-    let param = |p: &&str| Param {
-        name: (*p).into(),
-        kind: "STRING".into(),
-        description: format!("{p} to look up"),
-        default: json!(""),
-    };
+    let param = |p: &&str| string_param(p, &format!("{p} to look up"), json!(""));
     let doc = ApiDoc {
-        category_name: "Travel".into(),
-        tool_name: tool.into(),
-        api_name: api.into(),
         api_description: Some(format!("{api} of {tool}")),
-        required_parameters: Some(params.iter().map(param).collect()),
-        optional_parameters: Some(vec![]),
-        method: Some("GET".into()),
-        template_response: None,
+        ..api_doc("Travel", tool, api, params.iter().map(param).collect())
     };
     Function::from_doc(&doc, tool)
 }
@@ -90,23 +75,11 @@ fn task() -> Task {
 }
 
 fn call(name: &str, args: Value) -> Completion {
-    Completion {
-        content: "thinking".into(),
-        tool_calls: vec![ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: args.to_string(),
-        }],
-        model: "scripted".into(),
-        ..Completion::default()
-    }
+    raw_call("thinking", name, &args.to_string())
 }
 
 fn finish(answer: &str) -> Completion {
-    call(
-        "Finish",
-        json!({"return_type": "give_answer", "final_answer": answer}),
-    )
+    finish_saying("thinking", answer)
 }
 
 fn weather() -> Completion {
@@ -152,9 +125,9 @@ struct Harness {
 /// Router turns come from `router` in order; the model's split of the request is unusable (an answer
 /// and a tool name, not parts), so the deterministic splitter's parts are kept.
 fn harness(router: Vec<Completion>) -> Harness {
-    let turns = AtomicUsize::new(0);
+    let router = Turns::new(router);
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
-        let prompt: String = req.messages.iter().map(|m| m.content.clone()).collect();
+        let prompt = prompt_text(req);
         match req.purpose.as_str() {
             "state" => return Ok(state_reply(&prompt)),
             "decompose" => {
@@ -164,48 +137,31 @@ fn harness(router: Vec<Completion>) -> Harness {
             }
             _ => {}
         }
-        let i = turns.fetch_add(1, Ordering::SeqCst);
-        router
-            .get(i)
-            .cloned()
-            .ok_or_else(|| LlmError::InvalidResponse(format!("no scripted turn #{i}")))
+        router.next()
     }));
     let source = Arc::new(Source::default());
     // Strict parameters, so an undeclared argument is a parameter error (the lessons' input); by
     // default the caller passes such arguments on, as ToolBench does.
-    let env = ToolEnv::new(
-        source.clone(),
-        ToolConfig {
-            strict_params: true,
-            ..ToolConfig::default()
-        },
-    );
-    let ctx = SolveContext::new(
+    let config = ToolConfig {
+        strict_params: true,
+        ..ToolConfig::default()
+    };
+    let ctx = context_with(
         llm.clone(),
-        env.caller(task().functions),
-        Arc::new(Prompts::embedded()),
+        task().functions,
+        source.clone(),
+        config,
         AgentOptions::default(),
-        Arc::new(QuietObserver),
     );
     Harness { llm, source, ctx }
 }
 
 fn solve(h: &Harness) -> Episode {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map(|rt| rt.block_on(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)))
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
-        .unwrap_or_else(|e| panic!("{e}"))
+    run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn router_prompts(h: &Harness) -> Vec<String> {
-    h.llm
-        .requests()
-        .iter()
-        .filter(|r| r.purpose == "router")
-        .map(|r| r.messages.iter().map(|m| m.content.clone()).collect())
-        .collect()
+    prompts_for(&h.llm, "router")
 }
 
 fn calls(h: &Harness) -> Vec<String> {

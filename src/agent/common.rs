@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
-use crate::toolbench::answer::{ChainStep, Generation};
+use crate::toolbench::answer::{ChainStep, Generation, cot_answer_file};
 use crate::toolbench::{FINISH, Function, Task, function_schemas};
 use crate::tools::{Observation, ReplySource};
 
@@ -308,6 +308,26 @@ pub fn final_answer(steps: &[Step]) -> (String, String) {
         },
         None => (String::new(), String::new()),
     }
+}
+
+/// The answer file of a one-chain episode: its steps, the chain winning when it gave an answer.
+pub fn chain_answer_file(
+    task: &Task,
+    ctx: &SolveContext,
+    steps: &[Step],
+    finish: FinishKind,
+    system: &str,
+) -> Value {
+    let (_, final_raw) = final_answer(steps);
+    let functions = schemas(ctx);
+    let generation = generation(task, ctx, &functions, &final_raw, system);
+    let winner = (finish == FinishKind::GiveAnswer).then_some(0);
+    cot_answer_file(
+        &generation,
+        &[chain_steps(steps)],
+        winner,
+        ctx.options.max_steps,
+    )
 }
 
 /// What a method hands over to build its episode.

@@ -23,7 +23,7 @@ use super::episode::Episode;
 use super::parse::first_json_object;
 use super::plan::execute::{self, ExecTask, Execution, TaskStatus};
 use super::plan::placeholder::Outputs;
-use super::plan::{Progress, conclude, respond};
+use super::plan::{Progress, conclude, model_failure, respond};
 use super::{AgentError, AgentOptions, MethodOptions, SolveContext, Solver};
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::{Function, Task};
@@ -90,11 +90,7 @@ impl Solver for GraphSearch {
             details: json!({"strategy": self.options.strategy.as_str()}),
             ..Progress::default()
         };
-        let error = match self.stages(task, ctx, started, &mut progress).await {
-            Ok(()) => None,
-            Err(AgentError::Llm(e)) => Some(e.to_string()),
-            Err(e) => return Err(e),
-        };
+        let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
         Ok(conclude("graph", "graph_decompose", task, ctx, progress, error).await)
     }
 }

@@ -8,15 +8,17 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::common::HARNESS_GIVE_UP;
+use super::sample_harness::{
+    context_with, failed_reply, finish_saying, ok_reply, raw_call, run, state_reply,
+    weather_task as task,
+};
 use super::*;
 use crate::llm::scripted::{ScriptedLlm, reply};
-use crate::llm::{Completion, CompletionRequest, LlmError, ToolCall};
-use crate::prompts::Prompts;
-use crate::toolbench::{ApiDoc, Function, Param, Task};
-use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+use crate::llm::{Completion, CompletionRequest, LlmError};
+use crate::tools::{ToolConfig, ToolError, ToolReply, ToolRequest, ToolSource};
 
 /// The step-by-step methods, where the harness forces a `Finish` turn. `plan` and `graph` make a
 /// fixed number of calls and answer in one final call, so a forced turn never arises there; they are
@@ -37,16 +39,8 @@ impl ToolSource for Source {
             *n += 1;
         }
         Ok(match request.api_name.as_str() {
-            "broken_api" => ToolReply {
-                error: "API not working error...".into(),
-                response: Value::String(String::new()),
-                source: None,
-            },
-            _ => ToolReply {
-                error: String::new(),
-                response: json!({"input": request.tool_input, "temperature_c": 21}),
-                source: None,
-            },
+            "broken_api" => failed_reply(),
+            _ => ok_reply(json!({"input": request.tool_input, "temperature_c": 21})),
         })
     }
 
@@ -55,46 +49,8 @@ impl ToolSource for Source {
     }
 }
 
-fn function(api: &str) -> Function {
-    let doc = ApiDoc {
-        category_name: "Weather".into(),
-        tool_name: "Weather".into(),
-        api_name: api.into(),
-        api_description: Some(format!("{api} description")),
-        required_parameters: Some(vec![Param {
-            name: "city".into(),
-            kind: "STRING".into(),
-            description: "City name".into(),
-            default: json!("London"),
-        }]),
-        optional_parameters: Some(vec![]),
-        method: Some("GET".into()),
-        template_response: None,
-    };
-    Function::from_doc(&doc, "weather")
-}
-
-fn task() -> Task {
-    Task {
-        subset: "G1_instruction".into(),
-        query_id: 7,
-        query: "What is the temperature in Paris?".into(),
-        functions: vec![function("get_weather"), function("broken_api")],
-        relevant: vec![],
-    }
-}
-
 fn call(name: &str, args: &str) -> Completion {
-    Completion {
-        content: "thinking".into(),
-        tool_calls: vec![ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: args.into(),
-        }],
-        model: "scripted".into(),
-        ..Completion::default()
-    }
+    raw_call("thinking", name, args)
 }
 
 fn weather(city: &str) -> Completion {
@@ -105,10 +61,7 @@ fn weather(city: &str) -> Completion {
 }
 
 fn finish(answer: &str) -> Completion {
-    call(
-        "Finish",
-        &json!({"return_type": "give_answer", "final_answer": answer}).to_string(),
-    )
+    finish_saying("thinking", answer)
 }
 
 type Turn = Box<dyn Fn(&CompletionRequest, usize) -> Result<Completion, LlmError> + Send + Sync>;
@@ -123,32 +76,24 @@ fn context(
     let turns = AtomicUsize::new(0);
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         if req.purpose == "state" {
-            return Ok(reply(
-                &json!({"success": true, "new_facts": [fact], "failure_reason": "", "wrong_facts": []})
-                    .to_string(),
-            ));
+            return Ok(state_reply(&[fact]));
         }
         turn(req, turns.fetch_add(1, Ordering::SeqCst))
     }));
-    let env = ToolEnv::new(Arc::new(Source::default()), ToolConfig::default());
-    let ctx = SolveContext::new(
+    let source = Arc::new(Source::default());
+    let ctx = context_with(
         llm.clone(),
-        env.caller(task().functions),
-        Arc::new(Prompts::embedded()),
+        task().functions,
+        source,
+        ToolConfig::default(),
         options,
-        Arc::new(QuietObserver),
     );
     (ctx, llm)
 }
 
 fn solve(method: &str, ctx: &SolveContext) -> Episode {
     let solver = solver(method, &ctx.options).unwrap_or_else(|e| panic!("{e}"));
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map(|rt| rt.block_on(solver.solve(&task(), ctx)))
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
-        .unwrap_or_else(|e| panic!("{method}: {e}"))
+    run(solver.solve(&task(), ctx)).unwrap_or_else(|e| panic!("{method}: {e}"))
 }
 
 fn forced(r: &CompletionRequest) -> bool {

@@ -72,31 +72,12 @@ pub fn parameter_lesson(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::{ApiDoc, Param};
+    use crate::toolbench::fixture::{api_doc, string_params};
     use serde_json::json;
 
     fn function(api: &str, params: &[&str]) -> Function {
-        let doc = ApiDoc {
-            category_name: "Data".into(),
-            tool_name: "Stats".into(),
-            api_name: api.into(),
-            api_description: None,
-            required_parameters: Some(
-                params
-                    .iter()
-                    .map(|p| Param {
-                        name: (*p).into(),
-                        kind: "STRING".into(),
-                        description: String::new(),
-                        default: json!(""),
-                    })
-                    .collect(),
-            ),
-            optional_parameters: Some(vec![]),
-            method: Some("GET".into()),
-            template_response: None,
-        };
-        Function::from_doc(&doc, "stats")
+        let required = string_params(params, &json!(""));
+        Function::from_doc(&api_doc("Data", "Stats", api, required), "stats")
     }
 
     #[test]

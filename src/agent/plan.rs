@@ -28,7 +28,6 @@ use super::state::clip;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
-use crate::toolbench::answer::cot_answer_file;
 use crate::tools::Finish;
 
 pub struct Planner {
@@ -52,13 +51,19 @@ impl Solver for Planner {
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
         let started = Instant::now();
         let mut progress = Progress::default();
-        let error = match self.stages(task, ctx, started, &mut progress).await {
-            Ok(()) => None,
-            Err(AgentError::Llm(e)) => Some(e.to_string()),
-            Err(e) => return Err(e),
-        };
+        let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
         progress.details["parallel"] = json!(self.parallel);
         Ok(conclude("plan", "plan", task, ctx, progress, error).await)
+    }
+}
+
+/// The model's failure as the episode's error, the stages' progress kept; other errors fail the
+/// episode.
+pub fn model_failure(outcome: Result<(), AgentError>) -> Result<Option<String>, AgentError> {
+    match outcome {
+        Ok(()) => Ok(None),
+        Err(AgentError::Llm(e)) => Ok(Some(e.to_string())),
+        Err(e) => Err(e),
     }
 }
 
@@ -364,17 +369,8 @@ pub async fn conclude(
         ctx.observer.step(&step);
         steps.push(step);
     }
-    let (_, final_raw) = common::final_answer(&steps);
-    let functions = common::schemas(ctx);
-    let system = ctx.prompts.template(prompt).unwrap_or_default().to_string();
-    let generation = common::generation(task, ctx, &functions, &final_raw, &system);
-    let winner = (finish == FinishKind::GiveAnswer).then_some(0);
-    let answer_file = cot_answer_file(
-        &generation,
-        &[common::chain_steps(&steps)],
-        winner,
-        ctx.options.max_steps,
-    );
+    let system = ctx.prompts.template(prompt).unwrap_or_default();
+    let answer_file = common::chain_answer_file(task, ctx, &steps, finish, system);
     common::episode(
         method,
         task,

@@ -1,18 +1,21 @@
-//! Test support for the planning methods: tasks from the shipped sample, its catalogue answering
-//! in-process (slowed down or failing on demand), and a scripted model. Test-only.
+//! Test support for the agent tests: tasks from the shipped sample, its catalogue answering
+//! in-process (slowed down or failing on demand), a small weather fixture, scripted model turns and
+//! the contexts they run in. Test-only.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{AgentOptions, QuietObserver, SolveContext};
-use crate::llm::scripted::ScriptedLlm;
-use crate::llm::{Completion, CompletionRequest, ResponseFormat, ToolCall};
+use super::{AgentOptions, Episode, QuietObserver, SolveContext};
+use crate::llm::scripted::{ScriptedLlm, reply};
+use crate::llm::{Completion, CompletionRequest, LlmError, ResponseFormat, ToolCall};
 use crate::prompts::Prompts;
 use crate::server::CatalogSource;
-use crate::toolbench::{Catalog, DataDir, Task, sample_dir};
+use crate::toolbench::fixture::{api_doc, string_param};
+use crate::toolbench::{Catalog, DataDir, Function, Task, sample_dir};
 use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
 
 pub fn catalog() -> Arc<Catalog> {
@@ -68,11 +71,7 @@ impl ToolSource for SampleSource {
         }
         tokio::time::sleep(self.delay).await;
         if self.failing.contains(&request.api_name) {
-            return Ok(ToolReply {
-                error: "API not working error...".into(),
-                response: Value::String(String::new()),
-                source: None,
-            });
+            return Ok(failed_reply());
         }
         self.inner.call(request).await
     }
@@ -89,14 +88,104 @@ pub fn context(
     source: Arc<SampleSource>,
     options: AgentOptions,
 ) -> SolveContext {
-    let env = ToolEnv::new(source, ToolConfig::default());
+    context_with(
+        llm,
+        task.functions.clone(),
+        source,
+        ToolConfig::default(),
+        options,
+    )
+}
+
+/// A context over `functions` answered by `source` under `config`.
+pub fn context_with(
+    llm: Arc<ScriptedLlm>,
+    functions: Vec<Function>,
+    source: Arc<dyn ToolSource>,
+    config: ToolConfig,
+    options: AgentOptions,
+) -> SolveContext {
+    let env = ToolEnv::new(source, config);
     SolveContext::new(
         llm,
-        env.caller(task.functions.clone()),
+        env.caller(functions),
         Arc::new(Prompts::embedded()),
         options,
         Arc::new(QuietObserver),
     )
+}
+
+/// The reply of an API that answered `response`.
+pub fn ok_reply(response: Value) -> ToolReply {
+    ToolReply {
+        error: String::new(),
+        response,
+        source: None,
+    }
+}
+
+/// The reply of an API that does not work, as ToolBench's server words it.
+pub fn failed_reply() -> ToolReply {
+    ToolReply {
+        error: "API not working error...".into(),
+        response: Value::String(String::new()),
+        source: None,
+    }
+}
+
+/// `api` of the Weather tool, with one required `city` parameter.
+pub fn weather_function(api: &str) -> Function {
+    let city = string_param("city", "City name", json!("London"));
+    let doc = crate::toolbench::ApiDoc {
+        api_description: Some(format!("{api} description")),
+        ..api_doc("Weather", "Weather", api, vec![city])
+    };
+    Function::from_doc(&doc, "weather")
+}
+
+/// Paris' temperature, over a working `get_weather` and a failing `broken_api`.
+pub fn weather_task() -> Task {
+    Task {
+        subset: "G1_instruction".into(),
+        query_id: 7,
+        query: "What is the temperature in Paris?".into(),
+        functions: vec![
+            weather_function("get_weather"),
+            weather_function("broken_api"),
+        ],
+        relevant: vec![],
+    }
+}
+
+/// The state manager's reply: a success reporting `facts`.
+pub fn state_reply(facts: &[&str]) -> Completion {
+    reply(
+        &json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []})
+            .to_string(),
+    )
+}
+
+/// Scripted turns handed out in order; a turn past the end is an error.
+pub struct Turns {
+    list: Vec<Completion>,
+    next: AtomicUsize,
+}
+
+impl Turns {
+    pub fn new(list: Vec<Completion>) -> Self {
+        Turns {
+            list,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn next(&self) -> Result<Completion, LlmError> {
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        self.list
+            .get(i)
+            .cloned()
+            .ok_or_else(|| LlmError::InvalidResponse(format!("no scripted turn #{i}")))
+    }
 }
 
 pub fn run<F: std::future::Future>(f: F) -> F::Output {
@@ -107,18 +196,46 @@ pub fn run<F: std::future::Future>(f: F) -> F::Output {
         .unwrap_or_else(|e| panic!("runtime: {e}"))
 }
 
-/// A native tool call.
-pub fn call(name: &str, args: Value) -> Completion {
+/// A native tool call with raw (possibly malformed) `arguments`, the turn saying `thought` first.
+pub fn raw_call(thought: &str, name: &str, arguments: &str) -> Completion {
     Completion {
-        content: String::new(),
+        content: thought.into(),
         tool_calls: vec![ToolCall {
             id: "c".into(),
             name: name.into(),
-            arguments: args.to_string(),
+            arguments: arguments.into(),
         }],
         model: "scripted".into(),
         ..Completion::default()
     }
+}
+
+/// A `Finish` call giving `answer`, the turn saying `thought` first.
+pub fn finish_saying(thought: &str, answer: &str) -> Completion {
+    let args = json!({"return_type": "give_answer", "final_answer": answer});
+    raw_call(thought, "Finish", &args.to_string())
+}
+
+/// The prompts of the model's calls for `purpose`, each as the text it was shown.
+pub fn prompts_for(llm: &ScriptedLlm, purpose: &str) -> Vec<String> {
+    llm.requests()
+        .iter()
+        .filter(|r| r.purpose == purpose)
+        .map(prompt_text)
+        .collect()
+}
+
+/// The text of the model's first call for `purpose` (empty when there was none).
+pub fn first_prompt(llm: &ScriptedLlm, purpose: &str) -> String {
+    prompts_for(llm, purpose)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// The actions of an episode's steps, in order.
+pub fn tools_called(ep: &Episode) -> Vec<String> {
+    ep.steps.iter().map(|s| s.action.clone()).collect()
 }
 
 /// The whole text a request shows the model.

@@ -9,7 +9,6 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::llm::{CompletionRequest, Message, count_tokens};
-use crate::toolbench::answer::cot_answer_file;
 use crate::toolbench::{FINISH, Task};
 use crate::tools::{Finish, Observation};
 
@@ -247,16 +246,7 @@ impl Sum2Act {
         if finish == FinishKind::Limit {
             state.checklist.fail_open("the step budget was spent");
         }
-        let (_, final_raw) = common::final_answer(&steps);
-        let functions = common::schemas(ctx);
-        let generation = common::generation(task, ctx, &functions, &final_raw, &system);
-        let winner = (finish == FinishKind::GiveAnswer).then_some(0);
-        let answer_file = cot_answer_file(
-            &generation,
-            &[common::chain_steps(&steps)],
-            winner,
-            ctx.options.max_steps,
-        );
+        let answer_file = common::chain_answer_file(task, ctx, &steps, finish, &system);
         let router_tokens: Vec<u64> = steps.iter().map(|s| s.prompt_tokens).collect();
         let details = json!({"state": state.to_value(), "subtasks": subtasks, "router_prompt_tokens": router_tokens});
         let episode = common::episode(

@@ -7,14 +7,16 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::sample_harness::{
+    Turns, context_with, failed_reply, finish_saying, ok_reply, prompts_for, raw_call, run,
+    state_reply, weather_task as task,
+};
 use super::state::State;
 use super::sum2act::Sum2Act;
 use super::*;
 use crate::llm::scripted::{ScriptedLlm, reply};
-use crate::llm::{Completion, CompletionRequest, LlmError, ToolCall};
-use crate::prompts::Prompts;
-use crate::toolbench::{ApiDoc, Function, Param, Task};
-use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+use crate::llm::{Completion, CompletionRequest};
+use crate::tools::{ToolConfig, ToolError, ToolReply, ToolRequest, ToolSource};
 
 /// Answers `get_weather` with a temperature, fails `broken_api`, and counts every call.
 #[derive(Default)]
@@ -29,16 +31,8 @@ impl ToolSource for FakeSource {
             c.push(format!("{} {}", request.api_name, request.tool_input));
         }
         Ok(match request.api_name.as_str() {
-            "broken_api" => ToolReply {
-                error: "API not working error...".into(),
-                response: Value::String(String::new()),
-                source: None,
-            },
-            _ => ToolReply {
-                error: String::new(),
-                response: json!({"city": "Paris", "temperature_c": 21}),
-                source: None,
-            },
+            "broken_api" => failed_reply(),
+            _ => ok_reply(json!({"city": "Paris", "temperature_c": 21})),
         })
     }
 
@@ -47,53 +41,12 @@ impl ToolSource for FakeSource {
     }
 }
 
-fn function(api: &str) -> Function {
-    let doc = ApiDoc {
-        category_name: "Weather".into(),
-        tool_name: "Weather".into(),
-        api_name: api.into(),
-        api_description: Some(format!("{api} description")),
-        required_parameters: Some(vec![Param {
-            name: "city".into(),
-            kind: "STRING".into(),
-            description: "City name".into(),
-            default: json!("London"),
-        }]),
-        optional_parameters: Some(vec![]),
-        method: Some("GET".into()),
-        template_response: None,
-    };
-    Function::from_doc(&doc, "weather")
-}
-
-fn task() -> Task {
-    Task {
-        subset: "G1_instruction".into(),
-        query_id: 7,
-        query: "What is the temperature in Paris?".into(),
-        functions: vec![function("get_weather"), function("broken_api")],
-        relevant: vec![],
-    }
-}
-
 fn call(name: &str, args: Value) -> Completion {
-    Completion {
-        content: "thinking".into(),
-        tool_calls: vec![ToolCall {
-            id: "c".into(),
-            name: name.into(),
-            arguments: args.to_string(),
-        }],
-        model: "scripted".into(),
-        ..Completion::default()
-    }
+    raw_call("thinking", name, &args.to_string())
 }
 
 fn finish(answer: &str) -> Completion {
-    call(
-        "Finish",
-        json!({"return_type": "give_answer", "final_answer": answer}),
-    )
+    finish_saying("thinking", answer)
 }
 
 fn give_up() -> Completion {
@@ -108,13 +61,6 @@ fn broken() -> Completion {
     call("broken_api_for_weather", json!({"city": "Paris"}))
 }
 
-fn state_reply(facts: &[&str]) -> Completion {
-    reply(
-        &json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []})
-            .to_string(),
-    )
-}
-
 struct Harness {
     llm: Arc<ScriptedLlm>,
     source: Arc<FakeSource>,
@@ -124,54 +70,39 @@ struct Harness {
 /// A context whose model answers router/react turns from `router` in order and state-manager calls
 /// with one fixed fact.
 fn harness(router: Vec<Completion>, options: AgentOptions) -> Harness {
-    let turns = AtomicUsize::new(0);
+    let router = Turns::new(router);
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         if req.purpose == "state" {
             return Ok(state_reply(&["Paris is 21 C"]));
         }
-        let i = turns.fetch_add(1, Ordering::SeqCst);
-        router
-            .get(i)
-            .cloned()
-            .ok_or_else(|| LlmError::InvalidResponse(format!("no scripted turn #{i}")))
+        router.next()
     }));
     let source = Arc::new(FakeSource::default());
-    let env = ToolEnv::new(source.clone(), ToolConfig::default());
-    let ctx = SolveContext::new(
-        llm.clone(),
-        env.caller(task().functions),
-        Arc::new(Prompts::embedded()),
-        options,
-        Arc::new(QuietObserver),
-    );
+    let ctx = fake_context(llm.clone(), source.clone(), options);
     Harness { llm, source, ctx }
+}
+
+/// A context over the weather task's functions answered by `source`.
+fn fake_context(
+    llm: Arc<ScriptedLlm>,
+    source: Arc<FakeSource>,
+    options: AgentOptions,
+) -> SolveContext {
+    context_with(
+        llm,
+        task().functions,
+        source,
+        ToolConfig::default(),
+        options,
+    )
 }
 
 fn tool_calls(h: &Harness) -> usize {
     h.source.calls.lock().map(|c| c.len()).unwrap_or(0)
 }
 
-fn run<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map(|rt| rt.block_on(f))
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
-}
-
 fn router_prompts(h: &Harness) -> Vec<String> {
-    h.llm
-        .requests()
-        .iter()
-        .filter(|r| r.purpose == "router")
-        .map(|r| {
-            r.messages
-                .iter()
-                .map(|m| m.content.clone())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .collect()
+    prompts_for(&h.llm, "router")
 }
 
 #[test]
@@ -297,14 +228,7 @@ fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
             finish("21 C")
         })
     }));
-    let env = ToolEnv::new(Arc::new(FakeSource::default()), ToolConfig::default());
-    let ctx = SolveContext::new(
-        llm,
-        env.caller(task().functions),
-        Arc::new(Prompts::embedded()),
-        AgentOptions::default(),
-        Arc::new(QuietObserver),
-    );
+    let ctx = fake_context(llm, Arc::default(), AgentOptions::default());
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let state = ep.steps[0].state.clone().unwrap_or_default();
     assert!(

@@ -6,6 +6,8 @@ mod catalog;
 pub mod claims;
 mod dataset;
 mod error;
+#[cfg(test)]
+pub mod fixture;
 pub mod io;
 pub mod json_repair;
 mod missing;

@@ -432,29 +432,15 @@ pub fn is_id_kind(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::{ApiDoc, Param};
+    use crate::toolbench::ApiDoc;
+    use crate::toolbench::fixture::{api_doc, string_params};
     use serde_json::json;
 
     fn function(tool: &str, api: &str, params: &[&str], template: Option<Value>) -> Function {
         let doc = ApiDoc {
-            category_name: "Movies".into(),
-            tool_name: tool.into(),
-            api_name: api.into(),
             api_description: Some(api.into()),
-            required_parameters: Some(
-                params
-                    .iter()
-                    .map(|p| Param {
-                        name: (*p).into(),
-                        kind: "STRING".into(),
-                        description: String::new(),
-                        default: Value::Null,
-                    })
-                    .collect(),
-            ),
-            optional_parameters: Some(vec![]),
-            method: Some("GET".into()),
             template_response: template,
+            ..api_doc("Movies", tool, api, string_params(params, &Value::Null))
         };
         Function::from_doc(&doc, tool)
     }

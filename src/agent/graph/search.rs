@@ -245,30 +245,21 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::{ApiDoc, Function, Param};
+    use crate::toolbench::fixture::{api_doc, string_params};
+    use crate::toolbench::{ApiDoc, Function};
     use serde_json::{Value, json};
     use std::sync::Mutex;
 
     fn function(api: &str, params: &[&str], template: Value) -> Function {
         let doc = ApiDoc {
-            category_name: "Movies".into(),
-            tool_name: "cinebase".into(),
-            api_name: api.into(),
             api_description: Some(api.into()),
-            required_parameters: Some(
-                params
-                    .iter()
-                    .map(|p| Param {
-                        name: (*p).into(),
-                        kind: "STRING".into(),
-                        description: String::new(),
-                        default: Value::Null,
-                    })
-                    .collect(),
-            ),
-            optional_parameters: Some(vec![]),
-            method: Some("GET".into()),
             template_response: Some(template),
+            ..api_doc(
+                "Movies",
+                "cinebase",
+                api,
+                string_params(params, &Value::Null),
+            )
         };
         Function::from_doc(&doc, "cinebase")
     }

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use super::memory::Memory;
 use super::*;
 use crate::agent::plan::execute::Prepare;
-use crate::agent::sample_harness::{SampleSource, call, context, prompt_text, run, schema, task};
+use crate::agent::sample_harness::{
+    SampleSource, context, finish_saying, prompt_text, run, schema, task, tools_called,
+};
 use crate::agent::{FinishKind, Strategy};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{CompletionRequest, LlmError};
@@ -58,12 +60,7 @@ fn model(subtasks: Value, args: Option<Value>) -> Arc<ScriptedLlm> {
             "score" => scores(req),
             "rank" => json!({"order": [1]}),
             "arguments" => args.clone().unwrap_or(json!({})),
-            "respond" => {
-                return Ok(call(
-                    "Finish",
-                    json!({"return_type": "give_answer", "final_answer": "done"}),
-                ));
-            }
+            "respond" => return Ok(finish_saying("", "done")),
             other => return Err(LlmError::InvalidResponse(format!("unexpected {other}"))),
         };
         Ok(reply(&v.to_string()))
@@ -83,10 +80,6 @@ fn options(strategy: Strategy, parallel: usize) -> AgentOptions {
 
 fn matrix_cast() -> Value {
     json!({"subtasks": [{"task": "Find the cast of The Matrix", "inputs": [{"name": "title", "value": "The Matrix"}], "outputs": ["cast"]}]})
-}
-
-fn tools_called(ep: &Episode) -> Vec<String> {
-    ep.steps.iter().map(|s| s.action.clone()).collect()
 }
 
 #[test]

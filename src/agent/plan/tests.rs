@@ -9,24 +9,19 @@ use serde_json::{Value, json};
 
 use super::dag::{Plan, Problem};
 use super::*;
-use crate::agent::sample_harness::{SampleSource, call, context, prompt_text, run, task};
+use crate::agent::sample_harness::{
+    SampleSource, context, finish_saying, first_prompt, prompt_text, run, task, tools_called,
+};
 use crate::agent::{FinishKind, MethodOptions};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{CompletionRequest, LlmError};
-
-fn finish(answer: &str) -> crate::llm::Completion {
-    call(
-        "Finish",
-        json!({"return_type": "give_answer", "final_answer": answer}),
-    )
-}
 
 /// A model that answers each purpose from `replies` (in order per purpose).
 fn model(replies: Vec<(&'static str, Value)>) -> Arc<ScriptedLlm> {
     let replies = std::sync::Mutex::new(replies);
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         if req.purpose == "respond" {
-            return Ok(finish("Here is what I found."));
+            return Ok(finish_saying("", "Here is what I found."));
         }
         let mut r = replies
             .lock()
@@ -50,10 +45,6 @@ fn options(parallel: usize) -> AgentOptions {
         },
         ..AgentOptions::default()
     }
-}
-
-fn tools_called(ep: &Episode) -> Vec<String> {
-    ep.steps.iter().map(|s| s.action.clone()).collect()
 }
 
 fn check_answer_file(ep: &Episode) {
@@ -170,12 +161,7 @@ fn a_failed_task_fails_its_dependants_and_is_replanned() {
     assert_eq!(status(2), "failed");
     assert_eq!(status(3), "skipped");
     // The re-planning call was shown the failure and the result that worked.
-    let replan = llm
-        .requests()
-        .into_iter()
-        .find(|r| r.purpose == "replan")
-        .map(|r| prompt_text(&r))
-        .unwrap_or_default();
+    let replan = first_prompt(&llm, "replan");
     assert!(replan.contains("API not working"), "{replan}");
     assert!(replan.contains("cb1375666"), "{replan}");
     assert_eq!(ep.details["replan"]["runs"][0]["status"], "done");
@@ -223,12 +209,7 @@ fn a_bad_plan_gets_one_repair_round_with_its_problems() {
     );
     let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
-    let repair = llm
-        .requests()
-        .into_iter()
-        .find(|r| r.purpose == "plan_repair")
-        .map(|r| prompt_text(&r))
-        .unwrap_or_default();
+    let repair = first_prompt(&llm, "plan_repair");
     assert!(
         repair.contains("`teleport_for_nowhere` is not one of the offered tools"),
         "{repair}"
@@ -418,12 +399,7 @@ fn a_made_up_identifier_is_repaired_with_the_placeholder_to_use() {
         options(4),
     );
     let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
-    let repair = llm
-        .requests()
-        .into_iter()
-        .find(|r| r.purpose == "plan_repair")
-        .map(|r| prompt_text(&r))
-        .unwrap_or_default();
+    let repair = first_prompt(&llm, "plan_repair");
     assert!(
         repair.contains(
             "`movie_id` = `tt0000001` is not in the request; use <resource-1>.results[0].movie_id"

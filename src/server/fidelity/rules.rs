@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::toolbench::naming::tokens;
+
 /// Why a reply carries no information.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filler {
@@ -34,30 +36,6 @@ const STATUS_KEYS: &[&str] = &[
     "requestid",
     "request",
 ];
-
-pub fn tokens(key: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
 
 fn norm(key: &str) -> String {
     key.chars()

@@ -1,29 +1,6 @@
 //! Field and API names as words: `venueName`, `venue_name` and `venue-name` all read `[venue, name]`.
 
-/// The lower-case tokens of a name, split at non-alphanumerics and camelCase humps.
-pub fn tokens(key: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
+pub use crate::toolbench::naming::tokens;
 
 /// A name squashed to lower-case alphanumerics; ToolBench's `is_id` rename of `id` is undone.
 pub fn norm(key: &str) -> String {
