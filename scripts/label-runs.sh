@@ -10,7 +10,8 @@
 #
 # Environment: SUM2ACT_BIN=PATH runs that binary instead of a fresh release build (the debug build runs
 # llama.cpp at the same speed); LABEL_RUNS_CONCURRENCY=C episodes in flight (default 1; the embedded model
-# batches them, and replays are exact either way).
+# batches them, and replays are exact either way); LABEL_RUNS_TAG=-x appends -x to every run name (a new
+# generation beside older labelled runs, e.g. after the agent changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,7 @@ for m in $models; do
   for method in $methods; do
     for q in "$data"/queries/*.json; do
       subset="$(basename "$q" .json)"
-      name="$subset-$method-$m"
+      name="$subset-$method-$m${LABEL_RUNS_TAG:-}"
       rec="$root/rec/$name"
       if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ]; then llm=(--replay "$rec"); else llm=(--record "$rec"); fi
       echo "== $name (${llm[0]})" >&2
