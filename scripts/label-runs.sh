@@ -3,7 +3,8 @@
 # every subset × method × embedded model, the first N queries of each subset. Answer files quote the
 # benchmark, so they stay out of the repository: they go to ${SUM2ACT_LABEL_RUNS:-~/.cache/sum2act/label-runs}.
 # The first run records every LLM call beside them (rec/); later runs replay the recordings, so the
-# answers (and their hashes in the label files) come back exactly. `sum2act eval RUN --labels FILE` reports
+# answers (and their hashes in the label files) come back exactly. A larger N later records the new
+# queries' calls into the same recordings (the finished answers are resumed, not rerun). `sum2act eval RUN --labels FILE` reports
 # any label whose answer hash no longer matches as stale.
 #
 #   scripts/label-runs.sh [N=2] [MODELS=0.5b 1.5b] [METHODS=sum2act react dfsdt]
@@ -35,7 +36,14 @@ for m in $models; do
       subset="$(basename "$q" .json)"
       name="$subset-$method-$m${LABEL_RUNS_TAG:-}"
       rec="$root/rec/$name"
-      if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ]; then llm=(--replay "$rec"); else llm=(--record "$rec"); fi
+      # Replay when there are recordings and nothing new to run; record when the run lacks answers it
+      # already has (a larger N): finished answers are resumed, the new episodes' calls added to $rec.
+      have=$(find "$root/$name/$subset" -name '*.json' 2>/dev/null | wc -l)
+      if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ] && { [ "$have" -ge "$n" ] || [ "$have" -eq 0 ]; }; then
+        llm=(--replay "$rec")
+      else
+        llm=(--record "$rec")
+      fi
       echo "== $name (${llm[0]})" >&2
       "$bin" --data "$data" batch --subsets "$subset" --limit "$n" --method "$method" --model "$model" \
         --concurrency "$concurrency" --progress plain --out "$root/$name" "${llm[@]}"
