@@ -4,8 +4,8 @@
 # benchmark, so they stay out of the repository: they go to ${SUM2ACT_LABEL_RUNS:-~/.cache/sum2act/label-runs}.
 # The first run records every LLM call beside them (rec/); later runs replay the recordings, so the
 # answers (and their hashes in the label files) come back exactly. A larger N later records the new
-# queries' calls into the same recordings (the finished answers are resumed, not rerun). `sum2act eval RUN --labels FILE` reports
-# any label whose answer hash no longer matches as stale.
+# queries' calls into the same recordings (the finished answers are resumed, not rerun).
+# `sum2act eval RUN --labels FILE` reports any label whose answer hash no longer matches as stale.
 #
 #   scripts/label-runs.sh [N=2] [MODELS=0.5b 1.5b] [METHODS=sum2act react dfsdt]
 #
