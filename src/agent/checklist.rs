@@ -2,6 +2,8 @@
 //! facts that answer it) or failed (with why). The router sees it, so it does not finish after the first
 //! fact; the code gates Finish on it, so a part is never silently dropped.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::state::clip;
@@ -136,13 +138,11 @@ impl Checklist {
         let candidates: Vec<usize> = (0..self.parts.len())
             .filter(|&i| !matches!(self.parts[i].status, PartStatus::Answered { .. }))
             .collect();
-        let score = |i: usize| {
-            content_words(&self.parts[i].text)
-                .iter()
-                .filter(|w| words.contains(*w))
-                .count()
-        };
-        let best = candidates.iter().map(|&i| score(i)).max().unwrap_or(0);
+        let best = candidates
+            .iter()
+            .map(|&i| self.overlap(i, &words))
+            .max()
+            .unwrap_or(0);
         if best == 0 {
             return if sole && self.parts.len() == 1 {
                 candidates
@@ -152,8 +152,39 @@ impl Checklist {
         }
         candidates
             .into_iter()
-            .filter(|&i| score(i) == best)
+            .filter(|&i| self.overlap(i, &words) == best)
             .collect()
+    }
+
+    /// The parts among `named` (the state manager's attribution) that share the most content words
+    /// with the call and its facts. A small model names every part for the first call it sees, which
+    /// would close the checklist after one fact; when none of its parts shares a word, the code's own
+    /// attribution ([`Self::concerned`]) decides.
+    pub fn narrow(&self, named: &[usize], call_text: &str) -> Vec<usize> {
+        let words = content_words(call_text);
+        let best = named
+            .iter()
+            .map(|&i| self.overlap(i, &words))
+            .max()
+            .unwrap_or(0);
+        if best == 0 {
+            return self.concerned(call_text, true);
+        }
+        named
+            .iter()
+            .copied()
+            .filter(|&i| self.overlap(i, &words) == best)
+            .collect()
+    }
+
+    /// How many of part `i`'s content words are among `words`.
+    fn overlap(&self, i: usize, words: &BTreeSet<String>) -> usize {
+        self.parts.get(i).map_or(0, |p| {
+            content_words(&p.text)
+                .iter()
+                .filter(|w| words.contains(*w))
+                .count()
+        })
     }
 
     /// The checklist as the router sees it (empty when there are no parts).
@@ -239,6 +270,33 @@ mod tests {
         assert_eq!(one.concerned("xyz", true), vec![0]);
         assert!(one.concerned("xyz", false).is_empty());
         assert!(Checklist::default().concerned("x", true).is_empty());
+    }
+
+    #[test]
+    fn a_part_the_state_manager_names_must_share_words_with_the_call() {
+        let c = Checklist::new(&[
+            "search for videos about 'animation' on Vimeo".into(),
+            "fetch the related people in the 'animation' category".into(),
+            "give me a streaming link for the YouTube video UxxajLWwzqY".into(),
+        ]);
+        let call = "searchvideos_for_vimeo {\"query\":\"animation\"} 88088897 Vimeo videos";
+        // The state manager claimed all three parts for one Vimeo search: only the best match stays.
+        assert_eq!(c.narrow(&[0, 1, 2], call), vec![0]);
+        // A claim that shares no word with the call gives way to the code's own attribution.
+        assert_eq!(c.narrow(&[2], call), vec![0]);
+        assert!(c.narrow(&[2], "xyz").is_empty());
+        // Two parts a call really answers both stay.
+        let both = Checklist::new(&[
+            "the temperature in Paris".into(),
+            "the humidity in Paris".into(),
+        ]);
+        assert_eq!(
+            both.narrow(
+                &[0, 1],
+                "weather_for_meteo {\"city\":\"Paris\"} temperature 18 humidity 60"
+            ),
+            vec![0, 1]
+        );
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct Cleaned {
     pub repeats_removed: usize,
     pub not_obtained: usize,
     pub cut: bool,
+    /// The router's text held no observed value and was replaced by the state's facts.
+    pub rewritten: bool,
 }
 
 impl Cleaned {
@@ -65,6 +67,9 @@ impl Cleaned {
             if k > 0 {
                 n.push(format!("final answer: {k} {what}"));
             }
+        }
+        if self.rewritten {
+            n.push("final answer: stated no observed value; written from the state's facts".into());
         }
         if self.cut {
             n.push(format!(
@@ -119,8 +124,15 @@ pub fn ground(
         }
     }
     let mut text = lines.join("\n");
-    if text.trim().is_empty() {
-        text = from_facts(facts, evidence);
+    // An answer that states nothing a tool returned ("I can fetch your orders.") says nothing: the
+    // state's facts write it instead, when there are any.
+    let observed = check_claims(&text, evidence).iter().any(|c| c.observed());
+    if !observed {
+        let written = from_facts(facts, evidence);
+        if !written.is_empty() || text.trim().is_empty() {
+            out.rewritten = !text.trim().is_empty() && !written.is_empty();
+            text = written;
+        }
     }
     let (bounded, cut) = bound(&text, MAX_ANSWER_CHARS);
     out.cut = cut;
@@ -366,5 +378,42 @@ mod tests {
         );
         assert_eq!(c.answer, "It is sunny.");
         assert_eq!((c.echoes_removed, c.repeats_removed), (2, 1));
+    }
+
+    #[test]
+    fn an_answer_stating_nothing_observed_is_written_from_the_facts() {
+        let query = "Can you fetch my recent orders and their status?";
+        let calls = [(
+            "step 1 get_user_orders".to_string(),
+            "{}".to_string(),
+            r#"{"orders": [{"order_id": "62843965", "status": "in_transit"}]}"#.to_string(),
+        )];
+        let ev = evidence(query, &calls);
+        let facts = ["Order 62843965 is in_transit".to_string()];
+        let c = ground(
+            "I can fetch the details of your recent orders.",
+            query,
+            &ev,
+            &Checklist::default(),
+            &facts,
+        );
+        assert_eq!(
+            c.answer,
+            "Here is what I found: Order 62843965 is in_transit."
+        );
+        assert!(c.rewritten);
+        // An answer that does state an observed value is kept as written.
+        let kept = ground(
+            "Your order 62843965 is in transit.",
+            query,
+            &ev,
+            &Checklist::default(),
+            &facts,
+        );
+        assert_eq!(kept.answer, "Your order 62843965 is in transit.");
+        assert!(!kept.rewritten);
+        // No facts to write from: the text stays.
+        let none = ground("It is sunny.", query, &ev, &Checklist::default(), &[]);
+        assert_eq!(none.answer, "It is sunny.");
     }
 }

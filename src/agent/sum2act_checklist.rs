@@ -79,8 +79,8 @@ async fn decompose(
     })
 }
 
-/// Marks the parts the call's `k` new facts answer: those the state manager named, else those the call
-/// shares the most words with.
+/// Marks the parts the call's `k` new facts answer: those the state manager named that the call shares
+/// the most words with, else those the call shares the most words with.
 pub fn mark_answered(state: &mut State, action: &Action, update: &StateUpdate, k: usize) {
     let facts: Vec<String> = state.facts[state.facts.len().saturating_sub(k)..]
         .iter()
@@ -93,10 +93,12 @@ pub fn mark_answered(state: &mut State, action: &Action, update: &StateUpdate, k
         .filter_map(|&p| (p as usize).checked_sub(1))
         .filter(|&i| i < parts)
         .collect();
-    if named.is_empty() {
-        let text = format!("{} {} {}", action.name, action.arguments, facts.join(" "));
-        named = state.checklist.concerned(&text, true);
-    }
+    let text = format!("{} {} {}", action.name, action.arguments, facts.join(" "));
+    named = if named.is_empty() {
+        state.checklist.concerned(&text, true)
+    } else {
+        state.checklist.narrow(&named, &text)
+    };
     for i in named {
         state.checklist.answer(i, &facts);
     }
