@@ -94,6 +94,16 @@ struct Served {
 
 impl Served {
     fn start(data: &Path, model_url: &str, mode: &str, save: bool) -> Served {
+        Self::start_with(data, model_url, mode, save, None)
+    }
+
+    fn start_with(
+        data: &Path,
+        model_url: &str,
+        mode: &str,
+        save: bool,
+        prompts: Option<&Path>,
+    ) -> Served {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sum2act"));
         for var in [
             "OPENAI_BASE_URL",
@@ -115,6 +125,9 @@ impl Served {
         ]);
         if save {
             cmd.arg("--save");
+        }
+        if let Some(dir) = prompts {
+            cmd.env("SUM2ACT_PROMPTS", dir);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -183,6 +196,7 @@ async fn serve_speaks_mirrorapi_and_falls_back_and_caches() {
         "I am sorry, I cannot simulate this API.".into(),
         // CoT mode, not valid JSON outside (the inner quotes are left unescaped).
         "{\"mechanism_of_the_api\": \"It reads the record \"rec-7\" from a table.\", \"error\": \"\", \"response\": \"{\"record_id\": \"rec-7\", \"status\": \"closed\"}\"}".into(),
+        "{\"error\": \"\", \"response\": {\"record_id\": \"rec-9\"}}".into(),
     ];
     let model = stand_in(shared.clone());
 
@@ -247,6 +261,20 @@ async fn serve_speaks_mirrorapi_and_falls_back_and_caches() {
     );
     let (system, _) = messages(&shared.lock().unwrap().seen[2]);
     assert!(system.starts_with("[CHAIN_OF_THOUGHT]\n"), "{system}");
+    drop(served);
+
+    // StableToolBench's own system prompt text can be dropped in: it is sent as written.
+    let prompts = tmp.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    let own = "Exact training system prompt {\"error\": \"\", \"response\": \"\"} with {braces}.";
+    std::fs::write(prompts.join("mirrorapi_system.md"), format!("{own}\n")).unwrap();
+    let served = Served::start_with(tmp.path(), &model, "mirrorapi", false, Some(&prompts));
+    let (source, _) = served
+        .call("lookup_record", json!({"record_id": "rec-9"}))
+        .await;
+    assert_eq!(source, "llm");
+    let (system, _) = messages(&shared.lock().unwrap().seen[3]);
+    assert_eq!(system, own);
 }
 
 #[test]
