@@ -1,8 +1,8 @@
 //! The user message MirrorAPI was trained on: `API doc:\n{api_doc}\n\nRequest:\n{request}`, both dicts
 //! written as Python's `str()` prints them. The API doc keeps the training data's key order; the
 //! request is the whole `/virtual` body with `tool_input` as a compact JSON string and `strip: 'filter'`,
-//! as in the training and MirrorAPI-Bench prompts (StableToolBench's own server sends only the
-//! arguments there; the model saw the full request far more often).
+//! as in the MirrorAPI-Bench prompts (StableToolBench's own server sends only the arguments there; we
+//! follow the benchmark, whose layout the training data is taken to share).
 
 use serde_json::{Map, Value, json};
 
