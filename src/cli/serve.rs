@@ -40,7 +40,7 @@ pub struct ServeArgs {
     pub faults: FaultArgs,
     #[command(flatten)]
     pub limits: super::limits_args::LimitsArgs,
-    /// The model for `--simulation llm` and `hybrid`.
+    /// The model for `--simulation llm`, `hybrid` and `mirrorapi` (MirrorAPI: `--base-url` of its vLLM server).
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -89,12 +89,12 @@ pub async fn run(
     }
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let llm = match args.simulation {
-        SimulationMode::Llm | SimulationMode::Hybrid => Some(
+        SimulationMode::Schema => None,
+        _ => Some(
             crate::llm::build(&args.llm, config)
                 .await
                 .context("loading the simulator model")?,
         ),
-        SimulationMode::Schema => None,
     };
     let api = Arc::new(
         embedded_api(&data, args.save, args.simulation, &args.faults, llm)?

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::cache::ResponseCache;
 use super::faults::{FaultConfig, FaultKind, Faults};
 use super::llm_sim::LlmSimulator;
+use super::mirrorapi::{MirrorApiSimulator, MirrorMode};
 use super::simulate::{parse_template, simulate};
 use crate::llm::LlmClient;
 use crate::toolbench::naming::{pure_api_name, standard_category, standardize};
@@ -37,6 +38,11 @@ pub enum SimulationMode {
     /// The LLM only for APIs whose shape the schema simulator would have to infer (no template, or
     /// one with status fields only); the schema simulator for the rest.
     Hybrid,
+    /// MirrorAPI behind an OpenAI-compatible endpoint (vLLM), in its own prompt and reply format
+    /// (`server::mirrorapi`), falling back to the schema on failure.
+    Mirrorapi,
+    /// MirrorAPI in its chain-of-thought mode: it explains the API's mechanism before the reply.
+    MirrorapiCot,
 }
 
 impl SimulationMode {
@@ -49,8 +55,17 @@ impl SimulationMode {
     pub fn llm_for(self, template: Option<&Value>) -> bool {
         match self {
             SimulationMode::Schema => false,
-            SimulationMode::Llm => true,
+            SimulationMode::Llm | SimulationMode::Mirrorapi | SimulationMode::MirrorapiCot => true,
             SimulationMode::Hybrid => !template.is_some_and(crate::server::simulate::carries_data),
+        }
+    }
+
+    /// MirrorAPI's trained mode, for the MirrorAPI simulations.
+    pub fn mirror(self) -> Option<MirrorMode> {
+        match self {
+            SimulationMode::Mirrorapi => Some(MirrorMode::Sft),
+            SimulationMode::MirrorapiCot => Some(MirrorMode::Cot),
+            _ => None,
         }
     }
 }
@@ -93,6 +108,7 @@ pub struct VirtualApi {
     save: bool,
     mode: SimulationMode,
     llm: Option<LlmSimulator>,
+    mirror: Option<MirrorApiSimulator>,
     faults: Option<Faults>,
     /// StableToolBench's own behaviour (`serve --stb-compat`): see [`VirtualApi::with_stb_compat`].
     stb_compat: bool,
@@ -153,6 +169,7 @@ impl VirtualApi {
             save: false,
             mode: SimulationMode::Schema,
             llm: None,
+            mirror: None,
             faults: None,
             stb_compat: false,
             stats: Stats::default(),
@@ -184,7 +201,10 @@ impl VirtualApi {
     /// inferred (`Hybrid`). `Schema` keeps the model unused.
     pub fn with_llm(mut self, llm: Arc<dyn LlmClient>, mode: SimulationMode) -> Self {
         self.mode = mode;
-        self.llm = mode.uses_llm().then(|| LlmSimulator::new(llm));
+        self.mirror = mode
+            .mirror()
+            .map(|m| MirrorApiSimulator::new(llm.clone(), m));
+        self.llm = (mode.uses_llm() && self.mirror.is_none()).then(|| LlmSimulator::new(llm));
         self
     }
 
@@ -382,7 +402,14 @@ impl VirtualApi {
         args: &Map<String, Value>,
         file: Option<&(&ResponseCache, PathBuf)>,
     ) -> ToolReply {
-        if let (true, Some(llm)) = (self.mode.llm_for(template), &self.llm) {
+        if let Some(mirror) = &self.mirror {
+            match mirror.simulate(tool_description, doc, args).await {
+                Ok(reply) => return reply,
+                Err(e) => {
+                    tracing::warn!("MirrorAPI simulation failed ({e}); using the schema simulator")
+                }
+            }
+        } else if let (true, Some(llm)) = (self.mode.llm_for(template), &self.llm) {
             let examples = file.map(|(c, p)| c.examples(p, 5)).unwrap_or_default();
             match llm
                 .simulate(tool_description, doc, template, &examples, args)

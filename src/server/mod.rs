@@ -8,6 +8,7 @@ pub mod engine;
 pub mod faults;
 pub mod fidelity;
 pub mod llm_sim;
+pub mod mirrorapi;
 pub mod pyrepr;
 pub mod reply_schema;
 pub mod routes;

@@ -19,6 +19,7 @@ mod run;
 mod sample_data;
 mod serve_fidelity;
 mod serve_llm;
+mod serve_mirrorapi;
 mod stabletoolbench;
 mod strict_params;
 mod tool_server;
