@@ -1,12 +1,15 @@
 //! `sum2act index graph`: the tool graph of a data directory's catalogue (the one `--method graph`
-//! searches), its size and a sample of its edges.
+//! searches), its size and a sample of its edges. The graph is cached under the index folder
+//! (`graph/`), keyed by the catalogue's fingerprint; the output says whether it was loaded or built.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use super::GlobalArgs;
+use crate::retrieve::{default_index_dir, fingerprint};
 use crate::toolbench::Function;
 use crate::tools::graph::ToolGraph;
+use crate::tools::graph_cache::{GraphSource, load_or_build};
 
 pub fn run(global: &GlobalArgs, json: bool, sample: usize) -> anyhow::Result<ExitCode> {
     let (_, catalog) = super::open_data(global)?;
@@ -15,17 +18,25 @@ pub fn run(global: &GlobalArgs, json: bool, sample: usize) -> anyhow::Result<Exi
         .map(|(tool, doc)| Function::from_doc(&doc, &tool.standard_name))
         .collect();
     let started = Instant::now();
-    let graph = ToolGraph::build(&functions);
+    let (graph, source) = match default_index_dir() {
+        Some(dir) => load_or_build(&dir.join("graph"), &fingerprint(&catalog, None), &functions),
+        None => (ToolGraph::build(&functions), GraphSource::Built),
+    };
     let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let verb = match source {
+        GraphSource::Loaded => "loaded from cache",
+        GraphSource::Built => "built",
+    };
     let size = graph.size();
     let edges = graph.sample(sample);
     if json {
-        let out = serde_json::json!({"size": size, "build_ms": ms, "sample": edges});
+        let out =
+            serde_json::json!({"size": size, "source": source, "build_ms": ms, "sample": edges});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "tool graph: {} APIs, {} resource kinds, {} edges (built in {ms:.1} ms)",
+        "tool graph: {} APIs, {} resource kinds, {} edges ({verb} in {ms:.1} ms)",
         size.apis, size.resource_kinds, size.edges
     );
     println!(

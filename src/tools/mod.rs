@@ -4,6 +4,7 @@
 pub mod args;
 pub mod caller;
 pub mod graph;
+pub mod graph_cache;
 pub mod http;
 pub mod observation;
 mod types;

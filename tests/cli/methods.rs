@@ -93,19 +93,24 @@ fn plan_and_graph_answer_files_are_read_by_eval_compare_and_report() {
 
 #[test]
 fn index_graph_shows_the_catalogue_tool_graph() {
+    let cache = tempfile::tempdir().unwrap();
     let out = Test::new()
+        .env("SUM2ACT_INDEX_DIR", cache.path())
         .args(["index", "graph", "--json", "--sample", "3"])
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
     assert_eq!(v["size"]["apis"], 40);
+    assert_eq!(v["source"], "built");
     assert!(v["size"]["edges"].as_u64().unwrap() > 0);
     assert_eq!(v["sample"].as_array().unwrap().len(), 3);
     Test::new()
+        .env("SUM2ACT_INDEX_DIR", cache.path())
         .args(["index", "graph"])
         .run()
         .success()
         .stdout_has("tool graph: 40 APIs")
+        .stdout_has("loaded from cache")
         .stdout_has(
             "top_rated_for_cinebase.movies[0].movie_id -> movie_details_for_cinebase(movie_id)",
         );
