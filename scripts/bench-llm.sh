@@ -6,14 +6,15 @@
 #       top-token-first), and aggregate throughput at concurrency 1, 2, 4, 8; JSON report in
 #       target/bench-llm-<model>.json.
 #
-#   scripts/bench-llm.sh --reference [0.5b|1.5b] [--rounds N] [--threads N] [--spin on|off]
+#   scripts/bench-llm.sh --reference [0.5b|1.5b] [--rounds N] [--threads N] [--spin on|off|auto]
 #                        [--ref-cpu native|avx2] [--debug]
 #       our prefill and decode beside plain llama.cpp's, as ratios: the same vendored llama.cpp source
 #       (llama-cpp-sys-2's copy in the cargo registry) built with CMake Release (GGML_NATIVE=ON unless
 #       --ref-cpu avx2, which is the instruction set our own build uses) into
 #       ~/.cache/sum2act/llama-ref, timed by benches/llama_reference.cpp over llama_decode. Same model,
 #       threads, prompt length, decoded tokens and wait policy (--spin off: OMP_WAIT_POLICY=PASSIVE for
-#       both, the default; on: libgomp's spinning default for both). The two run interleaved, N rounds
+#       both, the default; on: libgomp's spinning default for both; auto: ours decides with
+#       --llm-spin auto, the reference spins, the target case of an idle machine). The two run interleaved, N rounds
 #       (default 3), so load from other processes hits both alike; the medians are printed last.
 #       --debug compares the debug build (the one scripts/demo.sh runs) instead of the release build.
 #
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-case "$spin" in on|off) ;; *) echo "bench-llm.sh: --spin takes on or off, not '$spin'" >&2; exit 2 ;; esac
+case "$spin" in on|off|auto) ;; *) echo "bench-llm.sh: --spin takes on, off or auto, not '$spin'" >&2; exit 2 ;; esac
 case "$ref_cpu" in
     native) native=ON ;;
     avx2) native=OFF ;;
@@ -90,7 +91,7 @@ run_ours() { env -u OMP_WAIT_POLICY "$ours" llm bench --quick --tokens 64 --mode
 run_ref() { env -u OMP_WAIT_POLICY "${policy[@]}" "$timer" "$model" prompts/llm_bench_router.md "$1" 64 "$threads" 512 512 "$2"; }
 
 load >&2
-echo "model $which, $threads threads, wait policy: $([ "$spin" = on ] && echo spin || echo passive), ours: $profile build, reference: $ref_cpu" >&2
+echo "model $which, $threads threads, wait policy: $(case "$spin" in on) echo spin ;; off) echo passive ;; auto) echo "ours auto, reference spin" ;; esac), ours: $profile build, reference: $ref_cpu" >&2
 printf '%-6s %14s %14s %8s %14s %14s %8s\n' round ours_prefill ref_prefill ratio ours_decode ref_decode ratio
 results=()
 for r in $(seq "$rounds"); do

@@ -7,6 +7,10 @@
 # any label whose answer hash no longer matches as stale.
 #
 #   scripts/label-runs.sh [N=2] [MODELS=0.5b 1.5b] [METHODS=sum2act react dfsdt]
+#
+# Environment: SUM2ACT_BIN=PATH runs that binary instead of a fresh release build (the debug build runs
+# llama.cpp at the same speed); LABEL_RUNS_CONCURRENCY=C episodes in flight (default 1; the embedded model
+# batches them, and replays are exact either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +20,12 @@ methods="${3:-sum2act react dfsdt}"
 data="${SUM2ACT_SHARED:-../shared/toolbench}"
 root="${SUM2ACT_LABEL_RUNS:-${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/label-runs}"
 [ -d "$data/queries" ] || { echo "no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
-cargo build --release --quiet
-bin=./target/release/sum2act
+bin="${SUM2ACT_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=./target/release/sum2act
+fi
+concurrency="${LABEL_RUNS_CONCURRENCY:-1}"
 mkdir -p "$root/rec"
 for m in $models; do
   model="$(scripts/fetch-model.sh "$m")"
@@ -29,7 +37,7 @@ for m in $models; do
       if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ]; then llm=(--replay "$rec"); else llm=(--record "$rec"); fi
       echo "== $name (${llm[0]})" >&2
       "$bin" --data "$data" batch --subsets "$subset" --limit "$n" --method "$method" --model "$model" \
-        --concurrency 1 --progress plain --out "$root/$name" "${llm[@]}"
+        --concurrency "$concurrency" --progress plain --out "$root/$name" "${llm[@]}"
     done
   done
 done

@@ -89,9 +89,18 @@ pub fn setting_from(args: &[String], env: Option<&str>) -> SpinSetting {
         .unwrap_or_default()
 }
 
-/// Decides the policy from the setting and, for auto, the 1-minute load average (`None`: unknown,
-/// which counts as busy: passive waiting is the safe side).
-pub fn decide(setting: SpinSetting, load: Option<(f64, usize)>) -> WaitChoice {
+/// What auto looked at: the 1-minute load average and, when that says busy, how many cores were busy
+/// over a short sample just now (the average lags a finished job by a minute or more).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    pub average: f64,
+    pub busy_now: Option<f64>,
+    pub cores: usize,
+}
+
+/// Decides the policy from the setting and, for auto, the load (`None`: unknown, which counts as
+/// busy: passive waiting is the safe side).
+pub fn decide(setting: SpinSetting, load: Option<Load>) -> WaitChoice {
     match setting {
         SpinSetting::On => WaitChoice {
             policy: WaitPolicy::Spin,
@@ -102,14 +111,21 @@ pub fn decide(setting: SpinSetting, load: Option<(f64, usize)>) -> WaitChoice {
             reason: "--llm-spin off".into(),
         },
         SpinSetting::Auto => match load {
-            Some((load, cores)) => WaitChoice {
-                policy: if load < IDLE_LOAD {
-                    WaitPolicy::Spin
-                } else {
-                    WaitPolicy::Passive
-                },
-                reason: format!("auto: load {load:.2} on {cores} cores"),
-            },
+            Some(l) => {
+                let busy = l.busy_now.map_or(l.average, |now| now.min(l.average));
+                let now = l
+                    .busy_now
+                    .map(|b| format!(", {b:.2} busy now"))
+                    .unwrap_or_default();
+                WaitChoice {
+                    policy: if busy < IDLE_LOAD {
+                        WaitPolicy::Spin
+                    } else {
+                        WaitPolicy::Passive
+                    },
+                    reason: format!("auto: load {:.2}{now} on {} cores", l.average, l.cores),
+                }
+            }
             None => WaitChoice {
                 policy: WaitPolicy::Passive,
                 reason: "auto: load unknown".into(),
@@ -118,13 +134,56 @@ pub fn decide(setting: SpinSetting, load: Option<(f64, usize)>) -> WaitChoice {
     }
 }
 
-/// The 1-minute load average and the core count (Linux).
+/// The 1-minute load average and the core count (Linux); when the average says busy, a 100 ms sample
+/// of `/proc/stat` too, so a job that just ended does not count (a short delay, on busy machines only).
 #[cfg_attr(not(all(unix, feature = "local-model")), allow(dead_code))]
-fn load_average() -> Option<(f64, usize)> {
+fn load_average() -> Option<Load> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let load = text.split_whitespace().next()?.parse().ok()?;
+    let average = text.split_whitespace().next()?.parse().ok()?;
     let cores = std::thread::available_parallelism().ok()?.get();
-    Some((load, cores))
+    let busy_now = (average >= IDLE_LOAD).then(busy_cores_now).flatten();
+    Some(Load {
+        average,
+        busy_now,
+        cores,
+    })
+}
+
+/// Cores busy over the next 100 ms, from the aggregate `cpu` line of `/proc/stat`.
+#[cfg_attr(not(all(unix, feature = "local-model")), allow(dead_code))]
+fn busy_cores_now() -> Option<f64> {
+    let before = cpu_ticks()?;
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let after = cpu_ticks()?;
+    busy_share(before, after)
+        .map(|b| b * std::thread::available_parallelism().map_or(1, |n| n.get()) as f64)
+}
+
+/// (busy, total) jiffies of all cores; idle and iowait count as not busy.
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_line(text.lines().next()?)
+}
+
+fn parse_cpu_line(line: &str) -> Option<(u64, u64)> {
+    let mut fields = line.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    let ticks: Vec<u64> = fields
+        .take(8)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let total: u64 = ticks.iter().sum();
+    let idle = ticks.get(3)? + ticks.get(4)?;
+    Some((total - idle, total))
+}
+
+/// The busy share of all cores between two samples (`None` when no tick passed).
+fn busy_share(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
+    let total = after.1.checked_sub(before.1)?;
+    let busy = after.0.checked_sub(before.0)?;
+    (total > 0).then(|| busy as f64 / total as f64)
 }
 
 /// The policy of this process: what [`ensure_openmp_wait_policy`] chose, else what the environment
@@ -220,24 +279,64 @@ mod tests {
         );
     }
 
+    fn load(average: f64, busy_now: Option<f64>) -> Option<Load> {
+        Some(Load {
+            average,
+            busy_now,
+            cores: 2,
+        })
+    }
+
     #[test]
     fn auto_spins_only_on_an_idle_machine() {
-        let idle = decide(SpinSetting::Auto, Some((0.1, 2)));
+        let idle = decide(SpinSetting::Auto, load(0.1, None));
         assert_eq!(idle.policy, WaitPolicy::Spin);
         assert_eq!(idle.to_string(), "spin (auto: load 0.10 on 2 cores)");
         assert_eq!(
-            decide(SpinSetting::Auto, Some((1.7, 2))).policy,
+            decide(SpinSetting::Auto, load(1.7, None)).policy,
             WaitPolicy::Passive
         );
         assert_eq!(decide(SpinSetting::Auto, None).policy, WaitPolicy::Passive);
         assert_eq!(
-            decide(SpinSetting::On, Some((9.0, 2))).policy,
+            decide(SpinSetting::On, load(9.0, None)).policy,
             WaitPolicy::Spin
         );
         assert_eq!(
-            decide(SpinSetting::Off, Some((0.0, 2))).policy,
+            decide(SpinSetting::Off, load(0.0, None)).policy,
             WaitPolicy::Passive
         );
+    }
+
+    #[test]
+    fn a_job_that_just_ended_does_not_make_the_machine_busy() {
+        // The average still remembers it; the cores are free now.
+        let after_job = decide(SpinSetting::Auto, load(1.2, Some(0.05)));
+        assert_eq!(after_job.policy, WaitPolicy::Spin);
+        assert_eq!(
+            after_job.to_string(),
+            "spin (auto: load 1.20, 0.05 busy now on 2 cores)"
+        );
+        // Busy now and on average: passive.
+        assert_eq!(
+            decide(SpinSetting::Auto, load(1.2, Some(1.9))).policy,
+            WaitPolicy::Passive
+        );
+        // A burst now on a machine idle on average: the average decides (it was never sampled).
+        assert_eq!(
+            decide(SpinSetting::Auto, load(0.2, Some(1.9))).policy,
+            WaitPolicy::Spin
+        );
+    }
+
+    #[test]
+    fn busy_share_comes_from_the_cpu_line() {
+        let a = parse_cpu_line("cpu  100 0 50 800 50 0 0 0 0 0").unwrap();
+        assert_eq!(a, (150, 1000));
+        let b = parse_cpu_line("cpu  160 0 90 860 50 0 0 0 0 0").unwrap();
+        assert_eq!(busy_share(a, b), Some(100.0 / 160.0));
+        assert_eq!(busy_share(a, a), None);
+        assert_eq!(parse_cpu_line("cpu0 1 2 3 4 5 6 7 8"), None);
+        assert_eq!(parse_cpu_line("cpu 1 2 x"), None);
     }
 
     #[test]
