@@ -235,6 +235,44 @@ fn graph_runs_load_the_catalogue_graph_from_the_cache_once_built() {
         assert_eq!(from, expected, "{tools}");
         assert_eq!(cached_graphs(index.path()), first, "{tools}");
     }
+    // A batch loads it once for all its episodes.
+    let batch = runs.path().join("batch");
+    let done = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("SUM2ACT_INDEX_DIR", index.path())
+        .arg("-v")
+        .arg("--data")
+        .arg(data.path())
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--method",
+            "graph",
+        ])
+        .args([
+            "--tools",
+            "all",
+            "--subsets",
+            "G1_category",
+            "--limit",
+            "2",
+            "--out",
+        ])
+        .arg(&batch)
+        .run()
+        .success();
+    assert_eq!(done.stderr().matches("catalogue tool graph").count(), 1);
+    assert!(done.stderr().contains("(loaded from cache in"));
+    for id in [201, 202] {
+        let file = read(&batch.join(format!("G1_category/{id}_graph.json")));
+        assert_eq!(
+            file["sum2act"]["details"]["graph_from"], "catalogue",
+            "{id}"
+        );
+    }
     // The oracle tool set is not the catalogue: no catalogue graph is loaded.
     let done = Test::new()
         .env("OPENAI_BASE_URL", &model.url)
