@@ -39,8 +39,11 @@ const CACHED_GRAPHS: usize = 64;
 pub struct GraphSearch {
     options: MethodOptions,
     /// Graphs by tool set, other than the whole catalogue's (shared through the options).
-    graphs: Mutex<HashMap<Vec<String>, (Arc<ToolGraph>, GraphFrom)>>,
+    graphs: Mutex<HashMap<Vec<String>, Graphed>>,
 }
+
+/// A tool set's graph and where it came from.
+type Graphed = (Arc<ToolGraph>, GraphFrom);
 
 /// Where an episode's tool graph came from (`details.graph_from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -70,7 +73,7 @@ impl GraphSearch {
     /// The graph of a tool set and where it came from: the shared catalogue graph itself
     /// (`--tools all`), cut out of it (`--tools retrieved:K`), or built from the functions' docs
     /// (any other set); cut and built graphs are kept by tool set.
-    fn graph_for(&self, functions: &[Function]) -> (Arc<ToolGraph>, GraphFrom) {
+    fn graph_for(&self, functions: &[Function]) -> Graphed {
         let catalogue = self.options.catalogue_graph.as_ref();
         if let Some(c) = catalogue.filter(|c| c.is_whole(functions)) {
             return (c.graph().clone(), GraphFrom::Catalogue);
