@@ -17,6 +17,7 @@ use super::plan::answer_path_repeat;
 use super::summary::{EpisodeView, read_answer_file};
 use super::{BatchError, Progress};
 use crate::toolbench::Task;
+use crate::toolbench::answer::FinishKind;
 use crate::toolbench::io::write_json_atomic;
 
 /// A setup problem that makes further queries pointless (a prompt that cannot render, a model that
@@ -243,7 +244,7 @@ pub async fn run_batch(
         entry.0 += 1;
         // An `error` episode in an answer file (written by an older version) is run again too.
         match read_answer_file(&path) {
-            Some((_, mut view)) if view.finish != "error" => {
+            Some((_, mut view)) if !view.finish.is(FinishKind::Error) => {
                 view.subset = task.subset.clone();
                 view.query_id = task.query_id;
                 found[i] = Some(view);
@@ -345,7 +346,7 @@ async fn solve_one(
             ))
         })?;
         let error_file = path.with_extension("error");
-        if view.finish == "error" {
+        if view.finish.is(FinishKind::Error) {
             write_json_atomic(&error_file, &file).map_err(|e| JobError(e.to_string()))?;
         } else {
             write_json_atomic(path, &file).map_err(|e| JobError(e.to_string()))?;
@@ -372,7 +373,7 @@ fn collect(
 ) {
     match done {
         Ok((i, Ok(view))) => {
-            if view.finish == "error" {
+            if view.finish.is(FinishKind::Error) {
                 outcome.errors += 1;
             }
             if let Some(e) = fail_fast.record(&view) {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::FINISH;
+pub use super::finish::{FinishKind, RecordedFinish};
 
 /// The counters every method reports, stored in our record of an answer file (`sum2act.counters`).
 /// Missing fields read as zero, so older files and other harnesses' records still load.

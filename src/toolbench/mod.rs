@@ -6,6 +6,7 @@ mod catalog;
 pub mod claims;
 mod dataset;
 mod error;
+mod finish;
 #[cfg(test)]
 pub mod fixture;
 pub mod io;
