@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{EvalError, QueryKey};
 pub use crate::toolbench::answer::Counters;
+use crate::toolbench::answer::{FinishKind, RecordedFinish};
 use crate::toolbench::io::{read_json, write_json_atomic};
 use crate::toolbench::{FINISH, answer};
 
@@ -49,7 +50,7 @@ pub struct Record {
     pub method: String,
     pub model: String,
     /// `give_answer`, `give_up`, `limit` or `error`.
-    pub finish: String,
+    pub finish: RecordedFinish,
     /// The final answer text.
     pub answer: String,
     pub counters: Counters,
@@ -78,7 +79,7 @@ impl Answer {
     /// raw Finish arguments, else the raw string.
     pub fn final_text(&self) -> String {
         if let Some(r) = &self.record
-            && r.finish == "give_answer"
+            && r.finish.is(FinishKind::GiveAnswer)
             && !r.answer.trim().is_empty()
         {
             return r.answer.clone();

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::input::{Answer, AnswerSet};
 use super::pass_rate::PassRate;
 use crate::toolbench::FINISH;
+use crate::toolbench::answer::FinishKind;
 
 /// Name ToolBench substitutes for a call to a function that does not exist.
 const HALLUCINATED_NAME: &str = "invalid_hallucination_function_name";
@@ -54,7 +55,7 @@ fn counts(a: &Answer) -> Counts {
     if let Some(r) = &a.record {
         let c = &r.counters;
         return Counts {
-            finished: r.finish == "give_answer",
+            finished: r.finish.is(FinishKind::GiveAnswer),
             steps: c.steps,
             llm_calls: Some(c.llm_calls),
             tokens: Some(c.prompt_tokens + c.completion_tokens),

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::input::{Answer, AnswerSet};
 use super::judge::Judge;
-use super::pass_rate::{PassRate, Source};
+use super::pass_rate::{PassRate, QueryVerdict, Source};
 use super::stats::{Interval, bootstrap_mean, mean, sign_test};
 use super::{EvalError, Label, QueryKey};
 
@@ -50,13 +50,49 @@ pub enum Outcome {
     Tie,
 }
 
+/// Who won one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Winner {
+    Reference,
+    Candidate,
+    Tie,
+}
+
+/// What decided one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// An answer is missing (it loses; two missing answers tie).
+    Missing,
+    /// Exactly one answer was Solved by that round's pass-rate vote.
+    Status,
+    /// The two answers are the same.
+    Identical,
+    /// The judge preferred one.
+    Judge,
+    /// The judge gave no verdict (a tie).
+    NoVerdict,
+}
+
+impl DecidedBy {
+    /// The name as written in reports.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DecidedBy::Missing => "missing",
+            DecidedBy::Status => "status",
+            DecidedBy::Identical => "identical",
+            DecidedBy::Judge => "judge",
+            DecidedBy::NoVerdict => "no_verdict",
+        }
+    }
+}
+
 /// Who won one round, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
-    /// `reference`, `candidate` or `tie`.
-    pub winner: String,
-    /// `missing`, `status`, `identical`, `judge` or `no_verdict`.
-    pub decided_by: String,
+    pub winner: Winner,
+    pub decided_by: DecidedBy,
     /// Whether the candidate was shown first to the judge.
     #[serde(default)]
     pub candidate_first: bool,
@@ -125,10 +161,10 @@ pub fn candidate_first(seed: u64, key: &QueryKey, round: u32) -> bool {
     StdRng::seed_from_u64(u64::from_le_bytes(bytes)).gen_bool(0.5)
 }
 
-fn round(winner: &str, decided_by: &str) -> Round {
+fn round(winner: Winner, decided_by: DecidedBy) -> Round {
     Round {
-        winner: winner.to_string(),
-        decided_by: decided_by.to_string(),
+        winner,
+        decided_by,
         candidate_first: false,
         reason: String::new(),
     }
@@ -142,92 +178,9 @@ pub async fn compare(
     options: &CompareOptions,
 ) -> Result<Comparison, EvalError> {
     let rounds = options.rounds.max(1);
-    let keys: BTreeSet<QueryKey> = reference
-        .0
-        .expected
-        .union(&candidate.0.expected)
-        .cloned()
-        .collect();
-    let ref_verdicts = reference.1.by_key();
-    let cand_verdicts = candidate.1.by_key();
-    let label = |v: &BTreeMap<QueryKey, &super::pass_rate::QueryVerdict>, k: &QueryKey, r: u32| {
-        v.get(k).map_or(Label::Unsolved, |q| q.label(r as usize))
-    };
-    let score = |v: &BTreeMap<QueryKey, &super::pass_rate::QueryVerdict>, k: &QueryKey| {
-        v.get(k)
-            .filter(|q| q.source != Source::Missing)
-            .map_or(0.0, |q| q.score)
-    };
-    let mut table: BTreeMap<QueryKey, Vec<Option<Round>>> = BTreeMap::new();
-    let mut jobs: Vec<(QueryKey, u32, &Answer, &Answer)> = Vec::new();
-    for key in &keys {
-        let mut rs = Vec::with_capacity(rounds as usize);
-        let (ra, ca) = (reference.0.answers.get(key), candidate.0.answers.get(key));
-        for r in 0..rounds {
-            let decided = match (ra, ca) {
-                (None, None) => Some(round("tie", "missing")),
-                (None, Some(_)) => Some(round("candidate", "missing")),
-                (Some(_), None) => Some(round("reference", "missing")),
-                (Some(a), Some(b)) => {
-                    let (la, lb) = (label(&ref_verdicts, key, r), label(&cand_verdicts, key, r));
-                    if la == Label::Solved && lb != Label::Solved {
-                        Some(round("reference", "status"))
-                    } else if lb == Label::Solved && la != Label::Solved {
-                        Some(round("candidate", "status"))
-                    } else if a.final_text().trim() == b.final_text().trim()
-                        && a.tool_steps() == b.tool_steps()
-                    {
-                        Some(round("tie", "identical"))
-                    } else {
-                        jobs.push((key.clone(), r, a, b));
-                        None
-                    }
-                }
-            };
-            rs.push(decided);
-        }
-        table.insert(key.clone(), rs);
-    }
-    let max_traj = judge.options().max_trajectory_chars / 2;
-    let seed = options.seed;
-    let judged: Vec<Result<(QueryKey, u32, Round), EvalError>> = futures::stream::iter(jobs)
-        .map(|(key, r, a, b)| async move {
-            let cand_first = candidate_first(seed, &key, r);
-            let (ta, tb) = (a.final_text(), b.final_text());
-            let (tra, trb) = (a.trajectory_text(max_traj), b.trajectory_text(max_traj));
-            let (first, second) = if cand_first {
-                ((tb.as_str(), trb.as_str()), (ta.as_str(), tra.as_str()))
-            } else {
-                ((ta.as_str(), tra.as_str()), (tb.as_str(), trb.as_str()))
-            };
-            let ctx = key.to_string();
-            let (pref, reason) = judge
-                .prefers_first(&a.converted.query, first, second, r, &ctx)
-                .await?;
-            let winner = match pref {
-                None => "tie",
-                Some(first_better) if first_better == cand_first => "candidate",
-                Some(_) => "reference",
-            };
-            let decided_by = if pref.is_some() {
-                "judge"
-            } else {
-                "no_verdict"
-            };
-            Ok((
-                key,
-                r,
-                Round {
-                    winner: winner.to_string(),
-                    decided_by: decided_by.to_string(),
-                    candidate_first: cand_first,
-                    reason,
-                },
-            ))
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
+    let (refs, cands) = (Side::new(reference), Side::new(candidate));
+    let (mut table, jobs) = settle(&refs, &cands, rounds);
+    let judged = judge_rounds(jobs, judge, options).await;
     let saved = judge.save();
     for j in judged {
         let (key, r, rd) = j?;
@@ -238,41 +191,9 @@ pub async fn compare(
     saved?;
     let queries: Vec<QueryPreference> = table
         .into_iter()
-        .map(|(key, rs)| {
-            let rs: Vec<Round> = rs
-                .into_iter()
-                .map(|r| r.unwrap_or_else(|| round("tie", "no_verdict")))
-                .collect();
-            let cand = rs.iter().filter(|r| r.winner == "candidate").count() as u32;
-            let refr = rs.iter().filter(|r| r.winner == "reference").count() as u32;
-            let outcome = match cand.cmp(&refr) {
-                std::cmp::Ordering::Greater => Outcome::Win,
-                std::cmp::Ordering::Less => Outcome::Loss,
-                std::cmp::Ordering::Equal => Outcome::Tie,
-            };
-            QueryPreference {
-                reference_score: score(&ref_verdicts, &key),
-                candidate_score: score(&cand_verdicts, &key),
-                subset: key.subset,
-                query_id: key.query_id,
-                reference_rounds: refr,
-                candidate_rounds: cand,
-                outcome,
-                rounds: rs,
-            }
-        })
+        .map(|(key, rs)| preference(key, rs, &refs, &cands))
         .collect();
-    let (mut ref_name, mut cand_name) = (reference.0.name(), candidate.0.name());
-    if ref_name == cand_name {
-        // Same method on both sides (e.g. two models): tell them apart by folder.
-        let folder = |s: &AnswerSet| {
-            s.source
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-        };
-        ref_name = folder(reference.0).unwrap_or_else(|| "reference".into());
-        cand_name = folder(candidate.0).unwrap_or_else(|| "candidate".into());
-    }
+    let (ref_name, cand_name) = side_names(reference.0, candidate.0);
     Ok(summarise(
         ref_name,
         cand_name,
@@ -281,6 +202,196 @@ pub async fn compare(
         options,
         queries,
     ))
+}
+
+/// One side of the comparison: its answers and its pass-rate verdicts.
+struct Side<'a> {
+    answers: &'a AnswerSet,
+    verdicts: BTreeMap<QueryKey, &'a QueryVerdict>,
+}
+
+impl<'a> Side<'a> {
+    fn new((answers, pass_rate): (&'a AnswerSet, &'a PassRate)) -> Self {
+        Side {
+            answers,
+            verdicts: pass_rate.by_key(),
+        }
+    }
+
+    /// The label of round `r` (Unsolved when the query has no verdict).
+    fn label(&self, key: &QueryKey, r: u32) -> Label {
+        self.verdicts
+            .get(key)
+            .map_or(Label::Unsolved, |q| q.label(r as usize))
+    }
+
+    /// The pass-rate score (0 for a missing answer).
+    fn score(&self, key: &QueryKey) -> f64 {
+        self.verdicts
+            .get(key)
+            .filter(|q| q.source != Source::Missing)
+            .map_or(0.0, |q| q.score)
+    }
+}
+
+/// A round only the judge can decide: the query, the round, the reference's and the candidate's answer.
+type JudgeJob<'a> = (QueryKey, u32, &'a Answer, &'a Answer);
+
+/// Every round of every query decided without the judge where it can be (missing answers, one Solved,
+/// identical answers); the others are left `None` and returned as jobs for the judge.
+fn settle<'a>(
+    refs: &Side<'a>,
+    cands: &Side<'a>,
+    rounds: u32,
+) -> (BTreeMap<QueryKey, Vec<Option<Round>>>, Vec<JudgeJob<'a>>) {
+    let keys: BTreeSet<&QueryKey> = refs
+        .answers
+        .expected
+        .union(&cands.answers.expected)
+        .collect();
+    let mut table = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for key in keys {
+        let (ra, ca) = (
+            refs.answers.answers.get(key),
+            cands.answers.answers.get(key),
+        );
+        let rs = (0..rounds)
+            .map(|r| match (ra, ca) {
+                (None, None) => Some(round(Winner::Tie, DecidedBy::Missing)),
+                (None, Some(_)) => Some(round(Winner::Candidate, DecidedBy::Missing)),
+                (Some(_), None) => Some(round(Winner::Reference, DecidedBy::Missing)),
+                (Some(a), Some(b)) => {
+                    let decided = settle_pair(a, b, refs.label(key, r), cands.label(key, r));
+                    if decided.is_none() {
+                        jobs.push((key.clone(), r, a, b));
+                    }
+                    decided
+                }
+            })
+            .collect();
+        table.insert(key.clone(), rs);
+    }
+    (table, jobs)
+}
+
+/// A round between two answers decided by their pass-rate labels or by being the same, if it can be.
+fn settle_pair(a: &Answer, b: &Answer, la: Label, lb: Label) -> Option<Round> {
+    if la == Label::Solved && lb != Label::Solved {
+        Some(round(Winner::Reference, DecidedBy::Status))
+    } else if lb == Label::Solved && la != Label::Solved {
+        Some(round(Winner::Candidate, DecidedBy::Status))
+    } else if a.final_text().trim() == b.final_text().trim() && a.tool_steps() == b.tool_steps() {
+        Some(round(Winner::Tie, DecidedBy::Identical))
+    } else {
+        None
+    }
+}
+
+/// Asks the judge for every round it must decide, `options.concurrency` at a time.
+async fn judge_rounds(
+    jobs: Vec<JudgeJob<'_>>,
+    judge: &Judge,
+    options: &CompareOptions,
+) -> Vec<Result<(QueryKey, u32, Round), EvalError>> {
+    let max_traj = judge.options().max_trajectory_chars / 2;
+    let seed = options.seed;
+    futures::stream::iter(jobs)
+        .map(|(key, r, a, b)| async move {
+            let round = judge_round(judge, &key, r, (a, b), seed, max_traj).await?;
+            Ok((key, r, round))
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// One judged round: the two answers in the round's seeded order, the judge's preference mapped back
+/// to reference or candidate.
+async fn judge_round(
+    judge: &Judge,
+    key: &QueryKey,
+    r: u32,
+    (a, b): (&Answer, &Answer),
+    seed: u64,
+    max_traj: usize,
+) -> Result<Round, EvalError> {
+    let cand_first = candidate_first(seed, key, r);
+    let (ta, tb) = (a.final_text(), b.final_text());
+    let (tra, trb) = (a.trajectory_text(max_traj), b.trajectory_text(max_traj));
+    let (first, second) = if cand_first {
+        ((tb.as_str(), trb.as_str()), (ta.as_str(), tra.as_str()))
+    } else {
+        ((ta.as_str(), tra.as_str()), (tb.as_str(), trb.as_str()))
+    };
+    let ctx = key.to_string();
+    let (pref, reason) = judge
+        .prefers_first(&a.converted.query, first, second, r, &ctx)
+        .await?;
+    let winner = match pref {
+        None => Winner::Tie,
+        Some(first_better) if first_better == cand_first => Winner::Candidate,
+        Some(_) => Winner::Reference,
+    };
+    let decided_by = if pref.is_some() {
+        DecidedBy::Judge
+    } else {
+        DecidedBy::NoVerdict
+    };
+    Ok(Round {
+        winner,
+        decided_by,
+        candidate_first: cand_first,
+        reason,
+    })
+}
+
+/// The outcome of one query from its rounds (a round the judge never answered is a tie).
+fn preference(
+    key: QueryKey,
+    rounds: Vec<Option<Round>>,
+    refs: &Side<'_>,
+    cands: &Side<'_>,
+) -> QueryPreference {
+    let rs: Vec<Round> = rounds
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| round(Winner::Tie, DecidedBy::NoVerdict)))
+        .collect();
+    let won = |w: Winner| rs.iter().filter(|r| r.winner == w).count() as u32;
+    let (cand, refr) = (won(Winner::Candidate), won(Winner::Reference));
+    let outcome = match cand.cmp(&refr) {
+        std::cmp::Ordering::Greater => Outcome::Win,
+        std::cmp::Ordering::Less => Outcome::Loss,
+        std::cmp::Ordering::Equal => Outcome::Tie,
+    };
+    QueryPreference {
+        reference_score: refs.score(&key),
+        candidate_score: cands.score(&key),
+        subset: key.subset,
+        query_id: key.query_id,
+        reference_rounds: refr,
+        candidate_rounds: cand,
+        outcome,
+        rounds: rs,
+    }
+}
+
+/// The names of the two sides: their method names, or their folders when the method is the same
+/// (e.g. two models).
+fn side_names(reference: &AnswerSet, candidate: &AnswerSet) -> (String, String) {
+    let (ref_name, cand_name) = (reference.name(), candidate.name());
+    if ref_name != cand_name {
+        return (ref_name, cand_name);
+    }
+    let folder = |s: &AnswerSet| {
+        s.source
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+    };
+    (
+        folder(reference).unwrap_or_else(|| "reference".into()),
+        folder(candidate).unwrap_or_else(|| "candidate".into()),
+    )
 }
 
 /// Per-subset and overall numbers from per-query outcomes.
@@ -489,9 +600,13 @@ mod tests {
             .unwrap();
         let q = |id| c.queries.iter().find(|q| q.query_id == id).unwrap();
         assert_eq!(q(1).outcome, Outcome::Loss);
-        assert!(q(1).rounds.iter().all(|r| r.decided_by == "status"));
+        assert!(
+            q(1).rounds
+                .iter()
+                .all(|r| r.decided_by == DecidedBy::Status)
+        );
         assert_eq!(q(2).outcome, Outcome::Win);
-        assert!(q(2).rounds.iter().all(|r| r.decided_by == "judge"));
+        assert!(q(2).rounds.iter().all(|r| r.decided_by == DecidedBy::Judge));
         assert_eq!(q(3).outcome, Outcome::Tie, "identical answers tie");
         assert_eq!(
             q(4).outcome,
@@ -553,7 +668,7 @@ mod tests {
         let cand_first = shown.iter().filter(|r| r.candidate_first).count();
         assert!(cand_first > 10 && cand_first < 50, "{cand_first} of 60");
         for r in &shown {
-            assert_eq!(r.winner == "candidate", r.candidate_first);
+            assert_eq!(r.winner == Winner::Candidate, r.candidate_first);
         }
         assert!(c.overall.wins > 0 && c.overall.losses > 0);
     }

@@ -82,6 +82,14 @@ impl From<FinishKind> for RecordedFinish {
     }
 }
 
+impl From<&str> for RecordedFinish {
+    /// Reads a name as a file would: one of ours, else kept verbatim.
+    fn from(name: &str) -> Self {
+        serde_json::from_value(serde_json::Value::String(name.to_string()))
+            .unwrap_or_else(|_| RecordedFinish::Other(name.to_string()))
+    }
+}
+
 impl fmt::Display for RecordedFinish {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -112,5 +120,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&other).unwrap(), "\"stopped\"");
         assert!(serde_json::from_str::<RecordedFinish>("3").is_err());
         assert_eq!(RecordedFinish::default().as_str(), "");
+        assert_eq!(
+            RecordedFinish::from("give_up"),
+            RecordedFinish::Known(FinishKind::GiveUp)
+        );
+        assert_eq!(RecordedFinish::from("x"), RecordedFinish::Other("x".into()));
     }
 }
