@@ -10,6 +10,8 @@ pub mod evidence_judge;
 pub mod headline;
 pub mod input;
 pub mod judge;
+#[cfg(test)]
+mod judge_tests;
 pub mod labels;
 pub mod metrics;
 pub mod pass_rate;
