@@ -2,6 +2,7 @@
 //! Everything above this layer speaks in these types.
 
 pub mod answer;
+pub mod canonical;
 mod catalog;
 pub mod claims;
 mod dataset;
