@@ -167,10 +167,8 @@ impl Judge {
         vote: u32,
         ctx: &str,
     ) -> Result<Verdict, EvalError> {
-        let allowed = ["Solved", "Unsolved", "Unsure"];
-        let reply = self
-            .ask(kind, prompt, vars, ("answer_status", &allowed), vote, ctx)
-            .await?;
+        let reading = Reading::one_of("answer_status", &["Solved", "Unsolved", "Unsure"]);
+        let reply = self.ask(kind, prompt, vars, reading, vote, ctx).await?;
         Ok(to_verdict(reply))
     }
 
@@ -193,9 +191,9 @@ impl Judge {
             ("answer_b", answer_b.as_ref()),
             ("trajectory_b", b.1),
         ];
-        let verdict = ("better", &["A", "B"][..]);
+        let reading = Reading::one_of("better", &["A", "B"]);
         let reply = self
-            .ask("preference", PREFER_PROMPT, &vars, verdict, round, ctx)
+            .ask("preference", PREFER_PROMPT, &vars, reading, round, ctx)
             .await?;
         Ok((reply.verdict.map(|v| v == "A"), reply.reason))
     }
@@ -232,8 +230,10 @@ impl Judge {
                 kind: "split",
                 prompt: SPLIT_PROMPT,
                 vars: &[("query", query)],
-                schema,
-                extract: &extract,
+                reading: Reading {
+                    schema,
+                    extract: Box::new(extract),
+                },
                 attempts: 1,
                 vote: 0,
                 ctx,
@@ -275,17 +275,12 @@ impl Judge {
             let s = v.get("covered")?.as_str()?.trim().to_ascii_lowercase();
             matches!(s.as_str(), "yes" | "no").then_some(s)
         };
-        self.call(Call {
-            kind: "part",
-            prompt: PART_PROMPT,
-            vars: &vars,
+        let reading = Reading {
             schema,
-            extract: &extract,
-            attempts: self.options.attempts,
-            vote,
-            ctx,
-        })
-        .await
+            extract: Box::new(extract),
+        };
+        self.ask("part", PART_PROMPT, &vars, reading, vote, ctx)
+            .await
     }
 
     /// Saves the judge log.
@@ -304,38 +299,21 @@ impl Judge {
             .unwrap_or((0, 0))
     }
 
-    /// A judge call whose verdict is `field`, one of `allowed` (case-insensitive).
+    /// A judge call with the configured attempts.
     async fn ask(
         &self,
         kind: &str,
         prompt: &str,
         vars: &[(&str, &str)],
-        (field, allowed): (&str, &[&str]),
+        reading: Reading<'_>,
         vote: u32,
         ctx: &str,
     ) -> Result<Reply, EvalError> {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "reason": {"type": "string", "maxLength": 300},
-                field: {"type": "string", "enum": allowed},
-            },
-            "required": ["reason", field],
-            "additionalProperties": false,
-        });
-        let extract = |v: &Value| -> Option<String> {
-            let s = v.get(field)?.as_str()?;
-            allowed
-                .iter()
-                .find(|a| a.eq_ignore_ascii_case(s.trim()))
-                .map(|a| a.to_string())
-        };
         self.call(Call {
             kind,
             prompt,
             vars,
-            schema,
-            extract: &extract,
+            reading,
             attempts: self.options.attempts,
             vote,
             ctx,
@@ -415,7 +393,7 @@ impl Judge {
         for attempt in 0..call.attempts.max(1) {
             let mut request =
                 CompletionRequest::new("judge", vec![Message::user(rendered.to_string())])
-                    .with_json_schema("verdict", call.schema.clone())
+                    .with_json_schema("verdict", call.reading.schema.clone())
                     .with_temperature(self.options.temperature)
                     .with_max_tokens(self.options.max_tokens);
             request.seed = Some(
@@ -430,7 +408,7 @@ impl Judge {
             got.prompt_tokens += completion.usage.prompt_tokens;
             got.completion_tokens += completion.usage.completion_tokens;
             let parsed = parse_reply(&completion.content);
-            let found = parsed.as_ref().and_then(call.extract);
+            let found = parsed.as_ref().and_then(|v| (call.reading.extract)(v));
             got.reason = parsed
                 .as_ref()
                 .and_then(|v| v.get("reason"))
@@ -465,12 +443,43 @@ struct Call<'a> {
     kind: &'a str,
     prompt: &'a str,
     vars: &'a [(&'a str, &'a str)],
-    schema: Value,
-    extract: &'a (dyn Fn(&Value) -> Option<String> + Sync),
+    reading: Reading<'a>,
     attempts: u32,
     vote: u32,
     /// The query the call is about (for the log).
     ctx: &'a str,
+}
+
+/// How a call's verdict is read: the JSON schema the reply is held to, and the verdict taken from it.
+struct Reading<'a> {
+    schema: Value,
+    extract: Box<dyn Fn(&Value) -> Option<String> + Send + Sync + 'a>,
+}
+
+impl<'a> Reading<'a> {
+    /// A verdict in `field`, one of `allowed` (case-insensitive), after a short reason.
+    fn one_of(field: &'a str, allowed: &'a [&'a str]) -> Self {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "maxLength": 300},
+                field: {"type": "string", "enum": allowed},
+            },
+            "required": ["reason", field],
+            "additionalProperties": false,
+        });
+        let extract = move |v: &Value| -> Option<String> {
+            let s = v.get(field)?.as_str()?;
+            allowed
+                .iter()
+                .find(|a| a.eq_ignore_ascii_case(s.trim()))
+                .map(|a| a.to_string())
+        };
+        Reading {
+            schema,
+            extract: Box::new(extract),
+        }
+    }
 }
 
 /// What the attempts at one call came to.

@@ -1,28 +1,17 @@
 //! Per-subset and overall pass-rate numbers from per-query verdicts: mean and std over the judge runs,
 //! the bootstrap interval over queries, and the judge-free figures.
 
-use std::collections::BTreeMap;
-
 use super::{GroupPassRate, PassRate, QueryVerdict, Source};
-use crate::eval::JudgeMode;
 use crate::eval::evidence::EvidenceReport;
 use crate::eval::stats::{Interval, bootstrap_mean, mean, std_dev};
+use crate::eval::{JudgeMode, per_subset};
 
 /// Bootstrap resamples of the interval over queries.
 const RESAMPLES: usize = 2000;
 
 /// Builds the per-subset and overall numbers from per-query verdicts.
 pub fn summarise(judge: &str, votes: u32, queries: Vec<QueryVerdict>) -> PassRate {
-    let mut subsets: BTreeMap<&str, Vec<&QueryVerdict>> = BTreeMap::new();
-    for q in &queries {
-        subsets.entry(q.subset.as_str()).or_default().push(q);
-    }
-    let groups = subsets
-        .iter()
-        .map(|(name, qs)| group(name, qs, votes))
-        .collect();
-    let all: Vec<&QueryVerdict> = queries.iter().collect();
-    let overall = group("overall", &all, votes);
+    let (groups, overall) = per_subset(&queries, |q| &q.subset, |name, qs| group(name, qs, votes));
     PassRate {
         judge: judge.to_string(),
         mode: JudgeMode::default(),

@@ -1,9 +1,8 @@
 //! Per-subset and overall numbers of a comparison: win rate with its bootstrap interval, sign tests,
 //! and the pass-rate difference.
 
-use std::collections::BTreeMap;
-
 use super::{CompareOptions, Comparison, GroupComparison, Outcome, QueryPreference};
+use crate::eval::per_subset;
 use crate::eval::stats::{bootstrap_mean, mean, sign_test};
 
 /// Per-subset and overall numbers from per-query outcomes.
@@ -15,16 +14,8 @@ pub fn summarise(
     options: &CompareOptions,
     queries: Vec<QueryPreference>,
 ) -> Comparison {
-    let mut by_subset: BTreeMap<&str, Vec<&QueryPreference>> = BTreeMap::new();
-    for q in &queries {
-        by_subset.entry(q.subset.as_str()).or_default().push(q);
-    }
-    let subsets = by_subset
-        .iter()
-        .map(|(name, qs)| group(name, qs, options))
-        .collect();
-    let all: Vec<&QueryPreference> = queries.iter().collect();
-    let overall = group("overall", &all, options);
+    let (subsets, overall) =
+        per_subset(&queries, |q| &q.subset, |name, qs| group(name, qs, options));
     Comparison {
         reference,
         candidate,
