@@ -73,8 +73,7 @@ pub struct Episode {
     pub answer_file: Value,
 }
 
-/// The key under which our record sits inside an answer file.
-pub const OUR_KEY: &str = "sum2act";
+pub use crate::toolbench::answer::OUR_KEY;
 
 impl Episode {
     /// The file name of this episode's answer file (`{query_id}_{method}.json`).

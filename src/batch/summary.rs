@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
-use crate::toolbench::answer::{Counters, FinishKind, RecordedFinish};
+use crate::toolbench::answer::{Counters, FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::parse_json;
 
 /// The part of an answer file's `sum2act` record that batch bookkeeping needs.
@@ -40,7 +40,7 @@ impl EpisodeView {
 
     /// Reads the view out of an answer file's JSON.
     pub fn from_answer(file: &Value) -> Option<Self> {
-        serde_json::from_value(file.get("sum2act")?.clone()).ok()
+        serde_json::from_value(file.get(OUR_KEY)?.clone()).ok()
     }
 
     pub fn answered(&self) -> bool {

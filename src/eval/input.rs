@@ -10,12 +10,10 @@ use serde_json::Value;
 
 use super::{EvalError, QueryKey};
 pub use crate::toolbench::answer::Counters;
-use crate::toolbench::answer::{FinishKind, RecordedFinish};
+use crate::toolbench::answer::{FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::{read_json, write_json_atomic};
 use crate::toolbench::{FINISH, answer};
 
-/// The key of our record inside an answer file.
-const OUR_KEY: &str = "sum2act";
 /// Folder inside a run directory where the evaluator writes; never read as answers.
 pub const EVAL_DIR: &str = "eval";
 
