@@ -578,7 +578,7 @@ mod tests {
         assert_eq!(empty.rule_failure().as_deref(), Some("empty final answer"));
         let mut ours = ok.clone();
         ours.record = Some(Record {
-            finish: "limit".into(),
+            finish: FinishKind::Limit.into(),
             ..Record::default()
         });
         assert!(ours.rule_failure().is_some_and(|r| r.contains("limit")));

@@ -219,7 +219,10 @@ mod tests {
     #[test]
     fn our_counters_give_costs_per_solved_query() {
         let mut set = AnswerSet::default();
-        for (id, finish, cost) in [(1, "give_answer", 0.02), (2, "give_up", 0.04)] {
+        for (id, finish, cost) in [
+            (1, FinishKind::GiveAnswer, 0.02),
+            (2, FinishKind::GiveUp, 0.04),
+        ] {
             let mut a = converted_answer(id);
             a.record = Some(Record {
                 finish: finish.into(),
