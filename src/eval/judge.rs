@@ -450,10 +450,13 @@ struct Call<'a> {
     ctx: &'a str,
 }
 
+/// Takes the verdict out of a parsed reply, `None` when it has none.
+type Extract<'a> = Box<dyn Fn(&Value) -> Option<String> + Send + Sync + 'a>;
+
 /// How a call's verdict is read: the JSON schema the reply is held to, and the verdict taken from it.
 struct Reading<'a> {
     schema: Value,
-    extract: Box<dyn Fn(&Value) -> Option<String> + Send + Sync + 'a>,
+    extract: Extract<'a>,
 }
 
 impl<'a> Reading<'a> {
