@@ -136,8 +136,15 @@ pub fn load(path: &Path) -> Result<Vec<LabelEntry>, EvalError> {
                 ),
             ));
         }
+        // A label is for one answer: two runs of the same query, method and model (before and after a
+        // change of the agent) are two answers, told apart by their hashes.
         let key = (e.data.clone(), e.subset.clone(), e.query_id);
-        if !seen.insert((key, e.method.clone(), e.model.clone())) {
+        if !seen.insert((
+            key,
+            e.method.clone(),
+            e.model.clone(),
+            e.answer_hash.clone(),
+        )) {
             return Err(EvalError::bad_input(
                 path,
                 format!("`{}`: labelled twice", e.name()),
@@ -239,6 +246,7 @@ pub fn match_run(
     let by_key = pr.by_key();
     let subsets = set.subsets();
     let mut m = Matching::default();
+    let mut matched = BTreeSet::new();
     for e in entries {
         let applies = e.same_data(data)
             && (e.method.is_empty() || e.method == set.method)
@@ -275,11 +283,14 @@ pub fn match_run(
                 continue;
             }
         }
+        matched.insert(e.name());
         match e.parsed_label() {
             Some(Label::Unsure) | None => m.human_unsure.push(e.name()),
             Some(human) => m.pairs.push((e.name(), human, verdict.majority())),
         }
     }
+    // A label of another answer of a query whose present answer is labelled too is not stale.
+    m.stale.retain(|name| !matched.contains(name));
     Ok(m)
 }
 
@@ -319,11 +330,20 @@ mod tests {
             {"subset": "G1", "query_id": 1, "method": "react", "model": "m", "answer_hash": "ab", "label": "Unsure", "cause": "no_data"},
             {"subset": "G1", "query_id": 1, "method": "dfsdt", "model": "m", "label": "Solved"}]}"#;
         assert_eq!(load(&write(dir.path(), "v2.json", v2)).unwrap().len(), 2);
+        // Two answers of one query, method and model (two runs): one label each.
+        let two = r#"{"format": 2, "labels": [
+            {"subset": "G1", "query_id": 1, "method": "react", "model": "m", "answer_hash": "aa", "label": "Solved"},
+            {"subset": "G1", "query_id": 1, "method": "react", "model": "m", "answer_hash": "bb", "label": "Unsolved"}]}"#;
+        assert_eq!(load(&write(dir.path(), "two.json", two)).unwrap().len(), 2);
         for (text, needle) in [
             (r#"{"G1/1": "Maybe"}"#, "G1/1"),
             (r#"{"G1/x": "Solved"}"#, "G1/x"),
             (
                 r#"{"format": 2, "labels": [{"subset": "G1", "query_id": 3, "label": "Solved"}, {"subset": "G1", "query_id": 3, "label": "Unsolved"}]}"#,
+                "labelled twice",
+            ),
+            (
+                r#"{"format": 2, "labels": [{"subset": "G1", "query_id": 3, "answer_hash": "aa", "label": "Solved"}, {"subset": "G1", "query_id": 3, "answer_hash": "aa", "label": "Unsolved"}]}"#,
                 "labelled twice",
             ),
             (
@@ -411,6 +431,12 @@ mod tests {
         );
         let c = calibrate("j", &m).unwrap();
         assert_eq!(c.confusion, [[1, 1, 0], [0, 0, 0]]);
+        // The label of an earlier answer of G1/2 react is not stale while the present one is labelled.
+        let mut both = entries.clone();
+        both.push(entry("G1", 2, "react", "fedcba9876543210", "Unsolved"));
+        let m2 = match_run(&both, &set, None, &pr).unwrap();
+        assert_eq!(m2.pairs.len(), 2, "{m2:?}");
+        assert_eq!(m2.stale, vec!["G2/2".to_string()]);
         let err = match_run(&[entry("", 2, "", "", "Solved")], &set, None, &pr).unwrap_err();
         assert!(err.contains("SUBSET/2"), "{err}");
     }
