@@ -248,6 +248,43 @@ fn an_early_finish_is_nudged_once_naming_the_open_parts() {
 }
 
 #[test]
+fn repeating_an_answered_call_with_parts_open_is_nudged_not_finished() {
+    let h = harness(vec![
+        weather(),
+        weather(),
+        hotels(),
+        finish("It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower."),
+    ]);
+    let ep = solve(&h);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    // The repeat was not run and did not end the episode: the router was told what is still open.
+    assert_eq!(ep.steps[1].action, "weather_for_meteo");
+    assert!(
+        ep.steps[1].notes.iter().any(|n| n.contains("nudged")),
+        "{:?}",
+        ep.steps[1].notes
+    );
+    assert!(
+        ep.steps[1]
+            .observation
+            .error
+            .contains("2. find hotels near the Eiffel Tower"),
+        "{}",
+        ep.steps[1].observation.error
+    );
+    assert_eq!(ep.steps[2].action, "hotels_for_booking");
+    assert_eq!(ep.steps.len(), 4);
+    let prompts = router_prompts(&h);
+    assert!(
+        prompts[2].contains("still open: 2. find hotels"),
+        "{}",
+        prompts[2]
+    );
+    let parts = checklist(&ep);
+    assert_eq!(parts[1]["status"], "answered", "{parts}");
+}
+
+#[test]
 fn a_second_early_finish_states_the_open_part_as_not_obtained() {
     let h = harness(vec![
         weather(),

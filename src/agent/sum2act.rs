@@ -207,6 +207,16 @@ impl<'a> Run<'a> {
     ///    call that already failed is not run again; after a few such repeats, it must finish too.
     async fn guard(&mut self, n: u32, mut p: Proposal) -> ControlFlow<StepOutcome, Proposal> {
         let key = (p.action.name.clone(), call_key(&p.action.arguments));
+        if self.answered.contains(&key) && self.may_nudge(n) {
+            // Parts are still open: the one nudge names them instead of ending the episode (a small
+            // router repeats its first call rather than turning to the next part).
+            return self.nudge(
+                n,
+                p,
+                "repeated a call whose result is in the state",
+                "call repeated with parts open; nudged",
+            );
+        }
         let give_up_repeating = self.stuck + 1 >= MAX_REPEATS;
         if self.answered.contains(&key)
             || (give_up_repeating && self.state.failed_before(&key.0, &key.1).is_some())
@@ -252,18 +262,13 @@ impl<'a> Run<'a> {
         if p.action.name != FINISH || !gives_answer(&p.action.arguments) {
             return ControlFlow::Continue(p);
         }
-        let open = self.state.checklist.open();
-        if !open.is_empty() && !self.nudged && !p.forced && n < self.ctx.options.max_steps {
-            self.nudged = true;
-            self.nudge_now = true;
-            let why = format!(
-                "Finish not run: parts still open: {}",
-                self.state.checklist.render_open()
+        if !p.forced && self.may_nudge(n) {
+            return self.nudge(
+                n,
+                p,
+                "Finish not run",
+                "early Finish with open parts; nudged",
             );
-            p.notes.push("early Finish with open parts; nudged".into());
-            let obs = harness_observation(&p.action.name, &p.action.arguments, &why);
-            self.record(n, p, obs);
-            return ControlFlow::Break(StepOutcome::Next);
         }
         self.state.checklist.fail_open(if p.forced {
             "no further call was found for it"
@@ -278,6 +283,31 @@ impl<'a> Run<'a> {
             &mut p.notes,
         );
         ControlFlow::Continue(p)
+    }
+
+    /// Whether the episode's one nudge is left and worth giving: parts are open and steps remain.
+    fn may_nudge(&self, n: u32) -> bool {
+        !self.nudged && !self.state.checklist.open().is_empty() && n < self.ctx.options.max_steps
+    }
+
+    /// The proposal is not run: the step records why, and the next router prompt names the open parts.
+    fn nudge(
+        &mut self,
+        n: u32,
+        mut p: Proposal,
+        what: &str,
+        note: &str,
+    ) -> ControlFlow<StepOutcome, Proposal> {
+        self.nudged = true;
+        self.nudge_now = true;
+        let why = format!(
+            "{what}: parts still open: {}",
+            self.state.checklist.render_open()
+        );
+        p.notes.push(note.into());
+        let obs = harness_observation(&p.action.name, &p.action.arguments, &why);
+        self.record(n, p, obs);
+        ControlFlow::Break(StepOutcome::Next)
     }
 
     /// 4. Execute the action; a `Finish` ends the episode, anything else is summarised into the state.
