@@ -249,25 +249,13 @@ fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
 
 #[test]
 fn request_fields_cannot_forge_server_log_lines() {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
+    use std::io::Read;
     use sum2act::tools::ToolSource;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+    let mut served = Test::new()
         .args(["-v", "serve", "--port", "0", "--fault-rate", "0"])
         .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .last()
-        .unwrap_or_default()
-        .to_string();
+        .serve_logged();
+    let url = served.url.clone();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let reply = rt.block_on(async {
         sum2act::tools::http::HttpSource::new(&url, None)
@@ -284,10 +272,11 @@ fn request_fields_cannot_forge_server_log_lines() {
     assert!(reply.is_ok(), "{reply:?}");
     // Let the server write its log line before it is stopped.
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = served.child.kill();
+    let _ = served.child.wait();
     let mut log = String::new();
-    child
+    served
+        .child
         .stderr
         .take()
         .unwrap()

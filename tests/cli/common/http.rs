@@ -1,0 +1,21 @@
+//! Loopback HTTP stand-ins for tests that have no runtime of their own.
+
+use std::net::SocketAddr;
+
+/// Serves `app` on loopback from its own thread and single-threaded runtime; its address. The
+/// server lives as long as the test process.
+pub fn serve_on_thread(app: axum::Router) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let _ = axum::serve(listener, app).await;
+        });
+    });
+    rx.recv().unwrap()
+}
