@@ -19,3 +19,12 @@ pub fn serve_on_thread(app: axum::Router) -> SocketAddr {
     });
     rx.recv().unwrap()
 }
+
+/// A judge's OpenAI chat-completion reply saying `content`, with this (prompt, completion) usage.
+pub fn judge_reply(content: &str, (prompt, completion): (u32, u32)) -> serde_json::Value {
+    serde_json::json!({
+        "model": "mock-judge",
+        "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion}
+    })
+}

@@ -106,9 +106,7 @@ fn always_solved_judge() -> String {
         "/v1/chat/completions",
         post(|| async {
             let content = json!({"reason": "the answer gives the converted amount", "answer_status": "Solved"}).to_string();
-            axum::Json(json!({"model": "mock-judge",
-                "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
+            axum::Json(common::http::judge_reply(&content, (10, 5)))
         }),
     );
     format!("http://{}/v1", common::http::serve_on_thread(app))
