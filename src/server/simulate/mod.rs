@@ -12,6 +12,7 @@ mod purpose;
 mod rng;
 mod shape;
 mod text;
+mod text_kind;
 mod vocab;
 mod words;
 
