@@ -201,6 +201,25 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             examples.push(format!("{}/{}: {v}", api.tool, api.doc.api_name));
         }
     }
+    write_tallies(&all, &by_template, out);
+    let shown = if verbose {
+        examples.len()
+    } else {
+        8.min(examples.len())
+    };
+    for e in &examples[..shown] {
+        let _ = writeln!(out, "      violation: {e}");
+    }
+    times.sort();
+    (all, times)
+}
+
+/// Part (b)'s table: filler shares and rule violations by template class, then all APIs.
+fn write_tallies(
+    all: &Tally,
+    by_template: &std::collections::BTreeMap<&str, Tally>,
+    out: &mut String,
+) {
     let _ = writeln!(
         out,
         "(b) one call per API of the queries: {} APIs",
@@ -213,7 +232,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
     for (class, t) in by_template
         .iter()
         .map(|(c, t)| (*c, t))
-        .chain([("all", &all)])
+        .chain([("all", all)])
     {
         let _ = writeln!(
             out,
@@ -226,16 +245,6 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             pct(t.violations, t.checked)
         );
     }
-    let shown = if verbose {
-        examples.len()
-    } else {
-        8.min(examples.len())
-    };
-    for e in &examples[..shown] {
-        let _ = writeln!(out, "      violation: {e}");
-    }
-    times.sort();
-    (all, times)
 }
 
 /// A recorded response: JSON text (sometimes encoded twice) or a Python literal.
