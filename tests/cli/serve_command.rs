@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 
 use crate::common;
 use crate::common::tools::data_dir;
-use sum2act::tools::{HttpSource, ToolRequest, ToolSource};
 
 #[test]
 fn serve_command_answers_on_loopback_until_stopped() {
@@ -19,19 +18,7 @@ fn serve_command_answers_on_loopback_until_stopped() {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/virtual"),
         "{line}"
     );
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let reply = rt.block_on(async {
-        let source = HttpSource::new(&url, None).unwrap();
-        source
-            .call(&ToolRequest {
-                category: "Nowhere".into(),
-                tool_name: "no_such_tool".into(),
-                api_name: "x".into(),
-                tool_input: json!({}),
-                strip: String::new(),
-            })
-            .await
-    });
+    let reply = common::tools::call_unknown(&url, "Nowhere", "no_such_tool", "x");
     drop(served);
     assert_eq!(reply.unwrap().error, "Message error...");
 }

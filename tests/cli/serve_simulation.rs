@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use crate::common::tools::{
     catalog, config, data_dir, default_args, functions, server, write_record_desk,
 };
-use sum2act::server::simulate::carries_data;
+use sum2act::server::simulate::{carries_data, parse_template};
 use sum2act::server::{SimulationMode, VirtualApi};
-use sum2act::toolbench::Catalog;
+use sum2act::toolbench::{Catalog, Function};
 use sum2act::tools::{ReplySource, ToolEnv};
 
 /// A temporary catalogue of one tool with an API whose reply shape must be inferred and one with a
@@ -23,16 +23,20 @@ fn inferred_and_templated_catalog() -> (tempfile::TempDir, Arc<Catalog>) {
     (tmp, catalog)
 }
 
+/// The API whose reply shape must be inferred: one required parameter, no template with data.
+fn inferred_api(catalog: &Catalog) -> Function {
+    functions(catalog)
+        .into_iter()
+        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     use sum2act::llm::scripted::ScriptedLlm;
-    use sum2act::server::simulate::parse_template;
     let (_tmp, catalog) = inferred_and_templated_catalog();
     // An API without a template that carries data: the model's reply is taken as it is.
-    let f = functions(&catalog)
-        .into_iter()
-        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
-        .unwrap();
+    let f = inferred_api(&catalog);
     let args = json!({ f.required[0].clone(): "needle-argument" }).to_string();
     let model = Arc::new(ScriptedLlm::from_replies(vec![
         "```json\n{\"error\": \"\", \"response\": {\"answer\": \"from the model\"}}\n```".into(),
@@ -114,12 +118,8 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hybrid_simulation_asks_the_model_only_where_the_shape_is_inferred() {
     use sum2act::llm::scripted::ScriptedLlm;
-    use sum2act::server::simulate::parse_template;
     let (_tmp, catalog) = inferred_and_templated_catalog();
-    let inferred = functions(&catalog)
-        .into_iter()
-        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
-        .unwrap();
+    let inferred = inferred_api(&catalog);
     let templated = functions(&catalog)
         .into_iter()
         .find(|g| parse_template(&g.doc).is_some_and(|t| carries_data(&t)))

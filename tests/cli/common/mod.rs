@@ -64,6 +64,24 @@ impl Test {
         self
     }
 
+    /// `run` of one query with the mock model: `run --query-id ID --subset SUBSET --model mock`.
+    pub fn run_query(self, id: &str, subset: &str) -> Self {
+        self.args([
+            "run",
+            "--query-id",
+            id,
+            "--subset",
+            subset,
+            "--model",
+            "mock",
+        ])
+    }
+
+    /// `batch --model mock --progress plain`; the test adds its own flags.
+    pub fn batch_mock(self) -> Self {
+        self.args(["batch", "--model", "mock", "--progress", "plain"])
+    }
+
     pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(k, v);
         self

@@ -98,3 +98,26 @@ pub fn default_args(f: &Function) -> Map<String, Value> {
     }
     args
 }
+
+/// One `/virtual` call naming a tool no catalogue has, from a test without a runtime of its own.
+pub fn call_unknown(
+    url: &str,
+    category: &str,
+    tool: &str,
+    api: &str,
+) -> Result<sum2act::tools::ToolReply, sum2act::tools::ToolError> {
+    use sum2act::tools::ToolSource;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        HttpSource::new(url, None)
+            .unwrap()
+            .call(&ToolRequest {
+                category: category.into(),
+                tool_name: tool.into(),
+                api_name: api.into(),
+                tool_input: json!({}),
+                strip: String::new(),
+            })
+            .await
+    })
+}
