@@ -139,16 +139,8 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         common::Test::new()
             .arg("eval")
             .arg(&run)
-            .args([
-                "--base-url",
-                &url,
-                "--judge",
-                "mock-judge",
-                "--judge-mode",
-                "tooleval",
-                "--votes",
-                "3",
-            ])
+            .tooleval_judge(&url)
+            .args(["--votes", "3"])
             .run()
             .success()
     };
@@ -226,18 +218,8 @@ fn compare_reports_win_rate_with_intervals() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--rounds",
-            "3",
-            "--resamples",
-            "2000",
-        ])
+        .tooleval_judge(&url)
+        .args(["--rounds", "3", "--resamples", "2000"])
         .run()
         .success()
         .stdout_has("sum2act (candidate) vs react (reference)")
@@ -274,16 +256,8 @@ fn compare_reports_win_rate_with_intervals() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--resamples",
-            "2000",
-        ])
+        .tooleval_judge(&url)
+        .args(["--resamples", "2000"])
         .run()
         .success();
     assert_eq!(
@@ -331,15 +305,8 @@ fn converted_files_ids_and_labels() {
         .arg(&ids)
         .arg("--labels")
         .arg(&labels)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--json",
-        ])
+        .tooleval_judge(&url)
+        .args(["--json"])
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
@@ -359,14 +326,7 @@ fn converted_files_ids_and_labels() {
         .arg("eval")
         .arg("--converted")
         .arg(&converted)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-        ])
+        .tooleval_judge(&url)
         .run()
         .success()
         .stdout_has("agreement 66.7%, kappa");

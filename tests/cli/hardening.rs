@@ -422,9 +422,8 @@ fn soak_an_endpoint_that_ignores_tool_choice_ends_every_episode() {
 
 #[test]
 fn serve_disconnects_a_client_that_never_sends_its_headers() {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+    use std::io::{Read, Write};
+    let served = Test::new()
         .args([
             "serve",
             "--port",
@@ -434,18 +433,10 @@ fn serve_disconnects_a_client_that_never_sends_its_headers() {
             "--max-connections",
             "8",
         ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split_whitespace()
-        .last()
-        .and_then(|u| u.strip_prefix("http://"))
+        .serve();
+    let addr = served
+        .url
+        .strip_prefix("http://")
         .and_then(|u| u.strip_suffix("/virtual"))
         .unwrap_or_default()
         .to_string();
@@ -457,8 +448,7 @@ fn serve_disconnects_a_client_that_never_sends_its_headers() {
     let started = std::time::Instant::now();
     let mut buf = Vec::new();
     let closed = slow.read_to_end(&mut buf).is_ok();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(served);
     assert!(closed, "still connected after {:?}", started.elapsed());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }

@@ -82,6 +82,19 @@ impl Test {
         self.args(["batch", "--model", "mock", "--progress", "plain"])
     }
 
+    /// Judges with the mock judge at `url` in ToolEval's mode:
+    /// `--base-url URL --judge mock-judge --judge-mode tooleval`.
+    pub fn tooleval_judge(self, url: &str) -> Self {
+        self.args([
+            "--base-url",
+            url,
+            "--judge",
+            "mock-judge",
+            "--judge-mode",
+            "tooleval",
+        ])
+    }
+
     pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(k, v);
         self

@@ -74,16 +74,8 @@ fn eval_reads_its_formats_and_prints_both_denominators() {
         .arg(&converted)
         .arg("--ids")
         .arg(&ids)
-        .args([
-            "--base-url",
-            &judge,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--votes",
-            "1",
-        ])
+        .tooleval_judge(&judge)
+        .args(["--votes", "1"])
         .run()
         .success();
     // 588 solved by the judge, 608 unsolved by rule (no Finish), 1073 missing.
