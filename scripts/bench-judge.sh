@@ -7,7 +7,9 @@
 #
 # Environment: SUM2ACT_BIN=PATH judges with that binary instead of a fresh release build;
 # BENCH_JUDGE_MODES="evidence" limits the modes (default "evidence tooleval"); BENCH_JUDGE_ARGS="--votes 1"
-# passes extra flags to every `eval` (say so when you report such figures).
+# passes extra flags to every `eval` (say so when you report such figures); BENCH_JUDGE_LOG=FILE makes
+# every run share one judge log (the cache is keyed by content, so votes made elsewhere, e.g. by
+# scripts/bench-methods.sh, are reused; the cost columns then average over every call in that log).
 #
 # Runs judged: the shipped reference run(s) in eval/reference, and the labelled dev-split runs under
 # ${SUM2ACT_LABEL_RUNS:-~/.cache/sum2act/label-runs} (scripts/label-runs.sh regenerates them). Labels
@@ -53,7 +55,7 @@ for m in "${models[@]}"; do
     for run in "${runs[@]}"; do
       name="$(basename "$run")"
       "$bin" eval "$run" --judge "$model" --judge-mode "$mode" --labels "$labels" --json \
-        --out "$dir/$name" --judge-log "$dir/$name/judge_log.jsonl" "${extra[@]}" > "$dir/$name.json" 2> "$dir/$name.err" || true
+        --out "$dir/$name" --judge-log "${BENCH_JUDGE_LOG:-$dir/$name/judge_log.jsonl}" "${extra[@]}" > "$dir/$name.json" 2> "$dir/$name.err" || true
     done
     # Pooled over runs: agreement and kappa (a judge Unsure always disagrees), stale labels, cost.
     jq -rs --arg m "$m" --arg mode "$mode" '
@@ -68,7 +70,8 @@ for m in "${models[@]}"; do
       (if (1 - $pe) < 1e-12 then (if $po == 1 then 1 else 0 end) else ($po - $pe) / (1 - $pe) end) as $k |
       "\($m) \($mode) \($n) \($po * 100 | . * 10 | round / 10)% \($k * 100 | round / 100) \($stale)" end
     ' "$dir"/*/label_matching.json 2>/dev/null | while read -r a b n agr k st rest; do
-      cost=$(cat "$dir"/*/judge_log.jsonl 2>/dev/null | jq -rs '
+      logs=("$dir"/*/judge_log.jsonl); [ -n "${BENCH_JUDGE_LOG:-}" ] && logs=("$BENCH_JUDGE_LOG")
+      cost=$(cat "${logs[@]}" 2>/dev/null | jq -rs '
         (map(.query) | unique | length) as $q | if $q == 0 then "- - -" else
         "\(length / $q * 10 | round / 10) \(map(.prompt_tokens + .completion_tokens) | add / $q | round) \(map(.elapsed_ms) | add / $q / 100 | round / 10)" end')
       unusable=$(jq -s '[.[] | .pass_rate.overall.unusable_votes // 0] | add' "$dir"/*.json 2>/dev/null || echo "?")

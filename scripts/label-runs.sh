@@ -38,7 +38,7 @@ for m in $models; do
       rec="$root/rec/$name"
       # Replay when there are recordings and nothing new to run; record when the run lacks answers it
       # already has (a larger N): finished answers are resumed, the new episodes' calls added to $rec.
-      have=$(find "$root/$name/$subset" -name '*.json' 2>/dev/null | wc -l)
+      have=$( (find "$root/$name/$subset" -name '*.json' 2>/dev/null || true) | wc -l)
       if [ -d "$rec" ] && [ -n "$(ls -A "$rec")" ] && { [ "$have" -ge "$n" ] || [ "$have" -eq 0 ]; }; then
         llm=(--replay "$rec")
       else

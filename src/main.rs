@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     sum2act::llm::ensure_openmp_wait_policy();
     let cli = sum2act::cli::Cli::parse();
     sum2act::logging::init(cli.global.verbose);
@@ -17,4 +18,23 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(sum2act::cli::run(cli))
+}
+
+/// `sum2act ... | head` closes our stdout early; `println!` then panics on EPIPE (Rust ignores SIGPIPE
+/// so that network writes return errors instead of killing the process, which the servers need). A
+/// closed stdout is not a failure of ours: end quietly with 0, as ripgrep does.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

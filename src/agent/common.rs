@@ -1,15 +1,14 @@
 //! Pieces every method shares: the tool listing shown in prompts, one model turn with a repair retry,
-//! and turning steps into the episode record and its ToolBench answer file.
+//! the forced `Finish` and the repeat guard. The end of an episode is in `epilogue`.
 
 use serde_json::{Value, json};
 
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
-use crate::toolbench::answer::{ChainStep, Generation, cot_answer_file};
-use crate::toolbench::{FINISH, Function, Task, function_schemas};
+use crate::toolbench::{FINISH, Function, function_schemas};
 use crate::tools::{Observation, ReplySource};
 
 use super::SolveContext;
-use super::episode::{Episode, FinishKind, Step};
+use super::episode::Step;
 use super::parse::{self, Action};
 use super::state::clip;
 
@@ -281,99 +280,5 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         failed: true,
         finish: None,
         elapsed_ms: 0,
-    }
-}
-
-/// Steps in the shape answer files need.
-pub fn chain_steps(steps: &[Step]) -> Vec<ChainStep> {
-    steps
-        .iter()
-        .map(|s| ChainStep {
-            thought: s.thought.clone(),
-            name: s.action.clone(),
-            arguments: s.arguments.clone(),
-            observation: s.observation.text.clone(),
-            code: s.observation.code,
-        })
-        .collect()
-}
-
-/// The final answer text and ToolBench's raw `final_answer` of an episode's last step.
-pub fn final_answer(steps: &[Step]) -> (String, String) {
-    match steps.last() {
-        Some(s) => match &s.observation.finish {
-            Some(crate::tools::Finish::Answer(a)) => (a.clone(), s.arguments.clone()),
-            Some(crate::tools::Finish::GiveUp) => (String::new(), s.arguments.clone()),
-            None => (String::new(), String::new()),
-        },
-        None => (String::new(), String::new()),
-    }
-}
-
-/// The answer file of a one-chain episode: its steps, the chain winning when it gave an answer.
-pub fn chain_answer_file(
-    task: &Task,
-    ctx: &SolveContext,
-    steps: &[Step],
-    finish: FinishKind,
-    system: &str,
-) -> Value {
-    let (_, final_raw) = final_answer(steps);
-    let functions = schemas(ctx);
-    let generation = generation(task, ctx, &functions, &final_raw, system);
-    let winner = (finish == FinishKind::GiveAnswer).then_some(0);
-    cot_answer_file(
-        &generation,
-        &[chain_steps(steps)],
-        winner,
-        ctx.options.max_steps,
-    )
-}
-
-/// What a method hands over to build its episode.
-pub struct Outcome {
-    pub finish: FinishKind,
-    pub steps: Vec<Step>,
-    pub details: Value,
-    pub error: Option<String>,
-    pub answer_file: Value,
-}
-
-/// Assembles the episode with the shared counters.
-pub fn episode(method: &str, task: &Task, ctx: &SolveContext, outcome: Outcome) -> Episode {
-    let (answer, _) = final_answer(&outcome.steps);
-    let counters = ctx.counters(outcome.steps.len());
-    Episode {
-        method: method.to_string(),
-        model: ctx.llm.model_id(),
-        subset: task.subset.clone(),
-        query_id: task.query_id,
-        query: task.query.clone(),
-        finish: outcome.finish,
-        answer,
-        steps: outcome.steps,
-        counters,
-        details: outcome.details,
-        error: outcome.error,
-        answer_file: outcome.answer_file,
-    }
-}
-
-/// The `answer_generation` fields shared by every answer file.
-pub fn generation<'a>(
-    task: &'a Task,
-    ctx: &SolveContext,
-    functions: &'a [Value],
-    final_raw: &'a str,
-    system: &'a str,
-) -> Generation<'a> {
-    let c = ctx.counters(0);
-    Generation {
-        query: &task.query,
-        functions,
-        final_answer: final_raw,
-        query_count: c.llm_calls,
-        total_tokens: c.prompt_tokens + c.completion_tokens,
-        system,
     }
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
 use crate::prompts::Prompts;
+use crate::tools::observation::code;
 use crate::tools::{Observation, ToolCaller};
 
 use super::episode::{Counters, Step};
@@ -159,7 +160,7 @@ impl SolveContext {
                 if obs.failed {
                     c.failed_tool_calls += 1;
                 }
-                if obs.code == 1 {
+                if obs.code == code::NO_SUCH_FUNCTION {
                     c.hallucinated_calls += 1;
                 }
             });

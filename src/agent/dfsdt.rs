@@ -7,17 +7,43 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::llm::{Message, ToolCall};
+use crate::llm::Message;
 use crate::toolbench::Task;
-use crate::toolbench::answer::{Node, NodeType, dfs_answer_file};
+use crate::toolbench::answer::{Node, NodeType};
 use crate::tools::Finish;
 
-use super::common::{self, Outcome, TurnError};
+use super::common::{self, TurnError};
+use super::epilogue::{self, Ending, Layout, tool_call_messages};
 use super::episode::{Episode, FinishKind, Step};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
-/// Back-off value that unwinds the whole search (an answer was found or the budget is spent).
-const STOP: i64 = 100_000;
+/// What a finished subtree tells its parent: ToolBench's back-off numbers (`1`, `n > 1`, `10 000`,
+/// `100 000` in `DFS_woFilter_w2`) by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backoff {
+    /// Expand the next sibling (ToolBench's 1).
+    NextSibling,
+    /// Unwind this many more levels before expanding a sibling (ToolBench's `n + 1`): a finished
+    /// node sends 1, so its parent stops expanding and the grandparent goes on.
+    Unwind(u32),
+    /// An answer was found: unwind the whole search (ToolBench's 10 000).
+    Answered,
+    /// The LLM-call budget is spent, the model is down or the harness gave up: unwind the whole
+    /// search (ToolBench's 100 000).
+    Stop,
+}
+
+impl Backoff {
+    /// What the parent of a subtree that returned `self` returns, when it does not go on.
+    fn up(self) -> Option<Backoff> {
+        match self {
+            Backoff::NextSibling => None,
+            Backoff::Unwind(1) => Some(Backoff::NextSibling),
+            Backoff::Unwind(n) => Some(Backoff::Unwind(n - 1)),
+            Backoff::Answered | Backoff::Stop => Some(self),
+        }
+    }
+}
 
 pub struct Dfsdt {
     width: u32,
@@ -91,79 +117,79 @@ impl Solver for Dfsdt {
             harness_ended: false,
         };
         self.dfs(&mut search, 0).await?;
+        Ok(self.conclude(task, ctx, &system, search))
+    }
+}
 
-        let (finish, path_end, finish_type) = match (search.answer, search.give_up) {
-            (Some(a), _) => (FinishKind::GiveAnswer, Some(a), "give_answer"),
-            (None, Some(g)) => (FinishKind::GiveUp, Some(g), "give_up"),
-            (None, None) if search.llm_error.is_some() => (FinishKind::Error, None, "give_answer"),
-            (None, None) => (FinishKind::Limit, None, "give_answer"),
+impl Dfsdt {
+    /// The episode: the path to the answer (or give-up) when there is one, else every explored step.
+    fn conclude(
+        &self,
+        task: &Task,
+        ctx: &SolveContext,
+        system: &str,
+        search: Search<'_>,
+    ) -> Episode {
+        let (finish, path_end) = match (search.answer, search.give_up) {
+            (Some(a), _) => (FinishKind::GiveAnswer, Some(a)),
+            (None, Some(g)) => (FinishKind::GiveUp, Some(g)),
+            (None, None) if search.llm_error.is_some() => (FinishKind::Error, None),
+            (None, None) => (FinishKind::Limit, None),
         };
         let path = path_end
             .map(|end| path_steps(&search.nodes, end))
             .unwrap_or_default();
-        let (_, final_raw) = common::final_answer(&path);
-        let functions = common::schemas(ctx);
-        let generation = common::generation(task, ctx, &functions, &final_raw, &system);
         let root = build_tree(&search.nodes, 0);
         let forward_args = json!({
             "single_chain_max_step": ctx.options.max_depth, "tree_beam_size": self.width,
             "max_query_count": ctx.options.max_llm_calls, "answer": 1, "with_filter": false
         });
-        let winning = (finish == FinishKind::GiveAnswer).then(|| common::chain_steps(&path));
-        let answer_file = dfs_answer_file(
-            &generation,
-            &root,
-            winning.as_deref(),
-            finish_type,
-            forward_args,
-        );
         let details = json!({
             "tree_size": root.size(), "tree_max_length": root.max_length(), "expansions": search.expansions,
             "explored_steps": search.explored.len(), "out_of_budget": search.out_of_budget,
             "harness_gave_up": search.harness_ended,
         });
         let steps = if path.is_empty() {
-            search.explored.clone()
+            search.explored
         } else {
-            path
+            path.clone()
         };
-        let error = search.llm_error.clone();
-        Ok(common::episode(
-            "dfsdt",
-            task,
-            ctx,
-            Outcome {
-                finish,
-                steps,
-                details,
-                error,
-                answer_file,
-            },
-        ))
+        let ending = Ending {
+            finish,
+            steps,
+            details,
+            error: search.llm_error,
+        };
+        let layout = Layout::Tree {
+            root: &root,
+            path: &path,
+            forward_args,
+        };
+        epilogue::conclude("dfsdt", task, ctx, system, layout, ending)
     }
 }
 
 impl Dfsdt {
-    /// Returns ToolBench's back-off value: 1 = try the next sibling, >1 = unwind that many levels.
+    /// Expands node `n` up to `width` times, depth first; returns how far to back off.
     fn dfs<'s, 'a: 's>(
         &'s self,
         s: &'s mut Search<'a>,
         n: usize,
-    ) -> BoxFuture<'s, Result<i64, AgentError>> {
+    ) -> BoxFuture<'s, Result<Backoff, AgentError>> {
         Box::pin(async move {
             s.expansions += 1;
             s.nodes[n].node.expand_num = s.expansions;
             if s.nodes[n].terminal {
                 s.answer = Some(n);
-                return Ok(2);
+                return Ok(Backoff::Unwind(1));
             }
             if s.nodes[n].give_up {
                 s.give_up.get_or_insert(n);
-                return Ok(2);
+                return Ok(Backoff::Unwind(1));
             }
             if s.nodes[n].node.depth >= s.ctx.options.max_depth || s.nodes[n].node.pruned {
                 s.nodes[n].node.pruned = true;
-                return Ok(1);
+                return Ok(Backoff::NextSibling);
             }
             for _ in 0..self.width {
                 let mut messages = s.nodes[n].messages.clone();
@@ -187,7 +213,7 @@ impl Dfsdt {
                 };
                 if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
                     s.out_of_budget = true;
-                    return Ok(STOP);
+                    return Ok(Backoff::Stop);
                 }
                 let child = match turn {
                     Ok((action, prompt_tokens, note)) => {
@@ -202,21 +228,21 @@ impl Dfsdt {
                     }
                     Err(TurnError::Llm(e)) => {
                         s.llm_error = Some(e.to_string());
-                        return Ok(STOP);
+                        return Ok(Backoff::Stop);
                     }
                 };
                 let r = self.dfs(s, child).await?;
                 if s.answer.is_some() {
-                    return Ok(10_000);
+                    return Ok(Backoff::Answered);
                 }
                 if s.harness_ended {
-                    return Ok(STOP);
+                    return Ok(Backoff::Stop);
                 }
-                if r > 1 {
-                    return Ok(r - 1);
+                if let Some(back) = r.up() {
+                    return Ok(back);
                 }
             }
-            Ok(1)
+            Ok(Backoff::NextSibling)
         })
     }
 }
@@ -231,11 +257,6 @@ async fn expand(
 ) -> usize {
     let obs = s.ctx.act(&action.name, &action.arguments).await;
     let index = s.explored.len() as u32 + 1;
-    let call = ToolCall {
-        id: format!("call_{index}"),
-        name: action.name.clone(),
-        arguments: action.arguments.clone(),
-    };
     let mut at = parent;
     let mut depth = s.nodes[parent].node.depth;
     if !action.thought.trim().is_empty() {
@@ -262,17 +283,11 @@ async fn expand(
     let mut st = Step::new(index, &action, obs, prompt_tokens);
     st.notes.extend(note);
     s.harness_ended |= common::harness_gave_up(&st);
-    s.ctx.observer.step(&st);
-    s.explored.push(st.clone());
+    epilogue::record(s.ctx, &mut s.explored, st.clone());
     let last = add(s, at, input, Some(st));
-    let mut assistant = Message::assistant(action.thought);
-    assistant.tool_calls = vec![call.clone()];
+    let observation = s.nodes[last].node.observation.clone().unwrap_or_default();
     let mut messages = s.nodes[parent].messages.clone();
-    messages.push(assistant);
-    messages.push(Message::tool(
-        &call,
-        s.nodes[last].node.observation.clone().unwrap_or_default(),
-    ));
+    messages.extend(tool_call_messages(index, &action, &observation));
     s.nodes[last].messages = messages;
     match finish {
         Some(Finish::Answer(_)) => {

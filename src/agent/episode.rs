@@ -5,33 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use crate::toolbench::answer::Counters;
+pub use crate::toolbench::answer::{Counters, FinishKind};
 use crate::tools::Observation;
-
-/// How an episode ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishKind {
-    /// `Finish` with `give_answer`.
-    GiveAnswer,
-    /// `Finish` with `give_up_and_restart`.
-    GiveUp,
-    /// The step limit or the LLM-call budget ran out.
-    Limit,
-    /// The model could not be used (endpoint down, context overflow).
-    Error,
-}
-
-impl FinishKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            FinishKind::GiveAnswer => "give_answer",
-            FinishKind::GiveUp => "give_up",
-            FinishKind::Limit => "limit",
-            FinishKind::Error => "error",
-        }
-    }
-}
 
 /// One action and what came of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,8 +73,7 @@ pub struct Episode {
     pub answer_file: Value,
 }
 
-/// The key under which our record sits inside an answer file.
-pub const OUR_KEY: &str = "sum2act";
+pub use crate::toolbench::answer::OUR_KEY;
 
 impl Episode {
     /// The file name of this episode's answer file (`{query_id}_{method}.json`).

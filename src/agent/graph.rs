@@ -38,8 +38,23 @@ const CACHED_GRAPHS: usize = 64;
 
 pub struct GraphSearch {
     options: MethodOptions,
-    /// Graphs by tool set: with `--tools all` every query shares one catalogue graph.
-    graphs: Mutex<HashMap<Vec<String>, Arc<ToolGraph>>>,
+    /// Graphs by tool set, other than the whole catalogue's (shared through the options).
+    graphs: Mutex<HashMap<Vec<String>, Graphed>>,
+}
+
+/// A tool set's graph and where it came from.
+type Graphed = (Arc<ToolGraph>, GraphFrom);
+
+/// Where an episode's tool graph came from (`details.graph_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum GraphFrom {
+    /// The shared catalogue graph, as loaded once for the run.
+    Catalogue,
+    /// Cut out of the shared catalogue graph.
+    CatalogueSubgraph,
+    /// Built from the tool set's docs.
+    Built,
 }
 
 impl GraphSearch {
@@ -50,20 +65,32 @@ impl GraphSearch {
         }
     }
 
-    /// The graph of a tool set, built once.
-    fn graph_for(&self, functions: &[Function]) -> Arc<ToolGraph> {
+    /// Whether `method` names this method (`graph` or its alias `controlllm`).
+    pub fn is_method(method: &str) -> bool {
+        matches!(method.to_ascii_lowercase().as_str(), "graph" | "controlllm")
+    }
+
+    /// The graph of a tool set and where it came from: the shared catalogue graph itself
+    /// (`--tools all`), cut out of it (`--tools retrieved:K`), or built from the functions' docs
+    /// (any other set); cut and built graphs are kept by tool set.
+    fn graph_for(&self, functions: &[Function]) -> Graphed {
+        let catalogue = self.options.catalogue_graph.as_ref();
+        if let Some(c) = catalogue.filter(|c| c.is_whole(functions)) {
+            return (c.graph().clone(), GraphFrom::Catalogue);
+        }
+        let make = || match catalogue.and_then(|c| c.restrict_to(functions)) {
+            Some(g) => (Arc::new(g), GraphFrom::CatalogueSubgraph),
+            None => (Arc::new(ToolGraph::build(functions)), GraphFrom::Built),
+        };
         let mut key: Vec<String> = functions.iter().map(|f| f.name.clone()).collect();
         key.sort();
-        if let Ok(mut cache) = self.graphs.lock() {
-            if cache.len() >= CACHED_GRAPHS && !cache.contains_key(&key) {
-                cache.clear();
-            }
-            return cache
-                .entry(key)
-                .or_insert_with(|| Arc::new(ToolGraph::build(functions)))
-                .clone();
+        let Ok(mut cache) = self.graphs.lock() else {
+            return make();
+        };
+        if cache.len() >= CACHED_GRAPHS && !cache.contains_key(&key) {
+            cache.clear();
         }
-        Arc::new(ToolGraph::build(functions))
+        cache.entry(key).or_insert_with(make).clone()
     }
 
     fn search_options(&self) -> SearchOptions {
@@ -112,8 +139,9 @@ impl GraphSearch {
         let mut notes = Vec::new();
         let tools = tool_names(ctx.tools.functions());
         let subtasks = decompose::decompose(ctx, &task.query, &tools, &mut notes).await?;
-        let graph = self.graph_for(ctx.tools.functions());
+        let (graph, from) = self.graph_for(ctx.tools.functions());
         progress.details["graph"] = json!(graph.size());
+        progress.details["graph_from"] = json!(from);
         progress.details["subtasks"] = json!(subtasks);
         let mut searched = Vec::new();
         let mut records = Vec::new();

@@ -3,6 +3,8 @@
 
 use std::str::FromStr;
 
+use crate::tools::graph_catalogue::CatalogueGraph;
+
 /// Options of the two planning methods.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodOptions {
@@ -16,6 +18,9 @@ pub struct MethodOptions {
     pub threshold: f32,
     /// Tools on one solution path at most.
     pub max_path: usize,
+    /// `graph`: the catalogue's tool graph, loaded once by the caller (from the on-disk cache) and
+    /// shared by every episode; tool sets drawn from the catalogue are cut out of it.
+    pub catalogue_graph: Option<CatalogueGraph>,
 }
 
 impl Default for MethodOptions {
@@ -26,6 +31,7 @@ impl Default for MethodOptions {
             beam_width: 2,
             threshold: 0.6,
             max_path: 3,
+            catalogue_graph: None,
         }
     }
 }

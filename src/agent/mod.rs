@@ -7,6 +7,7 @@ pub mod checklist;
 mod common;
 mod context;
 pub mod dfsdt;
+mod epilogue;
 mod episode;
 pub mod graph;
 mod grounded_answer;

@@ -21,14 +21,14 @@ use self::dag::{Plan, Problem, find_function};
 use self::execute::{ExecTask, Execution, Placeholders, TaskRun};
 use self::placeholder::Outputs;
 use self::select::Selection;
-use super::common::{self, Outcome};
+use super::common;
+use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, first_json_object};
 use super::state::clip;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
-use crate::tools::Finish;
 
 pub struct Planner {
     parallel: usize,
@@ -349,8 +349,7 @@ pub async fn conclude(
         };
         let mut step = Step::new(steps.len() as u32 + 1, &action, obs, 0);
         step.notes = r.notes.clone();
-        ctx.observer.step(&step);
-        steps.push(step);
+        epilogue::record(ctx, &mut steps, step);
     }
     let mut finish = if error.is_some() {
         FinishKind::Error
@@ -359,30 +358,19 @@ pub async fn conclude(
     };
     if let Some((action, tokens, notes)) = progress.finish {
         let obs = ctx.act(&action.name, &action.arguments).await;
-        finish = match &obs.finish {
-            Some(Finish::Answer(_)) => FinishKind::GiveAnswer,
-            Some(Finish::GiveUp) => FinishKind::GiveUp,
-            None => FinishKind::Limit,
-        };
+        finish = obs.finish.as_ref().map_or(FinishKind::Limit, finish_kind);
         let mut step = Step::new(steps.len() as u32 + 1, &action, obs, tokens);
         step.notes = notes;
-        ctx.observer.step(&step);
-        steps.push(step);
+        epilogue::record(ctx, &mut steps, step);
     }
     let system = ctx.prompts.template(prompt).unwrap_or_default();
-    let answer_file = common::chain_answer_file(task, ctx, &steps, finish, system);
-    common::episode(
-        method,
-        task,
-        ctx,
-        Outcome {
-            finish,
-            steps,
-            details: progress.details,
-            error,
-            answer_file,
-        },
-    )
+    let ending = Ending {
+        finish,
+        steps,
+        details: progress.details,
+        error,
+    };
+    epilogue::conclude(method, task, ctx, system, Layout::Chain, ending)
 }
 
 #[cfg(test)]

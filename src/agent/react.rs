@@ -5,12 +5,11 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::llm::{Message, ToolCall};
+use crate::llm::Message;
 use crate::toolbench::Task;
-use crate::toolbench::answer::cot_answer_file;
-use crate::tools::Finish;
 
-use super::common::{self, Outcome, TurnError, harness_observation};
+use super::common::{self, TurnError, harness_observation};
+use super::epilogue::{self, Ending, Layout, finish_kind, tool_call_messages};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::Action;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
@@ -42,124 +41,146 @@ impl Solver for React {
         let tools = common::tool_listing(ctx.tools.functions());
         let system = ctx.prompts.render("react_system", &[("tools", &tools)])?;
         let mut tries: Vec<Vec<Step>> = Vec::new();
-        let mut all_steps: Vec<Step> = Vec::new();
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
-        // Set when the model ignored a forced Finish: another try would only do the same.
-        let mut harness_ended = false;
-
         for t in 0..self.tries {
-            let mut messages = vec![
-                Message::system(system.clone()),
-                Message::user(task.query.clone()),
-            ];
-            let mut chain: Vec<Step> = Vec::new();
-            let mut depth = 0;
-            let mut outcome = FinishKind::Limit;
-            while depth < ctx.options.max_depth {
-                let index = (all_steps.len() + chain.len() + 1) as u32;
-                let (action, prompt_tokens) =
-                    match common::turn(ctx, "react", messages.clone(), 0.0).await {
-                        Ok(r) => r,
-                        Err(TurnError::Malformed(e)) => {
-                            // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
-                            ctx.observer.note(&format!(
-                                "try {}: unreadable reply ({e}); chain pruned",
-                                t + 1
-                            ));
-                            let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                            chain.push(Step::new(index, &Action::default(), obs, 0));
-                            break;
-                        }
-                        Err(TurnError::Llm(e)) => {
-                            outcome = FinishKind::Error;
-                            error = Some(e.to_string());
-                            break;
-                        }
-                    };
-                let (action, note) = match common::guard_repeat(
-                    ctx,
-                    "react",
-                    messages.clone(),
-                    action,
-                    &chain,
-                )
-                .await
-                {
-                    Ok(r) => r,
-                    Err(e) => {
-                        outcome = FinishKind::Error;
-                        error = Some(e.to_string());
-                        break;
-                    }
-                };
-                let obs = ctx.act(&action.name, &action.arguments).await;
-                let call = ToolCall {
-                    id: format!("call_{index}"),
-                    name: action.name.clone(),
-                    arguments: action.arguments.clone(),
-                };
-                let mut assistant = Message::assistant(action.thought.clone());
-                assistant.tool_calls = vec![call.clone()];
-                messages.push(assistant);
-                messages.push(Message::tool(&call, obs.text.clone()));
-                let ended = obs.finish.clone();
-                let mut s = Step::new(index, &action, obs, prompt_tokens);
-                s.notes.extend(note);
-                harness_ended |= common::harness_gave_up(&s);
-                depth += levels(&s);
-                ctx.observer.step(&s);
-                chain.push(s);
-                match ended {
-                    Some(Finish::Answer(_)) => {
-                        outcome = FinishKind::GiveAnswer;
-                        break;
-                    }
-                    Some(Finish::GiveUp) => {
-                        outcome = FinishKind::GiveUp;
-                        break;
-                    }
-                    None => {}
-                }
-            }
-            all_steps.extend(chain.iter().cloned());
-            tries.push(chain);
-            finish = outcome;
-            if outcome == FinishKind::GiveAnswer {
+            let earlier_steps = tries.iter().map(Vec::len).sum();
+            let chain = run_chain(task, ctx, &system, t, earlier_steps).await;
+            tries.push(chain.steps);
+            finish = chain.finish;
+            if chain.finish == FinishKind::GiveAnswer {
                 winner = Some(tries.len() - 1);
                 break;
             }
-            if outcome == FinishKind::Error || harness_ended {
+            if chain.error.is_some() {
+                error = chain.error;
+                break;
+            }
+            // The model ignored a forced Finish: another try would only do the same.
+            if chain.harness_ended {
                 break;
             }
         }
 
-        let winning_steps = winner
+        // The episode's steps are the winning chain when there is one, else the last try.
+        let steps = winner
+            .or(tries.len().checked_sub(1))
             .and_then(|w| tries.get(w))
             .cloned()
             .unwrap_or_default();
-        let (_, final_raw) = common::final_answer(&winning_steps);
-        let functions = common::schemas(ctx);
-        let generation = common::generation(task, ctx, &functions, &final_raw, &system);
-        let chains: Vec<_> = tries.iter().map(|c| common::chain_steps(c)).collect();
-        let answer_file = cot_answer_file(&generation, &chains, winner, ctx.options.max_depth);
-        // The episode's steps are the winning chain when there is one, else the last try.
-        let steps = if winner.is_some() {
-            winning_steps
-        } else {
-            tries.last().cloned().unwrap_or_default()
+        let total: usize = tries.iter().map(Vec::len).sum();
+        let details = json!({"tries": tries.len(), "total_steps_all_tries": total});
+        let ending = Ending {
+            finish,
+            steps,
+            details,
+            error,
         };
-        let details = json!({"tries": tries.len(), "total_steps_all_tries": all_steps.len()});
-        Ok(common::episode(
-            "react",
-            task,
-            ctx,
-            Outcome {
-                finish,
-                steps,
-                details,
-                error,
-                answer_file,
-            },
+        let layout = Layout::Tries {
+            tries: &tries,
+            winner,
+        };
+        Ok(epilogue::conclude(
+            "react", task, ctx, &system, layout, ending,
         ))
     }
+}
+
+/// One chain (try) and how it ended.
+struct Chain {
+    steps: Vec<Step>,
+    finish: FinishKind,
+    /// The model could not be reached.
+    error: Option<String>,
+    /// The model ignored a forced Finish and the harness gave up for it.
+    harness_ended: bool,
+}
+
+/// What one step of a chain came to.
+enum StepOutcome {
+    /// The action ran and its step was recorded; `Some` when it was a `Finish`.
+    Acted(Option<FinishKind>),
+    /// No usable action: the chain is pruned (its step recorded).
+    Pruned,
+    /// The model could not be reached.
+    ModelFailed(String),
+}
+
+/// Runs try `t` until it finishes, is pruned or reaches the depth limit. Step numbers continue after
+/// the `earlier_steps` of the earlier tries.
+async fn run_chain(
+    task: &Task,
+    ctx: &SolveContext,
+    system: &str,
+    t: u32,
+    earlier_steps: usize,
+) -> Chain {
+    let mut messages = vec![
+        Message::system(system.to_string()),
+        Message::user(task.query.clone()),
+    ];
+    let mut chain = Chain {
+        steps: Vec::new(),
+        finish: FinishKind::Limit,
+        error: None,
+        harness_ended: false,
+    };
+    let mut depth = 0;
+    while depth < ctx.options.max_depth {
+        let index = (earlier_steps + chain.steps.len() + 1) as u32;
+        match step(ctx, &mut messages, &mut chain.steps, index, t).await {
+            StepOutcome::Acted(ended) => {
+                if let Some(last) = chain.steps.last() {
+                    chain.harness_ended |= common::harness_gave_up(last);
+                    depth += levels(last);
+                }
+                if let Some(kind) = ended {
+                    chain.finish = kind;
+                    break;
+                }
+            }
+            StepOutcome::Pruned => break,
+            StepOutcome::ModelFailed(e) => {
+                chain.finish = FinishKind::Error;
+                chain.error = Some(e);
+                break;
+            }
+        }
+    }
+    chain
+}
+
+/// One step: the model's action (repeats guarded), run, added to the conversation and recorded.
+async fn step(
+    ctx: &SolveContext,
+    messages: &mut Vec<Message>,
+    chain: &mut Vec<Step>,
+    index: u32,
+    t: u32,
+) -> StepOutcome {
+    let (action, prompt_tokens) = match common::turn(ctx, "react", messages.clone(), 0.0).await {
+        Ok(r) => r,
+        Err(TurnError::Malformed(e)) => {
+            // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
+            ctx.observer.note(&format!(
+                "try {}: unreadable reply ({e}); chain pruned",
+                t + 1
+            ));
+            let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+            chain.push(Step::new(index, &Action::default(), obs, 0));
+            return StepOutcome::Pruned;
+        }
+        Err(TurnError::Llm(e)) => return StepOutcome::ModelFailed(e.to_string()),
+    };
+    let (action, note) =
+        match common::guard_repeat(ctx, "react", messages.clone(), action, chain).await {
+            Ok(r) => r,
+            Err(e) => return StepOutcome::ModelFailed(e.to_string()),
+        };
+    let obs = ctx.act(&action.name, &action.arguments).await;
+    messages.extend(tool_call_messages(index, &action, &obs.text));
+    let ended = obs.finish.as_ref().map(finish_kind);
+    let mut s = Step::new(index, &action, obs, prompt_tokens);
+    s.notes.extend(note);
+    epilogue::record(ctx, chain, s);
+    StepOutcome::Acted(ended)
 }

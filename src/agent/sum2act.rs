@@ -4,16 +4,18 @@
 //! stays bounded however many steps the episode takes.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::llm::{CompletionRequest, Message, count_tokens};
 use crate::toolbench::{FINISH, Task};
-use crate::tools::{Finish, Observation};
+use crate::tools::Observation;
 
 use super::checklist::Checklist;
-use super::common::{self, Outcome, TurnError, harness_observation};
+use super::common::{self, TurnError, harness_observation};
+use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, call_key, first_json_object};
 use super::state::{Applied, State, StateUpdate, clip, update_schema};
@@ -49,219 +51,325 @@ impl Sum2Act {
         &self,
         task: &Task,
         ctx: &SolveContext,
-        mut state: State,
+        state: State,
     ) -> Result<(Episode, State), AgentError> {
+        let mut run = Run::start(task, ctx, state).await?;
+        let (mut finish, mut error) = (FinishKind::Limit, None);
+        for n in 1..=ctx.options.max_steps {
+            match run.step(n).await? {
+                StepOutcome::Next => {}
+                StepOutcome::Finished(kind) => {
+                    finish = kind;
+                    break;
+                }
+                StepOutcome::ModelFailed(e) => {
+                    finish = FinishKind::Error;
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(run.conclude(finish, error))
+    }
+}
+
+/// What one step of the loop came to.
+enum StepOutcome {
+    /// The loop goes on: an action ran, or the step was recorded without running anything.
+    Next,
+    /// `Finish` ran: the episode ended with an answer or a give-up.
+    Finished(FinishKind),
+    /// The model could not be reached: the episode ends in `error`.
+    ModelFailed(String),
+}
+
+/// The router's action for one step as it goes through the stages, with what the harness noted.
+struct Proposal {
+    action: Action,
+    /// The router's conversation, kept to force a `Finish` with it.
+    messages: Vec<Message>,
+    prompt_tokens: u64,
+    notes: Vec<String>,
+    /// The harness made the router finish (it had nothing new to do).
+    forced: bool,
+}
+
+/// Hands a stage's proposal on to the next stage, or ends the step with the stage's outcome.
+macro_rules! proceed {
+    ($stage:expr) => {
+        match $stage {
+            ControlFlow::Continue(proposal) => proposal,
+            ControlFlow::Break(outcome) => return Ok(outcome),
+        }
+    };
+}
+
+/// One Sum2Act episode in progress.
+struct Run<'a> {
+    task: &'a Task,
+    ctx: &'a SolveContext,
+    system: String,
+    subtasks: Vec<String>,
+    state: State,
+    steps: Vec<Step>,
+    /// An early Finish with open parts is sent back once, naming them.
+    nudged: bool,
+    nudge_now: bool,
+    /// Consecutive router proposals that were not executed (repeats of failed calls).
+    stuck: u32,
+    /// Calls that returned data: proposing one again means there is nothing new to do.
+    answered: HashSet<(String, String)>,
+}
+
+impl<'a> Run<'a> {
+    /// The router's system prompt and the request's parts as the state's checklist.
+    async fn start(
+        task: &'a Task,
+        ctx: &'a SolveContext,
+        mut state: State,
+    ) -> Result<Run<'a>, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
         let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
         let subtasks = request_parts(task, ctx, &tools).await?;
         state.checklist = Checklist::new(&subtasks);
-        // An early Finish with open parts is sent back once, naming them.
-        let mut nudged = false;
-        let mut nudge_now = false;
-        let mut steps: Vec<Step> = Vec::new();
-        let mut finish = FinishKind::Limit;
-        let mut error = None;
-        // Consecutive router proposals that were not executed (repeats of failed calls).
-        let mut stuck = 0;
-        // Calls that returned data: proposing one again means there is nothing new to do.
-        let mut answered: HashSet<(String, String)> = HashSet::new();
-
-        for n in 1..=ctx.options.max_steps {
-            // 1. Action proposal from the task and the state only. After a repeat, the router is told so
-            //    and samples with some temperature (seeded, so runs stay reproducible): greedy decoding
-            //    of an unchanged prompt would only repeat itself.
-            let user = router_prompt(ctx, task, &state, n - 1, stuck > 0, nudge_now)?;
-            nudge_now = false;
-            let messages = vec![Message::system(system.clone()), Message::user(user)];
-            let temperature = if stuck > 0 { 0.8 } else { 0.0 };
-            let (mut action, prompt_tokens, mut notes) =
-                match common::turn(ctx, "router", messages.clone(), temperature).await {
-                    Ok((a, t)) => (a, t, Vec::new()),
-                    Err(TurnError::Malformed(e)) => {
-                        state.record_failure(
-                            n,
-                            "(unreadable reply)",
-                            "",
-                            &format!("the reply was not a valid action: {e}"),
-                        );
-                        let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-                        let bad = Action::default();
-                        push(
-                            ctx,
-                            &mut steps,
-                            n,
-                            &bad,
-                            obs,
-                            &state,
-                            0,
-                            vec!["malformed router reply".into()],
-                        );
-                        continue;
-                    }
-                    Err(TurnError::Llm(e)) => {
-                        finish = FinishKind::Error;
-                        error = Some(e.to_string());
-                        break;
-                    }
-                };
-
-            // 2. Repeats are caught by the code, not left to the model. Proposing a call whose result is
-            //    already in the state means the router has nothing new to do: it is asked to finish.
-            //    A call that already failed is not run again; after a few such repeats, it must finish too.
-            let key = (action.name.clone(), call_key(&action.arguments));
-            let give_up_repeating = stuck + 1 >= MAX_REPEATS;
-            let mut forced = false;
-            if answered.contains(&key)
-                || (give_up_repeating && state.failed_before(&key.0, &key.1).is_some())
-            {
-                notes.push("no new action proposed; asked the router to finish".into());
-                forced = true;
-                // A model that ignores the forced Finish does not get to go on: the harness gives up.
-                let failed = |a: &Action| state.failed_before(&a.name, &a.arguments).is_some();
-                match common::force_finish(ctx, "router", messages, &failed).await {
-                    Ok((a, ignored)) => {
-                        action = a;
-                        notes.extend(ignored);
-                    }
-                    Err(e) => {
-                        finish = FinishKind::Error;
-                        error = Some(e.to_string());
-                        break;
-                    }
-                }
-            }
-            if let Some(earlier) = state.failed_before(&action.name, &action.arguments) {
-                let why = format!(
-                    "this exact call already failed at step {}: {}",
-                    earlier.step, earlier.reason
-                );
-                state.record_failure(n, &action.name, &action.arguments, "");
-                notes.push("repeated a failed call; not executed".into());
-                let obs = harness_observation(&action.name, &action.arguments, &why);
-                push(
-                    ctx,
-                    &mut steps,
-                    n,
-                    &action,
-                    obs,
-                    &state,
-                    prompt_tokens,
-                    notes,
-                );
-                stuck += 1;
-                continue;
-            }
-            stuck = 0;
-
-            // 3. Finish only when every part is answered or failed (one nudge), and only with what the
-            //    episode observed.
-            if action.name == FINISH && gives_answer(&action.arguments) {
-                let open = state.checklist.open();
-                if !open.is_empty() && !nudged && !forced && n < ctx.options.max_steps {
-                    nudged = true;
-                    nudge_now = true;
-                    let why = format!(
-                        "Finish not run: parts still open: {}",
-                        state.checklist.render_open()
-                    );
-                    notes.push("early Finish with open parts; nudged".into());
-                    let obs = harness_observation(&action.name, &action.arguments, &why);
-                    push(
-                        ctx,
-                        &mut steps,
-                        n,
-                        &action,
-                        obs,
-                        &state,
-                        prompt_tokens,
-                        notes,
-                    );
-                    continue;
-                }
-                state.checklist.fail_open(if forced {
-                    "no further call was found for it"
-                } else {
-                    "no call answered it before Finish"
-                });
-                action.arguments =
-                    grounded_finish(task, &state, &steps, &action.arguments, &mut notes);
-            }
-
-            // 4. Execute.
-            let obs = ctx.act(&action.name, &action.arguments).await;
-            match &obs.finish {
-                Some(Finish::Answer(_)) => finish = FinishKind::GiveAnswer,
-                Some(Finish::GiveUp) => finish = FinishKind::GiveUp,
-                None => {
-                    // 5. Summarise into the state.
-                    if obs.failed {
-                        let reason = failure_reason(&obs);
-                        state.record_failure(n, &action.name, &action.arguments, &reason);
-                        learn_from_failure(ctx, &mut state, &action, &obs, &reason);
-                    } else {
-                        let mut update =
-                            summarise(ctx, task, &state, &action, &obs, &mut notes).await?;
-                        // A fact the result does not hold was invented by the state manager.
-                        drop_unsupported_facts(task, &action, &obs, &mut update, &mut notes);
-                        // The code, not the model, knows whether the API answered: a small model sometimes
-                        // calls a good result a failure. What the result means is the model's call, but a
-                        // result it found nothing in is kept (clipped) rather than lost.
-                        if !update.success && !update.failure_reason.is_empty() {
-                            notes.push(format!("state manager: {}", update.failure_reason));
-                        }
-                        update.success = true;
-                        if update.new_facts.is_empty() {
-                            notes.push("state manager found no facts; kept the raw result".into());
-                            update.new_facts = vec![raw_fact(&action, &obs)];
-                        }
-                        match state.apply(n, &action.name, &action.arguments, &update) {
-                            Applied::NothingNew => {
-                                notes.push("answered, but nothing new".into());
-                                ctx.count_redundant_call();
-                            }
-                            Applied::NewFacts(k) => mark_answered(&mut state, &action, &update, k),
-                            Applied::Failed => {}
-                        }
-                        answered.insert((action.name.clone(), call_key(&action.arguments)));
-                    }
-                    state.fit(ctx.options.state_token_budget, count_tokens);
-                }
-            }
-            let done = obs.finish.is_some();
-            push(
-                ctx,
-                &mut steps,
-                n,
-                &action,
-                obs,
-                &state,
-                prompt_tokens,
-                notes,
-            );
-            if done {
-                break;
-            }
-        }
-
-        if finish == FinishKind::Limit {
-            state.checklist.fail_open("the step budget was spent");
-        }
-        let answer_file = common::chain_answer_file(task, ctx, &steps, finish, &system);
-        let router_tokens: Vec<u64> = steps.iter().map(|s| s.prompt_tokens).collect();
-        let details = json!({"state": state.to_value(), "subtasks": subtasks, "router_prompt_tokens": router_tokens});
-        let episode = common::episode(
-            "sum2act",
+        Ok(Run {
             task,
             ctx,
-            Outcome {
-                finish,
-                steps,
-                details,
-                error,
-                answer_file,
-            },
+            system,
+            subtasks,
+            state,
+            steps: Vec::new(),
+            nudged: false,
+            nudge_now: false,
+            stuck: 0,
+            answered: HashSet::new(),
+        })
+    }
+
+    /// One step: propose → guard → gate a `Finish` → execute and summarise.
+    async fn step(&mut self, n: u32) -> Result<StepOutcome, AgentError> {
+        let proposal = proceed!(self.propose(n).await?);
+        let proposal = proceed!(self.guard(n, proposal).await);
+        let proposal = proceed!(self.gate_finish(n, proposal));
+        self.execute(n, proposal).await
+    }
+
+    /// 1. Propose: the router picks one action from the task and the state only. After a repeat it
+    ///    is told so and samples with some temperature (seeded, so runs stay reproducible): greedy
+    ///    decoding of an unchanged prompt would only repeat itself.
+    async fn propose(&mut self, n: u32) -> Result<ControlFlow<StepOutcome, Proposal>, AgentError> {
+        let repeated = self.stuck > 0;
+        let user = router_prompt(
+            self.ctx,
+            self.task,
+            &self.state,
+            n - 1,
+            repeated,
+            self.nudge_now,
+        )?;
+        self.nudge_now = false;
+        let messages = vec![Message::system(self.system.clone()), Message::user(user)];
+        let temperature = if repeated { 0.8 } else { 0.0 };
+        match common::turn(self.ctx, "router", messages.clone(), temperature).await {
+            Ok((action, prompt_tokens)) => Ok(ControlFlow::Continue(Proposal {
+                action,
+                messages,
+                prompt_tokens,
+                notes: Vec::new(),
+                forced: false,
+            })),
+            Err(TurnError::Malformed(e)) => {
+                self.state.record_failure(
+                    n,
+                    "(unreadable reply)",
+                    "",
+                    &format!("the reply was not a valid action: {e}"),
+                );
+                let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+                let unreadable = Proposal {
+                    action: Action::default(),
+                    messages: Vec::new(),
+                    prompt_tokens: 0,
+                    notes: vec!["malformed router reply".into()],
+                    forced: false,
+                };
+                self.record(n, unreadable, obs);
+                Ok(ControlFlow::Break(StepOutcome::Next))
+            }
+            Err(TurnError::Llm(e)) => {
+                Ok(ControlFlow::Break(StepOutcome::ModelFailed(e.to_string())))
+            }
+        }
+    }
+
+    /// 2. Guard: repeats are caught by the code, not left to the model. Proposing a call whose result
+    ///    is already in the state means the router has nothing new to do: it is asked to finish. A
+    ///    call that already failed is not run again; after a few such repeats, it must finish too.
+    async fn guard(&mut self, n: u32, mut p: Proposal) -> ControlFlow<StepOutcome, Proposal> {
+        let key = (p.action.name.clone(), call_key(&p.action.arguments));
+        let give_up_repeating = self.stuck + 1 >= MAX_REPEATS;
+        if self.answered.contains(&key)
+            || (give_up_repeating && self.state.failed_before(&key.0, &key.1).is_some())
+        {
+            p.notes
+                .push("no new action proposed; asked the router to finish".into());
+            p.forced = true;
+            // A model that ignores the forced Finish does not get to go on: the harness gives up.
+            let state = &self.state;
+            let failed = |a: &Action| state.failed_before(&a.name, &a.arguments).is_some();
+            let messages = std::mem::take(&mut p.messages);
+            match common::force_finish(self.ctx, "router", messages, &failed).await {
+                Ok((a, ignored)) => {
+                    p.action = a;
+                    p.notes.extend(ignored);
+                }
+                Err(e) => return ControlFlow::Break(StepOutcome::ModelFailed(e.to_string())),
+            }
+        }
+        if let Some(earlier) = self
+            .state
+            .failed_before(&p.action.name, &p.action.arguments)
+        {
+            let why = format!(
+                "this exact call already failed at step {}: {}",
+                earlier.step, earlier.reason
+            );
+            self.state
+                .record_failure(n, &p.action.name, &p.action.arguments, "");
+            p.notes.push("repeated a failed call; not executed".into());
+            let obs = harness_observation(&p.action.name, &p.action.arguments, &why);
+            self.record(n, p, obs);
+            self.stuck += 1;
+            return ControlFlow::Break(StepOutcome::Next);
+        }
+        self.stuck = 0;
+        ControlFlow::Continue(p)
+    }
+
+    /// 3. A `Finish` with an answer runs only when every part is answered or failed (one nudge), and
+    ///    only with what the episode observed.
+    fn gate_finish(&mut self, n: u32, mut p: Proposal) -> ControlFlow<StepOutcome, Proposal> {
+        if p.action.name != FINISH || !gives_answer(&p.action.arguments) {
+            return ControlFlow::Continue(p);
+        }
+        let open = self.state.checklist.open();
+        if !open.is_empty() && !self.nudged && !p.forced && n < self.ctx.options.max_steps {
+            self.nudged = true;
+            self.nudge_now = true;
+            let why = format!(
+                "Finish not run: parts still open: {}",
+                self.state.checklist.render_open()
+            );
+            p.notes.push("early Finish with open parts; nudged".into());
+            let obs = harness_observation(&p.action.name, &p.action.arguments, &why);
+            self.record(n, p, obs);
+            return ControlFlow::Break(StepOutcome::Next);
+        }
+        self.state.checklist.fail_open(if p.forced {
+            "no further call was found for it"
+        } else {
+            "no call answered it before Finish"
+        });
+        p.action.arguments = grounded_finish(
+            self.task,
+            &self.state,
+            &self.steps,
+            &p.action.arguments,
+            &mut p.notes,
         );
-        Ok((episode, state))
+        ControlFlow::Continue(p)
+    }
+
+    /// 4. Execute the action; a `Finish` ends the episode, anything else is summarised into the state.
+    async fn execute(&mut self, n: u32, mut p: Proposal) -> Result<StepOutcome, AgentError> {
+        let obs = self.ctx.act(&p.action.name, &p.action.arguments).await;
+        let outcome = match &obs.finish {
+            Some(f) => StepOutcome::Finished(finish_kind(f)),
+            None => {
+                self.summarise(n, &p.action, &obs, &mut p.notes).await?;
+                StepOutcome::Next
+            }
+        };
+        self.record(n, p, obs);
+        Ok(outcome)
+    }
+
+    /// 5. Summarise: a failed call is recorded with its reason (and any lesson from it); a result goes
+    ///    through the state manager, whose facts are checked against the result.
+    async fn summarise(
+        &mut self,
+        n: u32,
+        action: &Action,
+        obs: &Observation,
+        notes: &mut Vec<String>,
+    ) -> Result<(), AgentError> {
+        let (ctx, state) = (self.ctx, &mut self.state);
+        if obs.failed {
+            let reason = failure_reason(obs);
+            state.record_failure(n, &action.name, &action.arguments, &reason);
+            learn_from_failure(ctx, state, action, obs, &reason);
+        } else {
+            let mut update = ask_state_manager(ctx, self.task, state, action, obs, notes).await?;
+            // A fact the result does not hold was invented by the state manager.
+            drop_unsupported_facts(self.task, action, obs, &mut update, notes);
+            // The code, not the model, knows whether the API answered: a small model sometimes calls
+            // a good result a failure. What the result means is the model's call, but a result it
+            // found nothing in is kept (clipped) rather than lost.
+            if !update.success && !update.failure_reason.is_empty() {
+                notes.push(format!("state manager: {}", update.failure_reason));
+            }
+            update.success = true;
+            if update.new_facts.is_empty() {
+                notes.push("state manager found no facts; kept the raw result".into());
+                update.new_facts = vec![raw_fact(action, obs)];
+            }
+            match state.apply(n, &action.name, &action.arguments, &update) {
+                Applied::NothingNew => {
+                    notes.push("answered, but nothing new".into());
+                    ctx.count_redundant_call();
+                }
+                Applied::NewFacts(k) => mark_answered(state, action, &update, k),
+                Applied::Failed => {}
+            }
+            self.answered
+                .insert((action.name.clone(), call_key(&action.arguments)));
+        }
+        state.fit(ctx.options.state_token_budget, count_tokens);
+        Ok(())
+    }
+
+    /// The step recorder: the proposal, what came of it and the state after it.
+    fn record(&mut self, n: u32, p: Proposal, observation: Observation) {
+        let step = Step {
+            state: Some(self.state.to_value()),
+            notes: p.notes,
+            ..Step::new(n, &p.action, observation, p.prompt_tokens)
+        };
+        epilogue::record(self.ctx, &mut self.steps, step);
+    }
+
+    /// The episode and the state it ended with.
+    fn conclude(mut self, finish: FinishKind, error: Option<String>) -> (Episode, State) {
+        if finish == FinishKind::Limit {
+            self.state.checklist.fail_open("the step budget was spent");
+        }
+        let router_tokens: Vec<u64> = self.steps.iter().map(|s| s.prompt_tokens).collect();
+        let details = json!({"state": self.state.to_value(), "subtasks": self.subtasks, "router_prompt_tokens": router_tokens});
+        let ending = Ending {
+            finish,
+            steps: self.steps,
+            details,
+            error,
+        };
+        let episode = epilogue::conclude(
+            "sum2act",
+            self.task,
+            self.ctx,
+            &self.system,
+            Layout::Chain,
+            ending,
+        );
+        (episode, self.state)
     }
 }
 
@@ -305,7 +413,7 @@ fn router_prompt(
 
 /// Asks the state manager what the observation means. A reply that is not valid JSON falls back to
 /// keeping the raw result (clipped) as a fact, so information is never lost to a formatting slip.
-async fn summarise(
+async fn ask_state_manager(
     ctx: &SolveContext,
     task: &Task,
     state: &State,
@@ -363,24 +471,4 @@ fn response_text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn push(
-    ctx: &SolveContext,
-    steps: &mut Vec<Step>,
-    index: u32,
-    action: &Action,
-    observation: Observation,
-    state: &State,
-    prompt_tokens: u64,
-    notes: Vec<String>,
-) {
-    let step = Step {
-        state: Some(state.to_value()),
-        notes,
-        ..Step::new(index, action, observation, prompt_tokens)
-    };
-    ctx.observer.step(&step);
-    steps.push(step);
 }

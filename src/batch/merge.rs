@@ -26,6 +26,44 @@ pub struct MergeOutcome {
 /// Merges `inputs` into `out` (created if needed; an existing run there must have the same method).
 /// A different model is refused too unless `force`.
 pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome, BatchError> {
+    let manifests = read_inputs(out, inputs)?;
+    let existing = Manifest::read(out)?;
+    let (reference_dir, reference) = match &existing {
+        Some(m) => (out, m),
+        None => (manifests[0].0.as_path(), &manifests[0].1),
+    };
+    check_compatible((reference_dir, reference), &manifests, force)?;
+
+    let mut manifest = reference.clone();
+    manifest.shard = None;
+    manifest.updated = now();
+    let mut subsets: BTreeSet<String> = manifest.subsets.iter().cloned().collect();
+    let mut outcome = MergeOutcome {
+        copied: 0,
+        identical: 0,
+        conflicts: Vec::new(),
+        unreadable: Vec::new(),
+        manifest: Manifest::new("", ""),
+    };
+    for (dir, m) in &manifests {
+        subsets.extend(m.subsets.iter().cloned());
+        let source = match &m.shard {
+            Some(shard) => format!("{} (shard {shard})", dir.display()),
+            None => dir.display().to_string(),
+        };
+        if !manifest.merged_from.contains(&source) {
+            manifest.merged_from.push(source);
+        }
+        copy_answers(dir, out, &mut outcome)?;
+    }
+    manifest.subsets = subsets.into_iter().collect();
+    manifest.write(out)?;
+    outcome.manifest = manifest;
+    Ok(outcome)
+}
+
+/// The manifest of every input, which must be a run directory other than `out`.
+fn read_inputs(out: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, BatchError> {
     if inputs.is_empty() {
         return Err(BatchError::BadInput(
             "merge: give at least one RUN_DIR to merge".into(),
@@ -48,15 +86,16 @@ pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome
         })?;
         manifests.push((dir.clone(), manifest));
     }
-    let existing = Manifest::read(out)?;
-    let (first_dir, first) = &manifests[0];
-    let reference = existing.as_ref().unwrap_or(first);
-    let reference_dir = if existing.is_some() {
-        out
-    } else {
-        first_dir.as_path()
-    };
-    for (dir, m) in &manifests {
+    Ok(manifests)
+}
+
+/// Every input must have the reference's method, and its model unless `force`.
+fn check_compatible(
+    (reference_dir, reference): (&Path, &Manifest),
+    manifests: &[(PathBuf, Manifest)],
+    force: bool,
+) -> Result<(), BatchError> {
+    for (dir, m) in manifests {
         if m.method != reference.method {
             return Err(BatchError::BadInput(format!(
                 "cannot merge runs of different methods: {} has `{}`, {} has `{}`",
@@ -76,48 +115,29 @@ pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome
             )));
         }
     }
+    Ok(())
+}
 
-    let mut manifest = reference.clone();
-    manifest.shard = None;
-    manifest.updated = now();
-    let mut subsets: BTreeSet<String> = manifest.subsets.iter().cloned().collect();
-    let mut outcome = MergeOutcome {
-        copied: 0,
-        identical: 0,
-        conflicts: Vec::new(),
-        unreadable: Vec::new(),
-        manifest: Manifest::new("", ""),
-    };
-    for (dir, m) in &manifests {
-        subsets.extend(m.subsets.iter().cloned());
-        let source = match &m.shard {
-            Some(shard) => format!("{} (shard {shard})", dir.display()),
-            None => dir.display().to_string(),
+/// Copies the answer files of `dir` into `out`; a file already there is counted as identical or as a
+/// conflict (the one there is kept).
+fn copy_answers(dir: &Path, out: &Path, outcome: &mut MergeOutcome) -> Result<(), BatchError> {
+    let (files, bad) = scan_run_dir(dir)?;
+    outcome.unreadable.extend(bad);
+    for (path, _, view) in files {
+        let Some(name) = path.file_name() else {
+            continue;
         };
-        if !manifest.merged_from.contains(&source) {
-            manifest.merged_from.push(source);
-        }
-        let (files, bad) = scan_run_dir(dir)?;
-        outcome.unreadable.extend(bad);
-        for (path, _, view) in files {
-            let Some(name) = path.file_name() else {
-                continue;
-            };
-            let dest = out.join(&view.subset).join(name);
-            let bytes = std::fs::read(&path).map_err(|e| BatchError::io(&path, e))?;
-            if dest.is_file() {
-                match std::fs::read(&dest) {
-                    Ok(old) if old == bytes => outcome.identical += 1,
-                    _ => outcome.conflicts.push(path.clone()),
-                }
-                continue;
+        let dest = out.join(&view.subset).join(name);
+        let bytes = std::fs::read(&path).map_err(|e| BatchError::io(&path, e))?;
+        if dest.is_file() {
+            match std::fs::read(&dest) {
+                Ok(old) if old == bytes => outcome.identical += 1,
+                _ => outcome.conflicts.push(path.clone()),
             }
-            write_atomic(&dest, &bytes)?;
-            outcome.copied += 1;
+            continue;
         }
+        write_atomic(&dest, &bytes)?;
+        outcome.copied += 1;
     }
-    manifest.subsets = subsets.into_iter().collect();
-    manifest.write(out)?;
-    outcome.manifest = manifest;
-    Ok(outcome)
+    Ok(())
 }

@@ -6,6 +6,8 @@
 //! to it), so the scheduling, resume and file logic can be tested with a trivial job.
 
 pub mod export;
+mod fail_fast;
+mod job;
 mod manifest;
 pub mod merge;
 mod plan;
@@ -13,11 +15,15 @@ mod progress;
 pub mod provenance;
 pub mod report;
 mod runner;
+#[cfg(test)]
+mod runner_tests;
 mod solver_job;
+mod stop;
 mod summary;
 
 use std::path::PathBuf;
 
+pub use job::{Job, JobError, Solved};
 pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{
     SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
@@ -25,8 +31,9 @@ pub use plan::{
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use provenance::Provenance;
-pub use runner::{BatchOptions, BatchOutcome, Job, JobError, StopSignal, run_batch};
+pub use runner::{BatchOptions, BatchOutcome, run_batch};
 pub use solver_job::SolverJob;
+pub use stop::StopSignal;
 pub use summary::{AnswerFile, EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};
 
 /// Errors of the batch layer. `BadInput` and `Data` are the user's to fix (exit code 2).

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::toolbench::FINISH;
+use crate::toolbench::answer::OUR_KEY;
 use crate::tools::ReplySource;
 
 /// Replies by source over a set of episodes.
@@ -52,7 +53,7 @@ pub fn all_simulated(record: &Value) -> bool {
 impl Provenance {
     /// Adds one answer file (its `sum2act` record is read; other files are ignored).
     pub fn add(&mut self, file: &Value) {
-        let Some(record) = file.get("sum2act") else {
+        let Some(record) = file.get(OUR_KEY) else {
             return;
         };
         self.episodes += 1;

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::summary::scan_run_dir;
 use super::{BatchError, Manifest};
+use crate::toolbench::answer::OUR_KEY;
 use crate::toolbench::io::{read_json, write_atomic};
 
 /// The page; `__SUM2ACT_DATA__` is replaced by the data.
@@ -175,7 +176,7 @@ fn judge_info(dir: &Path) -> Value {
 
 /// The episode record without bulky duplicates (raw responses are already in the observation text).
 fn slim_episode(file: &Value) -> Value {
-    let mut ep = file.get("sum2act").cloned().unwrap_or(Value::Null);
+    let mut ep = file.get(OUR_KEY).cloned().unwrap_or(Value::Null);
     // A reader should see when a score rests only on schema-simulated replies.
     let simulated_only = super::provenance::all_simulated(&ep);
     if let Some(map) = ep.as_object_mut() {

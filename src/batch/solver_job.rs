@@ -3,16 +3,14 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde_json::Value;
-
-use super::{Job, JobError};
+use super::{Job, JobError, Solved};
 use crate::agent::sampling::Sampling;
 use crate::agent::{AgentOptions, QuietObserver, SolveContext, Solver};
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
 use crate::toolbench::Task;
 use crate::tools::ToolEnv;
+use async_trait::async_trait;
 
 pub struct SolverJob {
     solver: Arc<dyn Solver>,
@@ -46,7 +44,7 @@ impl Job for SolverJob {
         self.solver.method()
     }
 
-    async fn run(&self, task: &Task, repeat: u32) -> Result<Value, JobError> {
+    async fn run(&self, task: &Task, repeat: u32) -> Result<Solved, JobError> {
         let ctx = SolveContext::new(
             self.llm.clone(),
             self.env.caller(task.functions.clone()),
@@ -60,6 +58,6 @@ impl Job for SolverJob {
             .solve(task, &ctx)
             .await
             .map_err(|e| JobError(e.to_string()))?;
-        Ok(episode.to_json())
+        Ok(Solved::from_episode(&episode))
     }
 }

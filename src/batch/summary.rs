@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
-use crate::toolbench::answer::Counters;
+use crate::toolbench::answer::{Counters, FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::parse_json;
 
 /// The part of an answer file's `sum2act` record that batch bookkeeping needs.
@@ -23,7 +23,7 @@ pub struct EpisodeView {
     pub query_id: u64,
     /// `give_answer`, `give_up`, `limit` or `error`.
     #[serde(default)]
-    pub finish: String,
+    pub finish: RecordedFinish,
     #[serde(default)]
     pub counters: Counters,
     /// Why an `error` episode stopped.
@@ -35,16 +35,16 @@ impl EpisodeView {
     /// An `error` episode that never got a reply from the model (a bad key, an unknown model, an
     /// endpoint that is not there): the setup is at fault, not the query.
     pub fn never_reached_model(&self) -> bool {
-        self.finish == "error" && self.tokens() == 0
+        self.finish.is(FinishKind::Error) && self.tokens() == 0
     }
 
     /// Reads the view out of an answer file's JSON.
     pub fn from_answer(file: &Value) -> Option<Self> {
-        serde_json::from_value(file.get("sum2act")?.clone()).ok()
+        serde_json::from_value(file.get(OUR_KEY)?.clone()).ok()
     }
 
     pub fn answered(&self) -> bool {
-        self.finish == "give_answer"
+        self.finish.is(FinishKind::GiveAnswer)
     }
 
     pub fn tokens(&self) -> u64 {
@@ -138,7 +138,7 @@ impl SummaryRow {
         if v.answered() {
             self.answered += 1;
         }
-        if v.finish == "error" {
+        if v.finish.is(FinishKind::Error) {
             self.errors += 1;
         }
         self.avg_steps += v.counters.steps as f64;

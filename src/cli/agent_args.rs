@@ -99,6 +99,7 @@ impl AgentArgs {
             beam_width: self.beam_width.map_or(d.beam_width, usize::from),
             threshold: self.threshold.unwrap_or(d.threshold),
             max_path: self.max_path.map_or(d.max_path, usize::from),
+            catalogue_graph: None,
         }
     }
 

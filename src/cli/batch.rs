@@ -124,7 +124,9 @@ pub async fn run(
         .into());
     }
 
-    let options = args.agent.options(config);
+    let mut options = args.agent.options(config);
+    options.methods.catalogue_graph =
+        super::index_graph::for_agent(&args.agent.method, args.tools, &catalog);
     let solver =
         crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
     let llm = crate::llm::build(&args.llm, config).await?;

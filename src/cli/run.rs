@@ -11,7 +11,7 @@ use clap::Args;
 use super::agent_args::AgentArgs;
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
-use crate::agent::toolset::{ToolSet, instruction_task, task_for};
+use crate::agent::toolset::{DEFAULT_K, ToolSet, instruction_task, task_for};
 use crate::agent::{FinishKind, SolveContext};
 use crate::config::Config;
 use crate::llm::LlmArgs;
@@ -57,7 +57,9 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
             BadInput("no tools for this request: try --tools all or rephrase it".into()).into(),
         );
     }
-    let options = args.agent.options(config);
+    let mut options = args.agent.options(config);
+    options.methods.catalogue_graph =
+        super::index_graph::for_agent(&args.agent.method, tool_set(&args), &catalog);
     let solver =
         crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
     let llm = crate::llm::build(&args.llm, config).await?;
@@ -124,6 +126,14 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         crate::terminal::safe_line(&error)
     );
     Ok(ExitCode::from(1))
+}
+
+/// The tool set the task gets: a typed request is never given an oracle set (it has no api_list).
+fn tool_set(args: &RunArgs) -> ToolSet {
+    match (args.tools, &args.instruction) {
+        (None | Some(ToolSet::Oracle), Some(_)) => ToolSet::Retrieved(DEFAULT_K),
+        (set, _) => set.unwrap_or(ToolSet::Oracle),
+    }
 }
 
 fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Result<Task> {

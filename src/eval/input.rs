@@ -10,11 +10,10 @@ use serde_json::Value;
 
 use super::{EvalError, QueryKey};
 pub use crate::toolbench::answer::Counters;
+use crate::toolbench::answer::{FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::{read_json, write_json_atomic};
 use crate::toolbench::{FINISH, answer};
 
-/// The key of our record inside an answer file.
-const OUR_KEY: &str = "sum2act";
 /// Folder inside a run directory where the evaluator writes; never read as answers.
 pub const EVAL_DIR: &str = "eval";
 
@@ -49,7 +48,7 @@ pub struct Record {
     pub method: String,
     pub model: String,
     /// `give_answer`, `give_up`, `limit` or `error`.
-    pub finish: String,
+    pub finish: RecordedFinish,
     /// The final answer text.
     pub answer: String,
     pub counters: Counters,
@@ -78,7 +77,7 @@ impl Answer {
     /// raw Finish arguments, else the raw string.
     pub fn final_text(&self) -> String {
         if let Some(r) = &self.record
-            && r.finish == "give_answer"
+            && r.finish.is(FinishKind::GiveAnswer)
             && !r.answer.trim().is_empty()
         {
             return r.answer.clone();
@@ -579,7 +578,7 @@ mod tests {
         assert_eq!(empty.rule_failure().as_deref(), Some("empty final answer"));
         let mut ours = ok.clone();
         ours.record = Some(Record {
-            finish: "limit".into(),
+            finish: FinishKind::Limit.into(),
             ..Record::default()
         });
         assert!(ours.rule_failure().is_some_and(|r| r.contains("limit")));

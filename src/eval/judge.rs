@@ -135,18 +135,8 @@ impl Judge {
     ) -> Result<Verdict, EvalError> {
         let answer = super::input::cut(answer, self.options.max_answer_chars);
         let vars = [("query", query), ("answer", answer.as_ref())];
-        let reply = self
-            .ask(
-                "answer_status",
-                ANSWER_PROMPT,
-                &vars,
-                "answer_status",
-                &["Solved", "Unsolved", "Unsure"],
-                vote,
-                ctx,
-            )
-            .await?;
-        Ok(to_verdict(reply))
+        self.status("answer_status", ANSWER_PROMPT, &vars, vote, ctx)
+            .await
     }
 
     /// Label with the whole trajectory in view (the re-check of an Unsure).
@@ -164,17 +154,21 @@ impl Judge {
             ("answer", answer.as_ref()),
             ("trajectory", trajectory),
         ];
-        let reply = self
-            .ask(
-                "trajectory_status",
-                TRAJECTORY_PROMPT,
-                &vars,
-                "answer_status",
-                &["Solved", "Unsolved", "Unsure"],
-                vote,
-                ctx,
-            )
-            .await?;
+        self.status("trajectory_status", TRAJECTORY_PROMPT, &vars, vote, ctx)
+            .await
+    }
+
+    /// A pass-rate label (`answer_status`: Solved, Unsolved or Unsure).
+    async fn status(
+        &self,
+        kind: &str,
+        prompt: &str,
+        vars: &[(&str, &str)],
+        vote: u32,
+        ctx: &str,
+    ) -> Result<Verdict, EvalError> {
+        let reading = Reading::one_of("answer_status", &["Solved", "Unsolved", "Unsure"]);
+        let reply = self.ask(kind, prompt, vars, reading, vote, ctx).await?;
         Ok(to_verdict(reply))
     }
 
@@ -197,16 +191,9 @@ impl Judge {
             ("answer_b", answer_b.as_ref()),
             ("trajectory_b", b.1),
         ];
+        let reading = Reading::one_of("better", &["A", "B"]);
         let reply = self
-            .ask(
-                "preference",
-                PREFER_PROMPT,
-                &vars,
-                "better",
-                &["A", "B"],
-                round,
-                ctx,
-            )
+            .ask("preference", PREFER_PROMPT, &vars, reading, round, ctx)
             .await?;
         Ok((reply.verdict.map(|v| v == "A"), reply.reason))
     }
@@ -239,16 +226,18 @@ impl Judge {
             serde_json::to_string(&ok).ok()
         };
         let reply = self
-            .call(
-                "split",
-                SPLIT_PROMPT,
-                &[("query", query)],
-                schema,
-                &extract,
-                1,
-                0,
+            .call(Call {
+                kind: "split",
+                prompt: SPLIT_PROMPT,
+                vars: &[("query", query)],
+                reading: Reading {
+                    schema,
+                    extract: Box::new(extract),
+                },
+                attempts: 1,
+                vote: 0,
                 ctx,
-            )
+            })
             .await?;
         Ok(reply
             .verdict
@@ -286,18 +275,12 @@ impl Judge {
             let s = v.get("covered")?.as_str()?.trim().to_ascii_lowercase();
             matches!(s.as_str(), "yes" | "no").then_some(s)
         };
-        let attempts = self.options.attempts;
-        self.call(
-            "part",
-            PART_PROMPT,
-            &vars,
+        let reading = Reading {
             schema,
-            &extract,
-            attempts,
-            vote,
-            ctx,
-        )
-        .await
+            extract: Box::new(extract),
+        };
+        self.ask("part", PART_PROMPT, &vars, reading, vote, ctx)
+            .await
     }
 
     /// Saves the judge log.
@@ -316,18 +299,169 @@ impl Judge {
             .unwrap_or((0, 0))
     }
 
-    /// A judge call whose verdict is `field`, one of `allowed` (case-insensitive).
-    #[allow(clippy::too_many_arguments)]
+    /// A judge call with the configured attempts.
     async fn ask(
         &self,
         kind: &str,
         prompt: &str,
         vars: &[(&str, &str)],
-        field: &str,
-        allowed: &[&str],
+        reading: Reading<'_>,
         vote: u32,
         ctx: &str,
     ) -> Result<Reply, EvalError> {
+        self.call(Call {
+            kind,
+            prompt,
+            vars,
+            reading,
+            attempts: self.options.attempts,
+            vote,
+            ctx,
+        })
+        .await
+    }
+
+    /// One judge call through the cache: the reply must parse as JSON from which `extract` takes the
+    /// verdict; after `attempts` tries without one, the call is logged as unusable with its raw reply.
+    async fn call(&self, call: Call<'_>) -> Result<Reply, EvalError> {
+        let template = self.prompts.template(call.prompt)?;
+        let prompt_hash = short_hash(template);
+        let rendered = self.prompts.render(call.prompt, call.vars)?;
+        let mut parts: Vec<&str> = vec![call.kind];
+        for (k, v) in call.vars {
+            parts.push(k);
+            parts.push(v);
+        }
+        let input_hash = input_hash(&parts);
+        let key = cache_key(&self.model, &prompt_hash, &input_hash, call.vote);
+        if let Some(hit) = self.lock_cache()?.get(&key) {
+            let verdict = Some(hit.verdict).filter(|v| !v.is_empty());
+            return Ok(Reply {
+                verdict,
+                reason: hit.reason,
+                raw: hit.raw,
+            });
+        }
+        let mut got = self.attempt(&call, &rendered).await?;
+        if got.verdict.is_none() && got.reason.is_empty() {
+            got.reason = "unusable judge reply".into();
+        }
+        let record = JudgeRecord {
+            key,
+            kind: call.kind.to_string(),
+            model: self.model.clone(),
+            mode: self.options.mode.as_str().to_string(),
+            prompt: call.prompt.to_string(),
+            prompt_hash,
+            input_hash,
+            vote: call.vote,
+            verdict: got.verdict.clone().unwrap_or_default(),
+            reason: got.reason.clone(),
+            raw: if got.verdict.is_none() {
+                got.raw.clone()
+            } else {
+                String::new()
+            },
+            query: call.ctx.to_string(),
+            prompt_tokens: got.prompt_tokens,
+            completion_tokens: got.completion_tokens,
+            elapsed_ms: got.elapsed_ms,
+        };
+        tracing::info!(
+            "judge {} {} vote {}: {} ({})",
+            call.kind,
+            call.ctx,
+            call.vote,
+            record.verdict,
+            super::input::cut(&record.reason, 120)
+        );
+        self.lock_cache()?.insert(record)?;
+        if got.verdict.is_some() {
+            got.raw.clear();
+        }
+        Ok(Reply {
+            verdict: got.verdict,
+            reason: got.reason,
+            raw: got.raw,
+        })
+    }
+
+    /// Asks the model up to `call.attempts` times (each attempt its own seed) until a reply has a
+    /// verdict.
+    async fn attempt(&self, call: &Call<'_>, rendered: &str) -> Result<Attempts, EvalError> {
+        let mut got = Attempts::default();
+        for attempt in 0..call.attempts.max(1) {
+            let mut request =
+                CompletionRequest::new("judge", vec![Message::user(rendered.to_string())])
+                    .with_json_schema("verdict", call.reading.schema.clone())
+                    .with_temperature(self.options.temperature)
+                    .with_max_tokens(self.options.max_tokens);
+            request.seed = Some(
+                self.options
+                    .seed
+                    .wrapping_add(u64::from(call.vote) * 1000)
+                    .wrapping_add(u64::from(attempt)),
+            );
+            let started = std::time::Instant::now();
+            let completion = self.llm.complete(&request).await?;
+            got.elapsed_ms += started.elapsed().as_millis() as u64;
+            got.prompt_tokens += completion.usage.prompt_tokens;
+            got.completion_tokens += completion.usage.completion_tokens;
+            let parsed = parse_reply(&completion.content);
+            let found = parsed.as_ref().and_then(|v| (call.reading.extract)(v));
+            got.reason = parsed
+                .as_ref()
+                .and_then(|v| v.get("reason"))
+                .and_then(Value::as_str)
+                .map(|r| super::input::cut(r, 400).to_string())
+                .unwrap_or_default();
+            if found.is_some() {
+                got.verdict = found;
+                break;
+            }
+            got.raw = super::input::cut(&completion.content, MAX_RAW_CHARS).to_string();
+            tracing::warn!(
+                "{}: unusable judge reply to {} (attempt {}): {}",
+                call.ctx,
+                call.kind,
+                attempt + 1,
+                got.raw
+            );
+        }
+        Ok(got)
+    }
+
+    fn lock_cache(&self) -> Result<std::sync::MutexGuard<'_, JudgeCache>, EvalError> {
+        self.cache
+            .lock()
+            .map_err(|_| EvalError::Other("judge log lock poisoned".into()))
+    }
+}
+
+/// One judge call: what is asked, and how its verdict is read from the reply.
+struct Call<'a> {
+    kind: &'a str,
+    prompt: &'a str,
+    vars: &'a [(&'a str, &'a str)],
+    reading: Reading<'a>,
+    attempts: u32,
+    vote: u32,
+    /// The query the call is about (for the log).
+    ctx: &'a str,
+}
+
+/// Takes the verdict out of a parsed reply, `None` when it has none.
+type Extract<'a> = Box<dyn Fn(&Value) -> Option<String> + Send + Sync + 'a>;
+
+/// How a call's verdict is read: the JSON schema the reply is held to, and the verdict taken from it.
+struct Reading<'a> {
+    schema: Value,
+    extract: Extract<'a>,
+}
+
+impl<'a> Reading<'a> {
+    /// A verdict in `field`, one of `allowed` (case-insensitive), after a short reason.
+    fn one_of(field: &'a str, allowed: &'a [&'a str]) -> Self {
         let schema = json!({
             "type": "object",
             "properties": {
@@ -337,134 +471,30 @@ impl Judge {
             "required": ["reason", field],
             "additionalProperties": false,
         });
-        let extract = |v: &Value| -> Option<String> {
+        let extract = move |v: &Value| -> Option<String> {
             let s = v.get(field)?.as_str()?;
             allowed
                 .iter()
                 .find(|a| a.eq_ignore_ascii_case(s.trim()))
                 .map(|a| a.to_string())
         };
-        let attempts = self.options.attempts;
-        self.call(kind, prompt, vars, schema, &extract, attempts, vote, ctx)
-            .await
+        Reading {
+            schema,
+            extract: Box::new(extract),
+        }
     }
+}
 
-    /// One judge call through the cache: the reply must parse as JSON from which `extract` takes the
-    /// verdict; after `attempts` tries without one, the call is logged as unusable with its raw reply.
-    #[allow(clippy::too_many_arguments)]
-    async fn call(
-        &self,
-        kind: &str,
-        prompt: &str,
-        vars: &[(&str, &str)],
-        schema: Value,
-        extract: &(dyn Fn(&Value) -> Option<String> + Sync),
-        attempts: u32,
-        vote: u32,
-        ctx: &str,
-    ) -> Result<Reply, EvalError> {
-        let template = self.prompts.template(prompt)?;
-        let prompt_hash = short_hash(template);
-        let rendered = self.prompts.render(prompt, vars)?;
-        let mut parts: Vec<&str> = vec![kind];
-        for (k, v) in vars {
-            parts.push(k);
-            parts.push(v);
-        }
-        let ih = input_hash(&parts);
-        let key = cache_key(&self.model, &prompt_hash, &ih, vote);
-        if let Some(hit) = self.lock_cache()?.get(&key) {
-            let verdict = Some(hit.verdict).filter(|v| !v.is_empty());
-            return Ok(Reply {
-                verdict,
-                reason: hit.reason,
-                raw: hit.raw,
-            });
-        }
-        let mut verdict = None;
-        let mut reason = String::new();
-        let mut raw = String::new();
-        let (mut prompt_tokens, mut completion_tokens, mut elapsed_ms) = (0, 0, 0);
-        for attempt in 0..attempts.max(1) {
-            let mut request =
-                CompletionRequest::new("judge", vec![Message::user(rendered.clone())])
-                    .with_json_schema("verdict", schema.clone())
-                    .with_temperature(self.options.temperature)
-                    .with_max_tokens(self.options.max_tokens);
-            request.seed = Some(
-                self.options
-                    .seed
-                    .wrapping_add(u64::from(vote) * 1000)
-                    .wrapping_add(u64::from(attempt)),
-            );
-            let started = std::time::Instant::now();
-            let completion = self.llm.complete(&request).await?;
-            elapsed_ms += started.elapsed().as_millis() as u64;
-            prompt_tokens += completion.usage.prompt_tokens;
-            completion_tokens += completion.usage.completion_tokens;
-            let parsed = parse_reply(&completion.content);
-            let found = parsed.as_ref().and_then(extract);
-            reason = parsed
-                .as_ref()
-                .and_then(|v| v.get("reason"))
-                .and_then(Value::as_str)
-                .map(|r| super::input::cut(r, 400).to_string())
-                .unwrap_or_default();
-            if found.is_some() {
-                verdict = found;
-                break;
-            }
-            raw = super::input::cut(&completion.content, MAX_RAW_CHARS).to_string();
-            tracing::warn!(
-                "{ctx}: unusable judge reply to {kind} (attempt {}): {raw}",
-                attempt + 1,
-            );
-        }
-        if verdict.is_none() && reason.is_empty() {
-            reason = "unusable judge reply".into();
-        }
-        let record = JudgeRecord {
-            key,
-            kind: kind.to_string(),
-            model: self.model.clone(),
-            mode: self.options.mode.as_str().to_string(),
-            prompt: prompt.to_string(),
-            prompt_hash,
-            input_hash: ih,
-            vote,
-            verdict: verdict.clone().unwrap_or_default(),
-            reason: reason.clone(),
-            raw: if verdict.is_none() {
-                raw.clone()
-            } else {
-                String::new()
-            },
-            query: ctx.to_string(),
-            prompt_tokens,
-            completion_tokens,
-            elapsed_ms,
-        };
-        tracing::info!(
-            "judge {kind} {ctx} vote {vote}: {} ({})",
-            record.verdict,
-            super::input::cut(&record.reason, 120)
-        );
-        self.lock_cache()?.insert(record)?;
-        if verdict.is_some() {
-            raw.clear();
-        }
-        Ok(Reply {
-            verdict,
-            reason,
-            raw,
-        })
-    }
-
-    fn lock_cache(&self) -> Result<std::sync::MutexGuard<'_, JudgeCache>, EvalError> {
-        self.cache
-            .lock()
-            .map_err(|_| EvalError::Other("judge log lock poisoned".into()))
-    }
+/// What the attempts at one call came to.
+#[derive(Default)]
+struct Attempts {
+    verdict: Option<String>,
+    reason: String,
+    /// The last unusable raw reply.
+    raw: String,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    elapsed_ms: u64,
 }
 
 fn to_verdict(reply: Reply) -> Verdict {
@@ -480,103 +510,5 @@ fn to_verdict(reply: Reply) -> Verdict {
             reason: reply.reason,
             unusable: Some(reply.raw),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::llm::scripted::{ScriptedLlm, reply};
-
-    fn judge(llm: Arc<ScriptedLlm>) -> Judge {
-        Judge::new(
-            llm,
-            Prompts::embedded(),
-            JudgeCache::memory(),
-            JudgeOptions::default(),
-        )
-    }
-
-    #[tokio::test]
-    async fn status_is_schema_constrained_and_cached() {
-        let llm = Arc::new(ScriptedLlm::new(|_, _| {
-            Ok(reply(
-                r#"{"reason": "has the price", "answer_status": "Solved"}"#,
-            ))
-        }));
-        let j = judge(llm.clone());
-        let v = j
-            .answer_status("price of BTC?", "66,412 USD", 0, "G1/1")
-            .await
-            .unwrap();
-        assert_eq!(v.label, Label::Solved);
-        assert_eq!(v.reason, "has the price");
-        // Same input and vote: from the cache. Another vote: a new call.
-        j.answer_status("price of BTC?", "66,412 USD", 0, "G1/1")
-            .await
-            .unwrap();
-        j.answer_status("price of BTC?", "66,412 USD", 1, "G1/1")
-            .await
-            .unwrap();
-        let seen = llm.requests();
-        assert_eq!(seen.len(), 2);
-        assert_eq!(seen[0].purpose, "judge");
-        assert_ne!(seen[0].seed, seen[1].seed);
-        assert!(seen[0].messages[0].content.contains("66,412 USD"));
-        assert!(matches!(
-            seen[0].response_format,
-            crate::llm::ResponseFormat::JsonSchema { .. }
-        ));
-        assert_eq!(j.cache_stats(), (2, 1));
-    }
-
-    #[tokio::test]
-    async fn unusable_replies_are_retried_then_errors_with_the_raw_reply() {
-        let llm = Arc::new(ScriptedLlm::new(|_, i| {
-            Ok(reply(if i == 0 {
-                "Solved!"
-            } else {
-                r#"{"reason": "r", "answer_status": "maybe"}"#
-            }))
-        }));
-        let j = judge(llm.clone());
-        let v = j.answer_status("q", "a", 0, "G1/1").await.unwrap();
-        assert_eq!(
-            v.unusable.as_deref(),
-            Some(r#"{"reason": "r", "answer_status": "maybe"}"#)
-        );
-        assert_eq!(llm.requests().len(), 3);
-        // Logged as unusable with its raw reply: the rerun reports the same error without a call.
-        let again = j.answer_status("q", "a", 0, "G1/1").await.unwrap();
-        assert_eq!(again, v);
-        assert_eq!(llm.requests().len(), 3);
-    }
-
-    #[tokio::test]
-    async fn preference_maps_letters() {
-        let llm = Arc::new(ScriptedLlm::new(|_, _| {
-            Ok(reply(r#"{"reason": "B is complete", "better": "b"}"#))
-        }));
-        let j = judge(llm);
-        let (first, reason) = j
-            .prefers_first("q", ("a1", "t1"), ("a2", "t2"), 0, "G1/1")
-            .await
-            .unwrap();
-        assert_eq!(first, Some(false));
-        assert_eq!(reason, "B is complete");
-    }
-
-    #[tokio::test]
-    async fn llm_errors_propagate() {
-        let llm = Arc::new(ScriptedLlm::new(|_, _| {
-            Err(crate::llm::LlmError::Timeout(
-                std::time::Duration::from_secs(1),
-            ))
-        }));
-        let j = judge(llm);
-        assert!(matches!(
-            j.answer_status("q", "a", 0, "x").await,
-            Err(EvalError::Llm(_))
-        ));
     }
 }

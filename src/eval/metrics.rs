@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::input::{Answer, AnswerSet};
 use super::pass_rate::PassRate;
 use crate::toolbench::FINISH;
+use crate::toolbench::answer::FinishKind;
 
 /// Name ToolBench substitutes for a call to a function that does not exist.
 const HALLUCINATED_NAME: &str = "invalid_hallucination_function_name";
@@ -54,7 +55,7 @@ fn counts(a: &Answer) -> Counts {
     if let Some(r) = &a.record {
         let c = &r.counters;
         return Counts {
-            finished: r.finish == "give_answer",
+            finished: r.finish.is(FinishKind::GiveAnswer),
             steps: c.steps,
             llm_calls: Some(c.llm_calls),
             tokens: Some(c.prompt_tokens + c.completion_tokens),
@@ -218,7 +219,10 @@ mod tests {
     #[test]
     fn our_counters_give_costs_per_solved_query() {
         let mut set = AnswerSet::default();
-        for (id, finish, cost) in [(1, "give_answer", 0.02), (2, "give_up", 0.04)] {
+        for (id, finish, cost) in [
+            (1, FinishKind::GiveAnswer, 0.02),
+            (2, FinishKind::GiveUp, 0.04),
+        ] {
             let mut a = converted_answer(id);
             a.record = Some(Record {
                 finish: finish.into(),

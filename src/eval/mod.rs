@@ -10,6 +10,8 @@ pub mod evidence_judge;
 pub mod headline;
 pub mod input;
 pub mod judge;
+#[cfg(test)]
+mod judge_tests;
 pub mod labels;
 pub mod metrics;
 pub mod pass_rate;
@@ -21,6 +23,7 @@ pub mod stats;
 pub mod tool_metrics;
 pub mod win_rate;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -155,4 +158,23 @@ impl std::fmt::Display for QueryKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.subset, self.query_id)
     }
+}
+
+/// One summary per subset (in subset order) and one over everything, named `overall`: the rows of
+/// every per-subset report. `group` makes a summary from a name and its items.
+pub fn per_subset<'a, T, G>(
+    items: &'a [T],
+    subset: impl Fn(&'a T) -> &'a str,
+    group: impl Fn(&str, &[&'a T]) -> G,
+) -> (Vec<G>, G) {
+    let mut by_subset: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
+    for item in items {
+        by_subset.entry(subset(item)).or_default().push(item);
+    }
+    let groups = by_subset
+        .iter()
+        .map(|(name, its)| group(name, its))
+        .collect();
+    let all: Vec<&T> = items.iter().collect();
+    (groups, group("overall", &all))
 }

@@ -200,204 +200,167 @@ fn csv_field(v: &str) -> String {
     }
 }
 
-/// Writes rows as CSV atomically.
-pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), EvalError> {
+/// Writes one CSV table atomically: the header, then one row per item. Every CSV file the
+/// evaluator writes goes through here.
+fn write_table<T>(
+    path: &Path,
+    header: &[&str],
+    items: impl IntoIterator<Item = T>,
+    row: impl Fn(T) -> Vec<String>,
+) -> Result<(), EvalError> {
     let mut out = header.join(",");
     out.push('\n');
-    for r in rows {
-        out.push_str(&r.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+    for item in items {
+        let fields: Vec<String> = row(item).iter().map(|f| csv_field(f)).collect();
+        out.push_str(&fields.join(","));
         out.push('\n');
     }
     write_atomic(path, out.as_bytes())?;
     Ok(())
 }
 
+/// `pass_rate.csv` (per subset and overall) and `verdicts.csv` (per query).
 pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
-    let rows: Vec<Vec<String>> = pr
-        .subsets
-        .iter()
-        .chain(std::iter::once(&pr.overall))
-        .map(|g| {
-            vec![
-                g.subset.clone(),
-                g.queries.to_string(),
-                g.missing.to_string(),
-                g.by_rule.to_string(),
-                format!("{:.2}", g.pass_rate),
-                format!("{:.2}", g.std),
-                format!("{:.2}", g.pass_rate_without_missing),
-                g.run_pass_rates
-                    .iter()
-                    .map(|r| format!("{r:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ]
-        })
-        .collect();
-    write_csv(
-        &dir.join("pass_rate.csv"),
-        &[
-            "subset",
-            "queries",
-            "missing",
-            "by_rule",
-            "pass_rate",
-            "std",
-            "pass_rate_without_missing",
-            "run_pass_rates",
-        ],
-        &rows,
-    )?;
-    let verdicts: Vec<Vec<String>> = pr
-        .queries
-        .iter()
-        .map(|q| {
-            vec![
-                q.subset.clone(),
-                q.query_id.to_string(),
-                format!("{:?}", q.source).to_lowercase(),
-                q.rule.map(|r| r.as_str()).unwrap_or_default().to_string(),
-                format!("{:.3}", q.score),
-                q.labels
-                    .iter()
-                    .map(|l| l.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                q.reasons.first().cloned().unwrap_or_default(),
-                q.unusable.to_string(),
-            ]
-        })
-        .collect();
-    write_csv(
-        &dir.join("verdicts.csv"),
-        &[
-            "subset", "query_id", "source", "rule", "score", "labels", "reason", "unusable",
-        ],
-        &verdicts,
-    )
+    let header = [
+        "subset",
+        "queries",
+        "missing",
+        "by_rule",
+        "pass_rate",
+        "std",
+        "pass_rate_without_missing",
+        "run_pass_rates",
+    ];
+    let groups = pr.subsets.iter().chain(std::iter::once(&pr.overall));
+    write_table(&dir.join("pass_rate.csv"), &header, groups, |g| {
+        vec![
+            g.subset.clone(),
+            g.queries.to_string(),
+            g.missing.to_string(),
+            g.by_rule.to_string(),
+            format!("{:.2}", g.pass_rate),
+            format!("{:.2}", g.std),
+            format!("{:.2}", g.pass_rate_without_missing),
+            joined(g.run_pass_rates.iter().map(|r| format!("{r:.2}"))),
+        ]
+    })?;
+    let header = [
+        "subset", "query_id", "source", "rule", "score", "labels", "reason", "unusable",
+    ];
+    write_table(&dir.join("verdicts.csv"), &header, &pr.queries, |q| {
+        vec![
+            q.subset.clone(),
+            q.query_id.to_string(),
+            format!("{:?}", q.source).to_lowercase(),
+            q.rule.map(|r| r.as_str()).unwrap_or_default().to_string(),
+            format!("{:.3}", q.score),
+            joined(q.labels.iter().map(|l| l.as_str().to_string())),
+            q.reasons.first().cloned().unwrap_or_default(),
+            q.unusable.to_string(),
+        ]
+    })
+}
+
+/// Values in one CSV field, space-separated.
+fn joined(values: impl Iterator<Item = String>) -> String {
+    values.collect::<Vec<_>>().join(" ")
 }
 
 pub fn write_metrics_csv(path: &Path, ms: &[Metrics]) -> Result<(), EvalError> {
     let o = |v: Option<f64>| v.map(|x| format!("{x:.6}")).unwrap_or_default();
-    let rows: Vec<Vec<String>> = ms
-        .iter()
-        .map(|m| {
-            vec![
-                m.subset.clone(),
-                m.queries.to_string(),
-                m.answered.to_string(),
-                format!("{:.2}", m.finish_rate),
-                format!("{:.3}", m.avg_steps),
-                o(m.avg_llm_calls),
-                o(m.avg_tokens),
-                o(m.avg_cost_usd),
-                o(m.tokens_per_solved),
-                o(m.cost_per_solved_usd),
-                m.tool_calls.to_string(),
-                format!("{:.2}", m.tool_error_rate),
-                format!("{:.2}", m.hallucination_rate),
-            ]
-        })
-        .collect();
-    write_csv(
-        path,
-        &[
-            "subset",
-            "queries",
-            "answered",
-            "finish_rate",
-            "avg_steps",
-            "avg_llm_calls",
-            "avg_tokens",
-            "avg_cost_usd",
-            "tokens_per_solved",
-            "cost_per_solved_usd",
-            "tool_calls",
-            "tool_error_rate",
-            "hallucination_rate",
-        ],
-        &rows,
-    )
+    let header = [
+        "subset",
+        "queries",
+        "answered",
+        "finish_rate",
+        "avg_steps",
+        "avg_llm_calls",
+        "avg_tokens",
+        "avg_cost_usd",
+        "tokens_per_solved",
+        "cost_per_solved_usd",
+        "tool_calls",
+        "tool_error_rate",
+        "hallucination_rate",
+    ];
+    write_table(path, &header, ms, |m| {
+        vec![
+            m.subset.clone(),
+            m.queries.to_string(),
+            m.answered.to_string(),
+            format!("{:.2}", m.finish_rate),
+            format!("{:.3}", m.avg_steps),
+            o(m.avg_llm_calls),
+            o(m.avg_tokens),
+            o(m.avg_cost_usd),
+            o(m.tokens_per_solved),
+            o(m.cost_per_solved_usd),
+            m.tool_calls.to_string(),
+            format!("{:.2}", m.tool_error_rate),
+            format!("{:.2}", m.hallucination_rate),
+        ]
+    })
 }
 
+/// `compare.csv` (per subset and overall) and `preferences.csv` (per query).
 pub fn write_comparison_csv(dir: &Path, c: &Comparison) -> Result<(), EvalError> {
-    let rows: Vec<Vec<String>> = c
-        .subsets
-        .iter()
-        .chain(std::iter::once(&c.overall))
-        .map(|g| {
-            vec![
-                g.subset.clone(),
-                g.queries.to_string(),
-                g.wins.to_string(),
-                g.losses.to_string(),
-                g.ties.to_string(),
-                format!("{:.2}", g.win_rate.estimate),
-                format!("{:.2}", g.win_rate.low),
-                format!("{:.2}", g.win_rate.high),
-                format!("{:.2}", g.win_rate_ties_half),
-                format!("{:.4}", g.win_p_value),
-                format!("{:.2}", g.reference_pass_rate),
-                format!("{:.2}", g.candidate_pass_rate),
-                format!("{:.2}", g.pass_rate_difference.estimate),
-                format!("{:.2}", g.pass_rate_difference.low),
-                format!("{:.2}", g.pass_rate_difference.high),
-                format!("{:.4}", g.pass_p_value),
-            ]
-        })
-        .collect();
-    write_csv(
-        &dir.join("compare.csv"),
-        &[
-            "subset",
-            "queries",
-            "wins",
-            "losses",
-            "ties",
-            "win_rate",
-            "win_rate_low",
-            "win_rate_high",
-            "win_rate_ties_half",
-            "win_p_value",
-            "reference_pass_rate",
-            "candidate_pass_rate",
-            "pass_rate_difference",
-            "pass_rate_difference_low",
-            "pass_rate_difference_high",
-            "pass_p_value",
-        ],
-        &rows,
-    )?;
-    let prefs: Vec<Vec<String>> = c
-        .queries
-        .iter()
-        .map(|q| {
-            vec![
-                q.subset.clone(),
-                q.query_id.to_string(),
-                format!("{:?}", q.outcome).to_lowercase(),
-                q.reference_rounds.to_string(),
-                q.candidate_rounds.to_string(),
-                q.rounds
-                    .iter()
-                    .map(|r| r.decided_by.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ]
-        })
-        .collect();
-    write_csv(
-        &dir.join("preferences.csv"),
-        &[
-            "subset",
-            "query_id",
-            "outcome",
-            "reference_rounds",
-            "candidate_rounds",
-            "decided_by",
-        ],
-        &prefs,
-    )
+    let header = [
+        "subset",
+        "queries",
+        "wins",
+        "losses",
+        "ties",
+        "win_rate",
+        "win_rate_low",
+        "win_rate_high",
+        "win_rate_ties_half",
+        "win_p_value",
+        "reference_pass_rate",
+        "candidate_pass_rate",
+        "pass_rate_difference",
+        "pass_rate_difference_low",
+        "pass_rate_difference_high",
+        "pass_p_value",
+    ];
+    let groups = c.subsets.iter().chain(std::iter::once(&c.overall));
+    write_table(&dir.join("compare.csv"), &header, groups, |g| {
+        vec![
+            g.subset.clone(),
+            g.queries.to_string(),
+            g.wins.to_string(),
+            g.losses.to_string(),
+            g.ties.to_string(),
+            format!("{:.2}", g.win_rate.estimate),
+            format!("{:.2}", g.win_rate.low),
+            format!("{:.2}", g.win_rate.high),
+            format!("{:.2}", g.win_rate_ties_half),
+            format!("{:.4}", g.win_p_value),
+            format!("{:.2}", g.reference_pass_rate),
+            format!("{:.2}", g.candidate_pass_rate),
+            format!("{:.2}", g.pass_rate_difference.estimate),
+            format!("{:.2}", g.pass_rate_difference.low),
+            format!("{:.2}", g.pass_rate_difference.high),
+            format!("{:.4}", g.pass_p_value),
+        ]
+    })?;
+    let header = [
+        "subset",
+        "query_id",
+        "outcome",
+        "reference_rounds",
+        "candidate_rounds",
+        "decided_by",
+    ];
+    write_table(&dir.join("preferences.csv"), &header, &c.queries, |q| {
+        vec![
+            q.subset.clone(),
+            q.query_id.to_string(),
+            format!("{:?}", q.outcome).to_lowercase(),
+            q.reference_rounds.to_string(),
+            q.candidate_rounds.to_string(),
+            joined(q.rounds.iter().map(|r| r.decided_by.as_str().to_string())),
+        ]
+    })
 }
 
 #[cfg(test)]

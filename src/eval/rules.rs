@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::evidence::{EvidenceReport, tool_docs};
 use super::input::Answer;
 use crate::toolbench::FINISH;
+use crate::toolbench::answer::FinishKind;
 use crate::toolbench::claims::content_words;
 
 /// The rule that decided a verdict without a judge.
@@ -73,13 +74,19 @@ fn hit(rule: Rule, detail: impl Into<String>) -> Option<RuleHit> {
 /// The rules about how the episode ended (the only ones the ToolEval-style judge applies, as ToolEval).
 pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
     if let Some(r) = &answer.record {
-        match r.finish.as_str() {
-            "give_answer" => {}
-            "give_up" => return hit(Rule::GaveUp, "no final answer (finish: give_up)"),
-            "error" => return hit(Rule::Error, "no final answer (finish: error)"),
-            "limit" => return hit(Rule::Limit, "no final answer (finish: limit)"),
-            "" => return hit(Rule::NoFinish, "no final answer (finish: none)"),
-            other => return hit(Rule::NoFinish, format!("no final answer (finish: {other})")),
+        let rule = match r.finish.kind() {
+            Some(FinishKind::GiveAnswer) => None,
+            Some(FinishKind::GiveUp) => Some(Rule::GaveUp),
+            Some(FinishKind::Error) => Some(Rule::Error),
+            Some(FinishKind::Limit) => Some(Rule::Limit),
+            None => Some(Rule::NoFinish),
+        };
+        if let Some(rule) = rule {
+            let name = match r.finish.as_str() {
+                "" => "none",
+                name => name,
+            };
+            return hit(rule, format!("no final answer (finish: {name})"));
         }
     }
     let raw = &answer.converted.answer.final_answer;

@@ -13,6 +13,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Completion, CompletionRequest, LlmClient, LlmError, Role};
+use crate::toolbench::canonical::canonical_json;
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -30,25 +31,6 @@ pub fn request_key(request: &CompletionRequest) -> String {
     }
     let canonical = canonical_json(&v);
     hex::encode(Sha256::digest(canonical.as_bytes()))[..32].to_string()
-}
-
-fn canonical_json(v: &Value) -> String {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            let parts: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical_json(&m[k])))
-                .collect();
-            format!("{{{}}}", parts.join(","))
-        }
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(canonical_json).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
-    }
 }
 
 fn path_for(dir: &Path, key: &str) -> PathBuf {

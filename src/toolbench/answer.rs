@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::FINISH;
+pub use super::finish::{FinishKind, RecordedFinish};
+
+/// The key under which our record sits inside an answer file (beside ToolBench's own fields).
+pub const OUR_KEY: &str = "sum2act";
 
 /// The counters every method reports, stored in our record of an answer file (`sum2act.counters`).
 /// Missing fields read as zero, so older files and other harnesses' records still load.

@@ -2,10 +2,12 @@
 //! Everything above this layer speaks in these types.
 
 pub mod answer;
+pub mod canonical;
 mod catalog;
 pub mod claims;
 mod dataset;
 mod error;
+mod finish;
 #[cfg(test)]
 pub mod fixture;
 pub mod io;

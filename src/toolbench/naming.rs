@@ -89,6 +89,15 @@ pub fn first_chars(s: &str, n: usize) -> &str {
     }
 }
 
+/// A field name squashed to lower-case alphanumerics (`request_id`, `requestId` and `Request-ID` all
+/// read `requestid`), for matching names whatever their style.
+pub fn squash(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// The lower-case tokens of a field or API name, split at non-alphanumerics and camelCase humps:
 /// `venueName`, `venue_name` and `venue-name` all read `[venue, name]`.
 pub fn tokens(key: &str) -> Vec<String> {
@@ -127,6 +136,14 @@ mod tests {
         assert_eq!(standardize("a^b"), "a^b");
         assert_eq!(standardize(""), "");
         assert_eq!(standardize("___"), "");
+    }
+
+    #[test]
+    fn squash_ignores_the_naming_style() {
+        for name in ["request_id", "requestId", "Request-ID", "REQUEST ID"] {
+            assert_eq!(squash(name), "requestid", "{name}");
+        }
+        assert_eq!(squash("Café_2"), "café2");
     }
 
     #[test]

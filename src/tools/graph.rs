@@ -6,13 +6,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::toolbench::Function;
 
 /// What a resource holds, as far as the docs tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResourceType {
     Text,
@@ -57,19 +57,19 @@ impl ResourceType {
 }
 
 /// A parameter or an output field of an API.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Port {
     /// The parameter name, or the output field's path (`results[0].movie_id`).
     pub name: String,
     pub kind: String,
     pub ty: ResourceType,
     /// The output was guessed from the API's name (no `template_response`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub inferred: bool,
 }
 
 /// One API.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApiNode {
     /// The function name the model sees.
     pub function: String,
@@ -81,7 +81,7 @@ pub struct ApiNode {
 }
 
 /// An output field feeding a parameter.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Edge {
     pub from: usize,
     /// The output field's path.
@@ -92,7 +92,7 @@ pub struct Edge {
 }
 
 /// The graph over a set of functions.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolGraph {
     pub apis: Vec<ApiNode>,
     pub edges: Vec<Edge>,
@@ -189,6 +189,11 @@ impl ToolGraph {
                 }
             }
         }
+        ToolGraph::from_parts(apis, edges)
+    }
+
+    /// A graph from its nodes and edges (a built or a cached one), with the edge index rebuilt.
+    pub fn from_parts(apis: Vec<ApiNode>, edges: Vec<Edge>) -> ToolGraph {
         let mut incoming: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, e) in edges.iter().enumerate() {
             incoming.entry(e.to).or_default().push(i);

@@ -4,6 +4,8 @@
 pub mod args;
 pub mod caller;
 pub mod graph;
+pub mod graph_cache;
+pub mod graph_catalogue;
 pub mod http;
 pub mod observation;
 mod types;

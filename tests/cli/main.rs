@@ -4,6 +4,7 @@
 mod common;
 
 mod batch;
+mod broken_pipe;
 mod eval;
 mod examples;
 mod hardening;

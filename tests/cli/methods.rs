@@ -3,7 +3,8 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use common::{Model, Test};
 use serde_json::Value;
@@ -89,19 +90,24 @@ fn plan_and_graph_answer_files_are_read_by_eval_compare_and_report() {
 
 #[test]
 fn index_graph_shows_the_catalogue_tool_graph() {
+    let cache = tempfile::tempdir().unwrap();
     let out = Test::new()
+        .env("SUM2ACT_INDEX_DIR", cache.path())
         .args(["index", "graph", "--json", "--sample", "3"])
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
     assert_eq!(v["size"]["apis"], 40);
+    assert_eq!(v["source"], "built");
     assert!(v["size"]["edges"].as_u64().unwrap() > 0);
     assert_eq!(v["sample"].as_array().unwrap().len(), 3);
     Test::new()
+        .env("SUM2ACT_INDEX_DIR", cache.path())
         .args(["index", "graph"])
         .run()
         .success()
         .stdout_has("tool graph: 40 APIs")
+        .stdout_has("loaded from cache")
         .stdout_has(
             "top_rated_for_cinebase.movies[0].movie_id -> movie_details_for_cinebase(movie_id)",
         );
@@ -135,4 +141,173 @@ fn bad_method_options_are_clear_errors() {
         .run()
         .failure(2)
         .stderr_has("is not a number from 0 to 1");
+}
+
+/// The files of the graph cache under an index folder, with their modification times.
+fn cached_graphs(index: &Path) -> Vec<(PathBuf, SystemTime)> {
+    let mut files: Vec<_> = std::fs::read_dir(index.join("graph"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| (e.path(), e.metadata().unwrap().modified().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// `run --method graph` over catalogue tools with the graph cache in `index`: its log (`-v`) and
+/// where the episode's graph came from.
+fn graph_run(model: &Model, data: &Path, index: &Path, tools: &str, out: &Path) -> (String, Value) {
+    let done = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("SUM2ACT_INDEX_DIR", index)
+        .arg("-v")
+        .arg("--data")
+        .arg(data)
+        .args([
+            "run",
+            "--model",
+            "mock",
+            "--method",
+            "graph",
+            "--subset",
+            "G1_category",
+            "--query-id",
+            "201",
+            "--tools",
+            tools,
+            "--out",
+        ])
+        .arg(out)
+        .run()
+        .success();
+    let file = read(&out.join("G1_category/201_graph.json"));
+    (
+        done.stderr(),
+        file["sum2act"]["details"]["graph_from"].clone(),
+    )
+}
+
+#[test]
+fn graph_runs_load_the_catalogue_graph_from_the_cache_once_built() {
+    let model = Model::start(0);
+    let data = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(common::sample().join("queries"))
+        .arg(common::sample().join("tools"))
+        .arg(common::sample().join("response_cache"))
+        .arg(data.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let index = tempfile::tempdir().unwrap();
+    let runs = tempfile::tempdir().unwrap();
+
+    let (log, from) = graph_run(
+        &model,
+        data.path(),
+        index.path(),
+        "all",
+        &runs.path().join("a"),
+    );
+    assert!(log.contains("catalogue tool graph: 40 APIs"), "{log}");
+    assert!(log.contains("(built in"), "{log}");
+    assert_eq!(from, "catalogue");
+    let first = cached_graphs(index.path());
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    // Later runs read the file (left as it was) instead of building the graph again.
+    for (tools, expected) in [("retrieved:4", "catalogue_subgraph"), ("all", "catalogue")] {
+        let (log, from) = graph_run(
+            &model,
+            data.path(),
+            index.path(),
+            tools,
+            &runs.path().join(tools),
+        );
+        assert!(log.contains("(loaded from cache in"), "{tools}: {log}");
+        assert_eq!(from, expected, "{tools}");
+        assert_eq!(cached_graphs(index.path()), first, "{tools}");
+    }
+    // A batch loads it once for all its episodes.
+    let batch = runs.path().join("batch");
+    let done = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("SUM2ACT_INDEX_DIR", index.path())
+        .arg("-v")
+        .arg("--data")
+        .arg(data.path())
+        .args([
+            "batch",
+            "--model",
+            "mock",
+            "--progress",
+            "plain",
+            "--method",
+            "graph",
+        ])
+        .args([
+            "--tools",
+            "all",
+            "--subsets",
+            "G1_category",
+            "--limit",
+            "2",
+            "--out",
+        ])
+        .arg(&batch)
+        .run()
+        .success();
+    assert_eq!(done.stderr().matches("catalogue tool graph").count(), 1);
+    assert!(done.stderr().contains("(loaded from cache in"));
+    for id in [201, 202] {
+        let file = read(&batch.join(format!("G1_category/{id}_graph.json")));
+        assert_eq!(
+            file["sum2act"]["details"]["graph_from"], "catalogue",
+            "{id}"
+        );
+    }
+    // The oracle tool set is not the catalogue: no catalogue graph is loaded.
+    let done = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("SUM2ACT_INDEX_DIR", index.path())
+        .arg("-v")
+        .arg("--data")
+        .arg(data.path())
+        .args([
+            "run",
+            "--model",
+            "mock",
+            "--method",
+            "graph",
+            "--subset",
+            "G1_category",
+        ])
+        .args(["--query-id", "201", "--out"])
+        .arg(runs.path().join("oracle"))
+        .run()
+        .success();
+    assert!(!done.stderr().contains("catalogue tool graph"));
+
+    // A changed catalogue has another fingerprint: its graph is built and cached beside the old.
+    let tool = data.path().join("tools/Movies/cinebase.json");
+    let mut doc: Value = read(&tool);
+    doc["tool_description"] = Value::String("Movie search, details, cast and ratings.".into());
+    std::fs::write(&tool, doc.to_string()).unwrap();
+    let (log, _) = graph_run(
+        &model,
+        data.path(),
+        index.path(),
+        "all",
+        &runs.path().join("b"),
+    );
+    assert!(log.contains("(built in"), "{log}");
+    let now = cached_graphs(index.path());
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(
+        now.contains(&first[0]),
+        "the old catalogue's file was touched"
+    );
 }

@@ -10,11 +10,12 @@ use super::memory::Memory;
 use super::*;
 use crate::agent::plan::execute::Prepare;
 use crate::agent::sample_harness::{
-    SampleSource, context, finish_saying, prompt_text, run, schema, task, tools_called,
+    SampleSource, context, finish_saying, prompt_text, raw_call, run, schema, task, tools_called,
 };
 use crate::agent::{FinishKind, Strategy};
 use crate::llm::scripted::{ScriptedLlm, reply};
-use crate::llm::{CompletionRequest, LlmError};
+use crate::llm::{Completion, CompletionRequest, LlmError};
+use crate::tools::graph_catalogue::CatalogueGraph;
 
 /// Relevance the scripted model gives: 5 for the tool that answers the subtask, 3 for the one that
 /// finds what it needs, 1 otherwise.
@@ -54,13 +55,22 @@ fn scores(req: &CompletionRequest) -> Value {
 
 /// A scripted model: the given decomposition, table relevance, the first solution ranked first.
 fn model(subtasks: Value, args: Option<Value>) -> Arc<ScriptedLlm> {
+    model_answering(subtasks, args, || Ok(finish_saying("", "done")))
+}
+
+/// `model` with the answer call's reply given.
+fn model_answering(
+    subtasks: Value,
+    args: Option<Value>,
+    answer: impl Fn() -> Result<Completion, LlmError> + Send + Sync + 'static,
+) -> Arc<ScriptedLlm> {
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         let v = match req.purpose.as_str() {
             "decompose" => subtasks.clone(),
             "score" => scores(req),
             "rank" => json!({"order": [1]}),
             "arguments" => args.clone().unwrap_or(json!({})),
-            "respond" => return Ok(finish_saying("", "done")),
+            "respond" => return answer(),
             other => return Err(LlmError::InvalidResponse(format!("unexpected {other}"))),
         };
         Ok(reply(&v.to_string()))
@@ -390,4 +400,120 @@ fn another_subtask_lends_identifiers_only() {
             .count(),
         1
     );
+}
+
+#[test]
+fn an_answer_cut_at_the_token_cap_is_kept() {
+    // The embedded model's cut JSON (an error carrying the text) and an endpoint's native call
+    // whose arguments stop mid-string: both end with the answer up to the cut, not an error.
+    let t = task("G1_category", 203);
+    let cut_text = r#"{"name": "Finish", "arguments": {"return_type": "give_answer", "final_answer": "The cast of The Matrix is Keanu Ree"#;
+    let replies: [Box<dyn Fn() -> Result<Completion, LlmError> + Send + Sync>; 2] = [
+        Box::new(move || {
+            Err(LlmError::Truncated {
+                max_tokens: 384,
+                content: cut_text.into(),
+            })
+        }),
+        Box::new(|| {
+            Ok(Completion {
+                finish_reason: Some("length".into()),
+                ..raw_call(
+                    "",
+                    "Finish",
+                    r#"{"return_type": "give_answer", "final_answer": "The cast of The Matrix is Keanu Ree"#,
+                )
+            })
+        }),
+    ];
+    for answer in replies {
+        let llm = model_answering(matrix_cast(), None, answer);
+        let ctx = context(
+            llm,
+            &t,
+            Arc::new(SampleSource::new(0, &[])),
+            options(Strategy::Adaptive, 4),
+        );
+        let ep =
+            run(GraphSearch::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ep.finish, FinishKind::GiveAnswer, "{:?}", ep.error);
+        assert!(ep.error.is_none());
+        assert_eq!(ep.answer, "The cast of The Matrix is Keanu Ree");
+        let last = ep.steps.last().unwrap_or_else(|| panic!("no steps"));
+        assert_eq!(last.action, "Finish");
+        assert!(last.thought.contains("cut"), "{}", last.thought);
+        assert!(
+            last.notes.iter().any(|n| n.contains("token cap")),
+            "{:?}",
+            last.notes
+        );
+        assert!(ep.counters.cut_replies >= 1);
+    }
+}
+
+#[test]
+fn catalogue_tool_sets_search_the_shared_catalogue_graph() {
+    let catalog = crate::agent::sample_harness::catalog();
+    let all: Vec<Function> = catalog
+        .api_docs()
+        .map(|(tool, doc)| Function::from_doc(&doc, &tool.standard_name))
+        .collect();
+    let shared = CatalogueGraph::new(ToolGraph::build(&all));
+    // As a retriever ranks them: cast first, the search it needs later, with unrelated APIs.
+    let pick = |name: &str| all.iter().find(|f| f.name.starts_with(name)).cloned();
+    let retrieved: Vec<Function> = [
+        "movie_cast",
+        "team_roster",
+        "search_movies",
+        "convert_currency",
+    ]
+    .iter()
+    .filter_map(|n| pick(n))
+    .collect();
+    assert_eq!(retrieved.len(), 4);
+    let cases = [
+        (all.clone(), Some(shared.clone()), "catalogue"),
+        (
+            retrieved.clone(),
+            Some(shared.clone()),
+            "catalogue_subgraph",
+        ),
+        (retrieved, None, "built"),
+    ];
+    for (functions, catalogue_graph, from) in cases {
+        let mut t = task("G1_category", 203);
+        t.functions = functions;
+        let mut opts = options(Strategy::Adaptive, 4);
+        opts.methods.catalogue_graph = catalogue_graph;
+        let ctx = context(
+            model(matrix_cast(), None),
+            &t,
+            Arc::new(SampleSource::new(0, &[])),
+            opts,
+        );
+        let solver = GraphSearch::new(&ctx.options);
+        let ep = run(solver.solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ep.details["graph_from"], from);
+        assert_eq!(
+            ep.details["graph"]["apis"].as_u64(),
+            Some(t.functions.len() as u64),
+            "{from}"
+        );
+        assert_eq!(
+            tools_called(&ep),
+            vec![
+                "search_movies_for_cinebase",
+                "movie_cast_for_cinebase",
+                "Finish"
+            ],
+            "{from}"
+        );
+        // The whole catalogue is the shared graph itself, not a copy.
+        let (graph, _) = solver.graph_for(&t.functions);
+        if from == "catalogue" {
+            assert!(Arc::ptr_eq(&graph, shared.graph()));
+        } else {
+            assert!(!Arc::ptr_eq(&graph, shared.graph()));
+        }
+    }
 }

@@ -1,14 +1,15 @@
 //! HuggingGPT's response generation: one model call writes the final answer from the request and
 //! what the calls returned, through `Finish`. With no successful call there is nothing to answer
-//! from, and the episode gives up without asking the model.
+//! from, and the episode gives up without asking the model. An answer cut at the token cap is kept
+//! as cut, as the step-by-step methods keep theirs.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::execute::{TaskRun, TaskStatus};
 use crate::agent::parse::{self, Action};
 use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
-use crate::llm::{CompletionRequest, Message, ToolChoice};
+use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
 use crate::toolbench::FINISH;
 
 /// Characters of one result shown to the answer call.
@@ -62,9 +63,35 @@ pub async fn respond(
         )
         .tools_described()
         .with_max_tokens(ctx.options.max_tokens);
-    let reply = ctx.complete(&request).await?;
+    let (reply, cut) = match ctx.complete(&request).await {
+        Ok(c) => {
+            let cut = c.finish_reason.as_deref() == Some("length");
+            (c, cut)
+        }
+        // Cut before its JSON closed: what was written up to the cap may still be an answer.
+        Err(LlmError::Truncated { content, .. }) => (
+            Completion {
+                content,
+                ..Completion::default()
+            },
+            true,
+        ),
+        Err(e) => return Err(e.into()),
+    };
     let tokens = reply.usage.prompt_tokens;
-    match parse::action(&reply) {
+    let parsed = match parse::action(&reply) {
+        Err(e) if cut => parse::salvage_finish(&reply.content).ok_or(e),
+        other => other,
+    };
+    match parsed {
+        Ok(a) if a.name == FINISH && cut => Ok((
+            kept_as_cut(a),
+            tokens,
+            Some(format!(
+                "the answer reached the {} token cap and is kept as cut",
+                request.max_tokens
+            )),
+        )),
         Ok(a) if a.name == FINISH => Ok((a, tokens, None)),
         Ok(a) => Ok((
             give_up(),
@@ -80,6 +107,24 @@ pub async fn respond(
             Some(format!("unreadable answer reply: {e}")),
         )),
     }
+}
+
+/// A `Finish` cut at the cap with its arguments closed (a native call's arguments stop mid-string)
+/// and the cut said in its thought, as `common::read_action` does for the step-by-step methods.
+fn kept_as_cut(mut action: Action) -> Action {
+    if serde_json::from_str::<Value>(&action.arguments).is_err()
+        && let Some(closed) = parse::close_json(&action.arguments)
+        && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
+    {
+        action.arguments = v.to_string();
+    }
+    action.thought = format!(
+        "[reply cut at its length cap; the answer is kept as cut] {}",
+        action.thought
+    )
+    .trim_end()
+    .to_string();
+    action
 }
 
 /// `Finish` with `final_answer` required: the answer call exists to write it, and a small model

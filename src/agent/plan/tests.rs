@@ -426,3 +426,50 @@ fn an_api_echoing_an_identifier_is_not_suggested_as_its_source() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(ground::made_up_ids(&plan, &t.functions, &t.query).is_empty());
 }
+
+#[test]
+fn an_answer_cut_at_the_token_cap_is_kept() {
+    // A cut answer of the embedded model (an error carrying the text, the JSON still open) and a
+    // reply that is no Finish at all once cut: the first keeps the answer up to the cut, the second
+    // gives up; neither ends the episode as an error.
+    let t = task("G1_category", 203);
+    let plan = json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
+    ]});
+    let cases = [
+        (
+            r#"{"name": "Finish", "arguments": {"return_type": "give_answer", "final_answer": "The Matrix (1999) has the id cb01"#,
+            FinishKind::GiveAnswer,
+        ),
+        (r#"{"name": "Finish", "argu"#, FinishKind::GiveUp),
+    ];
+    for (cut, expected) in cases {
+        let plan = plan.clone();
+        let llm = Arc::new(ScriptedLlm::new(
+            move |req: &CompletionRequest, _| match req.purpose.as_str() {
+                "plan" => Ok(reply(&plan.to_string())),
+                _ => Err(LlmError::Truncated {
+                    max_tokens: 384,
+                    content: cut.into(),
+                }),
+            },
+        ));
+        let ctx = context(llm, &t, Arc::new(SampleSource::new(0, &[])), options(4));
+        let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ep.finish, expected, "{cut}: {:?}", ep.error);
+        assert!(ep.error.is_none());
+        assert_eq!(ep.counters.llm_calls, 2);
+        assert!(ep.counters.cut_replies >= 1);
+        let last = ep.steps.last().unwrap_or_else(|| panic!("no steps"));
+        assert_eq!(last.action, "Finish");
+        if expected == FinishKind::GiveAnswer {
+            assert_eq!(ep.answer, "The Matrix (1999) has the id cb01");
+            assert!(last.thought.contains("cut"), "{}", last.thought);
+            assert!(
+                last.notes.iter().any(|n| n.contains("384 token cap")),
+                "{:?}",
+                last.notes
+            );
+        }
+    }
+}

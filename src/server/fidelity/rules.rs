@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::toolbench::naming::tokens;
+use crate::toolbench::naming::{squash, tokens};
 
 /// Why a reply carries no information.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,13 +37,6 @@ const STATUS_KEYS: &[&str] = &[
     "request",
 ];
 
-fn norm(key: &str) -> String {
-    key.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
 fn has(t: &[String], words: &[&str]) -> bool {
     t.iter().any(|x| words.contains(&x.as_str()))
 }
@@ -57,7 +50,7 @@ fn data_leaves(v: &Value, top: bool) -> usize {
         Value::Array(a) => a.iter().map(|x| data_leaves(x, false)).sum(),
         Value::Object(m) => m
             .iter()
-            .filter(|(k, _)| !(top && STATUS_KEYS.contains(&norm(k).as_str())))
+            .filter(|(k, _)| !(top && STATUS_KEYS.contains(&squash(k).as_str())))
             .map(|(_, x)| data_leaves(x, false))
             .sum(),
     }
@@ -138,7 +131,7 @@ impl Context<'_> {
     fn arg(&self, names: &[&str]) -> Option<String> {
         self.args
             .iter()
-            .find(|(k, _)| names.contains(&norm(k).as_str()))
+            .find(|(k, _)| names.contains(&squash(k).as_str()))
             .map(|(_, v)| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -463,7 +456,7 @@ fn check_order(m: &Map<String, Value>, path: &str, r: &mut RuleReport) {
 
 /// A field named like an argument carries the argument's value (ids, symbols, cities, queries).
 fn echo_rule(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleReport) {
-    let k = norm(key);
+    let k = squash(key);
     const ECHO: &[&str] = &[
         "symbol", "ticker", "city", "query", "q", "keyword", "username", "isbn", "imdbid", "ip",
     ];

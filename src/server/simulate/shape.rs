@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::context::Ctx;
 use super::purpose::{Action, Domain, Purpose, Sport};
+use crate::toolbench::naming::squash;
 
 /// Template keys that only report on the request, not on the data.
 #[rustfmt::skip]
@@ -46,11 +47,7 @@ fn data_leaves(v: &Value, top: bool) -> usize {
 }
 
 fn is_status_key(k: &str) -> bool {
-    let n: String = k
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
+    let n = squash(k);
     STATUS_KEYS.contains(&n.as_str()) || n.chars().all(|c| c.is_ascii_digit())
 }
 

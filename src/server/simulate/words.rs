@@ -1,14 +1,11 @@
 //! Field and API names as words: `venueName`, `venue_name` and `venue-name` all read `[venue, name]`.
 
+use crate::toolbench::naming::squash;
 pub use crate::toolbench::naming::tokens;
 
 /// A name squashed to lower-case alphanumerics; ToolBench's `is_id` rename of `id` is undone.
 pub fn norm(key: &str) -> String {
-    let s: String = key
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
+    let s = squash(key);
     match s.strip_prefix("is") {
         Some(rest) if key.starts_with("is_") && !rest.is_empty() => rest.to_string(),
         _ => s,
