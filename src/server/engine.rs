@@ -18,7 +18,7 @@ use super::mirrorapi::{MirrorApiSimulator, MirrorMode};
 use super::simulate::{parse_template, simulate};
 use crate::llm::LlmClient;
 use crate::toolbench::naming::{pure_api_name, standard_category, standardize};
-use crate::toolbench::{ApiDoc, Catalog};
+use crate::toolbench::{ApiDoc, Catalog, Tool, ToolApi};
 use crate::tools::args::{canonical_json, check_params, input_object};
 use crate::tools::caller::PARAMETER_ERROR;
 use crate::tools::observation::{
@@ -265,20 +265,9 @@ impl VirtualApi {
     }
 
     async fn answer_inner(&self, request: &ToolRequest) -> (Answer, String) {
-        // Normalisation as the StableToolBench server does it.
-        let category = standard_category(&request.category);
-        let suffix = format!("_for_{category}");
-        let tool_name = request
-            .tool_name
-            .strip_suffix(&suffix)
-            .unwrap_or(&request.tool_name);
-        let std_tool = standardize(tool_name);
-        let mut api_name = pure_api_name(&request.api_name);
-        if let Some(i) = api_name.find(&format!("_for_{std_tool}")) {
-            api_name.truncate(i);
-        }
-        let label = format!("{category}/{std_tool}/{api_name}");
-        if api_name == "chat_with_user" {
+        let names = Names::of(request);
+        let label = names.label();
+        if names.api == "chat_with_user" {
             return (
                 Answer::Reply(error_reply("", "Chat with user.", ReplySource::Simulated)),
                 label,
@@ -293,22 +282,33 @@ impl VirtualApi {
                 );
             }
         };
-        let tool = self.catalog.tool(&category, tool_name);
-        let in_catalogue = tool.is_some_and(|t| self.catalog.api(t, &api_name).is_some());
+        match self.resolve(&names, &args) {
+            Ok((tool, api)) => self.answer_api(tool, api, args).await,
+            Err(reply) => (Answer::Reply(reply), label),
+        }
+    }
+
+    /// The catalogue's tool and API for the request's names; else the reply to give instead (a
+    /// `--stb-compat` cache hit outside the catalogue, or ToolBench's error).
+    fn resolve(
+        &self,
+        names: &Names<'_>,
+        args: &Map<String, Value>,
+    ) -> Result<(&Tool, &ToolApi), ToolReply> {
+        let (category, api_name) = (&names.category, &names.api);
+        let tool = self.catalog.tool(category, names.tool);
+        let in_catalogue = tool.is_some_and(|t| self.catalog.api(t, api_name).is_some());
         if self.stb_compat
             && !in_catalogue
-            && let Some(reply) = self.uncatalogued_hit(&category, &std_tool, &api_name, &args)
+            && let Some(reply) = self.uncatalogued_hit(category, &names.std_tool, api_name, args)
         {
-            return (Answer::Reply(reply), label);
+            return Err(reply);
         }
         let Some(tool) = tool else {
-            let msg = format!("No such tool: `{tool_name}` in category `{category}`");
-            return (
-                Answer::Reply(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller)),
-                label,
-            );
+            let msg = format!("No such tool: `{}` in category `{category}`", names.tool);
+            return Err(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller));
         };
-        let Some(api) = self.catalog.api(tool, &api_name) else {
+        let Some(api) = self.catalog.api(tool, api_name) else {
             let known: Vec<String> = tool
                 .file
                 .api_list
@@ -320,12 +320,19 @@ impl VirtualApi {
                 tool.standard_name,
                 known.join(", ")
             );
-            return (
-                Answer::Reply(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller)),
-                label,
-            );
+            return Err(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller));
         };
-        // From here on every name comes from the catalogue, never from the request.
+        Ok((tool, api))
+    }
+
+    /// A catalogued API's answer: an injected fault, the cache, a missing-parameter error or a
+    /// simulated reply (saved with `--save`). Every name comes from the catalogue, never the request.
+    async fn answer_api(
+        &self,
+        tool: &Tool,
+        api: &ToolApi,
+        args: Map<String, Value>,
+    ) -> (Answer, String) {
         let pure = pure_api_name(&api.name);
         let label = format!("{}/{}/{pure}", tool.category, tool.standard_name);
         let key = canonical_json(&Value::Object(args.clone()));
@@ -469,5 +476,41 @@ impl VirtualApi {
                 }))
             }
         }
+    }
+}
+
+/// A request's names, normalised as the StableToolBench server does it.
+struct Names<'a> {
+    category: String,
+    /// The tool name as sent, less a `_for_{category}` suffix.
+    tool: &'a str,
+    std_tool: String,
+    api: String,
+}
+
+impl<'a> Names<'a> {
+    fn of(request: &'a ToolRequest) -> Self {
+        let category = standard_category(&request.category);
+        let suffix = format!("_for_{category}");
+        let tool = request
+            .tool_name
+            .strip_suffix(&suffix)
+            .unwrap_or(&request.tool_name);
+        let std_tool = standardize(tool);
+        let mut api = pure_api_name(&request.api_name);
+        if let Some(i) = api.find(&format!("_for_{std_tool}")) {
+            api.truncate(i);
+        }
+        Names {
+            category,
+            tool,
+            std_tool,
+            api,
+        }
+    }
+
+    /// `category/tool/api` for the log line.
+    fn label(&self) -> String {
+        format!("{}/{}/{}", self.category, self.std_tool, self.api)
     }
 }

@@ -185,31 +185,49 @@ impl ToolCaller {
     }
 
     async fn dispatch(&self, name: &str, arguments: &str) -> Observation {
-        let max = self.env.config.max_observation_length;
         if name == FINISH {
-            let f = parse_finish(arguments);
-            let failed = f.code == code::BAD_FINISH;
-            return Observation {
-                function: name.to_string(),
-                arguments: arguments.to_string(),
-                text: truncate(f.text.clone(), max),
-                code: f.code,
-                error: if failed {
-                    f.text.clone()
-                } else {
-                    String::new()
-                },
-                response: if failed {
-                    Value::String(String::new())
-                } else {
-                    Value::String(f.text)
-                },
-                source: ReplySource::Caller,
-                failed,
-                finish: f.finish,
-                elapsed_ms: 0,
-            };
+            return self.finish(name, arguments);
         }
+        match self.prepare(name, arguments) {
+            Ok((function, args)) => self.call_api(name, arguments, function, args).await,
+            Err(obs) => obs,
+        }
+    }
+
+    /// The `Finish` pseudo-function: answered here, never sent.
+    fn finish(&self, name: &str, arguments: &str) -> Observation {
+        let max = self.env.config.max_observation_length;
+        let f = parse_finish(arguments);
+        let failed = f.code == code::BAD_FINISH;
+        Observation {
+            function: name.to_string(),
+            arguments: arguments.to_string(),
+            text: truncate(f.text.clone(), max),
+            code: f.code,
+            error: if failed {
+                f.text.clone()
+            } else {
+                String::new()
+            },
+            response: if failed {
+                Value::String(String::new())
+            } else {
+                Value::String(f.text)
+            },
+            source: ReplySource::Caller,
+            failed,
+            finish: f.finish,
+            elapsed_ms: 0,
+        }
+    }
+
+    /// The called function and its parsed, checked arguments; else the observation saying why not.
+    #[allow(clippy::result_large_err)]
+    fn prepare(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<(&Function, serde_json::Map<String, Value>), Observation> {
         // ToolBench takes the first function whose name ends with the called name; an empty name would
         // match everything there, which we treat as unknown instead.
         let function = (!name.is_empty())
@@ -217,13 +235,13 @@ impl ToolCaller {
             .flatten();
         let Some(function) = function else {
             let reply = caller_reply(format!("No such function name: {name}"));
-            return self.observe(name, arguments, reply, code::NO_SUCH_FUNCTION, true);
+            return Err(self.observe(name, arguments, reply, code::NO_SUCH_FUNCTION, true));
         };
         let args = match parse_arguments(arguments) {
             Ok(a) => a,
             Err(msg) => {
                 let reply = caller_reply(format!("{}{msg}", observation::PARSE_ERROR));
-                return self.observe(name, arguments, reply, code::OK, true);
+                return Err(self.observe(name, arguments, reply, code::OK, true));
             }
         };
         let mut problems = check_params(&function.doc, &args);
@@ -233,8 +251,19 @@ impl ToolCaller {
         }
         if !problems.is_empty() {
             let reply = caller_reply(format!("{PARAMETER_ERROR}{}", problems.message()));
-            return self.observe(name, arguments, reply, code::OK, true);
+            return Err(self.observe(name, arguments, reply, code::OK, true));
         }
+        Ok((function, args))
+    }
+
+    /// A checked call: from the run's cache when allowed, else sent within the rate limits.
+    async fn call_api(
+        &self,
+        name: &str,
+        arguments: &str,
+        function: &Function,
+        args: serde_json::Map<String, Value>,
+    ) -> Observation {
         let args_value = Value::Object(args);
         let key = format!(
             "{}\u{1f}{}\u{1f}{}\u{1f}{}",
@@ -283,23 +312,7 @@ impl ToolCaller {
                 self.observe(name, arguments, reply, code, failed)
             }
             Err(e) => {
-                let (code, error) = match &e {
-                    ToolError::Timeout(_) => {
-                        (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string())
-                    }
-                    ToolError::Status(s) => (
-                        code::HTTP_ERROR,
-                        format!("request invalid, data error. status_code={s}"),
-                    ),
-                    ToolError::BadReply(m) => (
-                        code::HTTP_ERROR,
-                        format!("request invalid, data error: {m}"),
-                    ),
-                    other => (
-                        code::HTTP_ERROR,
-                        format!("request invalid, data error. {other}"),
-                    ),
-                };
+                let (code, error) = failure(&e);
                 tracing::warn!(function = name, "tool call failed: {e}");
                 self.observe(name, arguments, caller_reply(error), code, true)
             }
@@ -361,6 +374,25 @@ impl ToolCaller {
             finish: None,
             elapsed_ms: 0,
         }
+    }
+}
+
+/// The observation code and error text of a call that got no usable reply.
+fn failure(e: &ToolError) -> (u8, String) {
+    match e {
+        ToolError::Timeout(_) => (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string()),
+        ToolError::Status(s) => (
+            code::HTTP_ERROR,
+            format!("request invalid, data error. status_code={s}"),
+        ),
+        ToolError::BadReply(m) => (
+            code::HTTP_ERROR,
+            format!("request invalid, data error: {m}"),
+        ),
+        other => (
+            code::HTTP_ERROR,
+            format!("request invalid, data error. {other}"),
+        ),
     }
 }
 

@@ -14,7 +14,8 @@ use serde_json::Value;
 fn batch(model: &Model, out: &Path, extra: &[&str]) -> Test {
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args(["batch", "--model", "mock", "--progress", "plain", "--out"])
+        .batch_mock()
+        .arg("--out")
         .arg(out)
         .args(extra)
 }

@@ -16,44 +16,37 @@ use sum2act::toolbench::answer::{ChainStep, Generation, cot_answer_file};
 fn mock_judge() -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-                    let counter = counter.clone();
-                    async move {
-                        counter.fetch_add(1, Ordering::SeqCst);
-                        let prompt = body["messages"][0]["content"].as_str().unwrap_or("").to_string();
-                        let content = if let (Some(a), Some(b)) = (prompt.find("Answer A:"), prompt.find("Answer B:")) {
-                            let best = prompt.find("BEST");
-                            let pick = if best.is_some_and(|i| i > b && i > a) { "B" } else { "A" };
-                            json!({"reason": "more complete", "better": pick}).to_string()
-                        } else {
-                            let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
-                            let solved = answer.contains("JPY") || answer.contains("USD");
-                            let label = if solved { "Solved" } else { "Unsolved" };
-                            json!({"reason": "checked the facts", "answer_status": label}).to_string()
-                        };
-                        axum::Json(json!({
-                            "model": "mock-judge",
-                            "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                            "usage": {"prompt_tokens": 100, "completion_tokens": 20}
-                        }))
-                    }
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let prompt = body["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                let content = if let (Some(a), Some(b)) =
+                    (prompt.find("Answer A:"), prompt.find("Answer B:"))
+                {
+                    let best = prompt.find("BEST");
+                    let pick = if best.is_some_and(|i| i > b && i > a) {
+                        "B"
+                    } else {
+                        "A"
+                    };
+                    json!({"reason": "more complete", "better": pick}).to_string()
+                } else {
+                    let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
+                    let solved = answer.contains("JPY") || answer.contains("USD");
+                    let label = if solved { "Solved" } else { "Unsolved" };
+                    json!({"reason": "checked the facts", "answer_status": label}).to_string()
+                };
+                axum::Json(common::http::judge_reply(&content, (100, 20)))
+            }
+        }),
+    );
+    let addr = common::http::serve_on_thread(app);
     (format!("http://{addr}/v1"), calls)
 }
 
@@ -146,16 +139,8 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         common::Test::new()
             .arg("eval")
             .arg(&run)
-            .args([
-                "--base-url",
-                &url,
-                "--judge",
-                "mock-judge",
-                "--judge-mode",
-                "tooleval",
-                "--votes",
-                "3",
-            ])
+            .tooleval_judge(&url)
+            .args(["--votes", "3"])
             .run()
             .success()
     };
@@ -233,18 +218,8 @@ fn compare_reports_win_rate_with_intervals() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--rounds",
-            "3",
-            "--resamples",
-            "2000",
-        ])
+        .tooleval_judge(&url)
+        .args(["--rounds", "3", "--resamples", "2000"])
         .run()
         .success()
         .stdout_has("sum2act (candidate) vs react (reference)")
@@ -281,16 +256,8 @@ fn compare_reports_win_rate_with_intervals() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--resamples",
-            "2000",
-        ])
+        .tooleval_judge(&url)
+        .args(["--resamples", "2000"])
         .run()
         .success();
     assert_eq!(
@@ -338,15 +305,8 @@ fn converted_files_ids_and_labels() {
         .arg(&ids)
         .arg("--labels")
         .arg(&labels)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-            "--json",
-        ])
+        .tooleval_judge(&url)
+        .args(["--json"])
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
@@ -366,14 +326,7 @@ fn converted_files_ids_and_labels() {
         .arg("eval")
         .arg("--converted")
         .arg(&converted)
-        .args([
-            "--base-url",
-            &url,
-            "--judge",
-            "mock-judge",
-            "--judge-mode",
-            "tooleval",
-        ])
+        .tooleval_judge(&url)
         .run()
         .success()
         .stdout_has("agreement 66.7%, kappa");

@@ -92,18 +92,8 @@ fn rejecting() -> Endpoint {
 fn batch(url: &str, out: &Path) -> Test {
     Test::new()
         .env("OPENAI_BASE_URL", url)
-        .args([
-            "batch",
-            "--model",
-            "mock",
-            "--progress",
-            "plain",
-            "--subsets",
-            "G1_instruction",
-            "--concurrency",
-            "2",
-            "--out",
-        ])
+        .batch_mock()
+        .args(["--subsets", "G1_instruction", "--concurrency", "2", "--out"])
         .arg(out)
 }
 
@@ -128,16 +118,8 @@ fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
     // Every subset of the sample (36 queries): the batch must stop after the first few.
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args([
-            "batch",
-            "--model",
-            "mock",
-            "--progress",
-            "plain",
-            "--concurrency",
-            "2",
-            "--out",
-        ])
+        .batch_mock()
+        .args(["--concurrency", "2", "--out"])
         .arg(&out)
         .run()
         .failure(2)
@@ -160,15 +142,7 @@ fn run_agrees_with_batch_on_a_rejected_key() {
     let dir = tempfile::tempdir().unwrap();
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args([
-            "run",
-            "--query-id",
-            "101",
-            "--subset",
-            "G1_instruction",
-            "--model",
-            "mock",
-        ])
+        .run_query("101", "G1_instruction")
         .arg("--out")
         .arg(dir.path())
         .run()
@@ -230,15 +204,7 @@ fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
     std::fs::write(&blocker, "x").unwrap();
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args([
-            "run",
-            "--query-id",
-            "101",
-            "--subset",
-            "G1_instruction",
-            "--model",
-            "mock",
-        ])
+        .run_query("101", "G1_instruction")
         .arg("--out")
         .arg(blocker.join("out"))
         .run()
@@ -249,45 +215,21 @@ fn a_result_that_cannot_be_written_is_a_run_failure_not_bad_input() {
 
 #[test]
 fn request_fields_cannot_forge_server_log_lines() {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::{Command, Stdio};
-    use sum2act::tools::ToolSource;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+    use std::io::Read;
+    let mut served = Test::new()
         .args(["-v", "serve", "--port", "0", "--fault-rate", "0"])
         .env_remove("RUST_LOG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .last()
-        .unwrap_or_default()
-        .to_string();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let reply = rt.block_on(async {
-        sum2act::tools::http::HttpSource::new(&url, None)
-            .unwrap()
-            .call(&sum2act::tools::ToolRequest {
-                category: "Nowhere\nERROR forged entry".into(),
-                tool_name: "t".into(),
-                api_name: "a".into(),
-                tool_input: json!({}),
-                strip: String::new(),
-            })
-            .await
-    });
+        .serve_logged();
+    let url = served.url.clone();
+    let reply = common::tools::call_unknown(&url, "Nowhere\nERROR forged entry", "t", "a");
     assert!(reply.is_ok(), "{reply:?}");
     // Let the server write its log line before it is stopped.
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = served.child.kill();
+    let _ = served.child.wait();
     let mut log = String::new();
-    child
+    served
+        .child
         .stderr
         .take()
         .unwrap()
@@ -316,15 +258,7 @@ fn model_text_cannot_drive_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let out = Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args([
-            "run",
-            "--query-id",
-            "101",
-            "--subset",
-            "G1_instruction",
-            "--model",
-            "mock",
-        ])
+        .run_query("101", "G1_instruction")
         .arg("--out")
         .arg(dir.path())
         .run()
@@ -394,7 +328,8 @@ fn a_query_naming_a_missing_tool_is_warned_about_once() {
         .env("OPENAI_BASE_URL", &model.url)
         .arg("--data")
         .arg(data.path())
-        .args(["run", "--query-id", "1000", "--subset", "G9_ghost", "--model", "mock", "--out"])
+        .run_query("1000", "G9_ghost")
+        .arg("--out")
         .arg(dir.path())
         .run()
         .success()
@@ -487,9 +422,8 @@ fn soak_an_endpoint_that_ignores_tool_choice_ends_every_episode() {
 
 #[test]
 fn serve_disconnects_a_client_that_never_sends_its_headers() {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sum2act"))
+    use std::io::{Read, Write};
+    let served = Test::new()
         .args([
             "serve",
             "--port",
@@ -499,18 +433,10 @@ fn serve_disconnects_a_client_that_never_sends_its_headers() {
             "--max-connections",
             "8",
         ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split_whitespace()
-        .last()
-        .and_then(|u| u.strip_prefix("http://"))
+        .serve();
+    let addr = served
+        .url
+        .strip_prefix("http://")
         .and_then(|u| u.strip_suffix("/virtual"))
         .unwrap_or_default()
         .to_string();
@@ -522,8 +448,7 @@ fn serve_disconnects_a_client_that_never_sends_its_headers() {
     let started = std::time::Instant::now();
     let mut buf = Vec::new();
     let closed = slow.read_to_end(&mut buf).is_ok();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(served);
     assert!(closed, "still connected after {:?}", started.elapsed());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }

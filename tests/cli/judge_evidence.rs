@@ -45,43 +45,30 @@ fn reply_for(prompt: &str) -> Value {
 fn mock_judge() -> (String, Arc<Behaviour>) {
     let behaviour = Arc::new(Behaviour::default());
     let shared = behaviour.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = axum::Router::new().route(
-                "/v1/chat/completions",
-                axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-                    let b = shared.clone();
-                    async move {
-                        let prompt = body["messages"][0]["content"].as_str().unwrap_or("").to_string();
-                        let down = b.down_for.lock().unwrap().clone();
-                        if down.is_some_and(|d| prompt.contains(&d)) {
-                            return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
-                        }
-                        b.calls.fetch_add(1, Ordering::SeqCst);
-                        let content = if b.unusable.load(Ordering::SeqCst) {
-                            json!({"reason": "I think it is fine"}).to_string()
-                        } else {
-                            reply_for(&prompt).to_string()
-                        };
-                        Ok(axum::Json(json!({
-                            "model": "mock-judge",
-                            "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                            "usage": {"prompt_tokens": 100, "completion_tokens": 20}
-                        })))
-                    }
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let b = shared.clone();
+            async move {
+                let prompt = body["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                let down = b.down_for.lock().unwrap().clone();
+                if down.is_some_and(|d| prompt.contains(&d)) {
+                    return Err(axum::http::StatusCode::SERVICE_UNAVAILABLE);
+                }
+                b.calls.fetch_add(1, Ordering::SeqCst);
+                let content = if b.unusable.load(Ordering::SeqCst) {
+                    json!({"reason": "I think it is fine"}).to_string()
+                } else {
+                    reply_for(&prompt).to_string()
+                };
+                Ok(axum::Json(common::http::judge_reply(&content, (100, 20))))
+            }
+        }),
+    );
+    let addr = common::http::serve_on_thread(app);
     (format!("http://{addr}/v1"), behaviour)
 }
 

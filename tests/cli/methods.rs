@@ -12,12 +12,8 @@ use serde_json::Value;
 fn batch(model: &Model, out: &Path, method: &str) {
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
+        .batch_mock()
         .args([
-            "batch",
-            "--model",
-            "mock",
-            "--progress",
-            "plain",
             "--subsets",
             "G1_category",
             "--limit",

@@ -11,7 +11,8 @@ use common::{Model, Test};
 fn batch(model: &Model, out: &Path, repeats: &str) -> Test {
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
-        .args(["batch", "--model", "mock", "--progress", "plain", "--out"])
+        .batch_mock()
+        .arg("--out")
         .arg(out)
         .args(["--subsets", "G1_instruction", "--limit", "2"])
         .args(["--repeats", repeats])

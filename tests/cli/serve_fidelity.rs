@@ -34,13 +34,14 @@ fn prints_the_fidelity_table_for_the_shipped_sample() {
         "{text}"
     );
 
-    // `--check` turns a missed target into exit 1, and nothing else.
-    let missed = text.contains("target missed:");
+    // `--check` turns a missed target into exit 1, and nothing else. The verdict is read from the
+    // same run: the latency target can flip between two runs on a loaded machine.
     let checked = common::Test::new()
         .arg("--data")
         .arg(common::sample())
         .args(["serve", "fidelity", "--check"])
         .run();
+    let missed = checked.stdout().contains("target missed:");
     assert_eq!(
         checked.code(),
         Some(if missed { 1 } else { 0 }),

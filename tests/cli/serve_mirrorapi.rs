@@ -4,9 +4,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
@@ -42,55 +40,24 @@ async fn complete(State(s): State<Shared>, Json(request): Json<Value>) -> Json<V
 
 /// The stand-in on its own thread and runtime; its base URL.
 fn stand_in(shared: Shared) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = Router::new()
-                .route("/v1/chat/completions", post(complete))
-                .route(
-                    "/v1/models",
-                    get(|| async {
-                        Json(json!({"object": "list", "data": [{"id": "MirrorAPI"}]}))
-                    }),
-                )
-                .with_state(shared);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    format!("http://{}/v1", rx.recv().unwrap())
+    let app = Router::new()
+        .route("/v1/chat/completions", post(complete))
+        .route(
+            "/v1/models",
+            get(|| async { Json(json!({"object": "list", "data": [{"id": "MirrorAPI"}]})) }),
+        )
+        .with_state(shared);
+    format!("http://{}/v1", common::http::serve_on_thread(app))
 }
 
 /// A data folder with one tool: an API without a template and one with a data template.
 fn data(root: &Path) {
     std::fs::create_dir_all(root.join("queries")).unwrap();
-    let dir = root.join("tools/Data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let tool = json!({
-        "tool_name": "Record Desk", "standardized_name": "record_desk", "category_name": "Data",
-        "tool_description": "Looks up records and their statistics.", "title": "Record Desk",
-        "api_list": [
-            {"name": "Lookup record", "description": "Details of one record by its id.", "method": "GET",
-             "required_parameters": [{"name": "record_id", "type": "STRING", "description": "The record id", "default": ""}],
-             "optional_parameters": []},
-            {"name": "Record stats", "description": "Counts of records by status.", "method": "GET",
-             "required_parameters": [], "optional_parameters": [],
-             "template_response": {"total": "int", "open": "int", "closed": "int"}}
-        ]
-    });
-    std::fs::write(dir.join("record_desk.json"), tool.to_string()).unwrap();
+    common::tools::write_record_desk(root);
 }
 
 /// `sum2act serve` as a child process, killed when dropped.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
+struct Served(common::Served);
 
 impl Served {
     fn start(data: &Path, model_url: &str, mode: &str, save: bool) -> Served {
@@ -104,47 +71,25 @@ impl Served {
         save: bool,
         prompts: Option<&Path>,
     ) -> Served {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sum2act"));
-        for var in [
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "SUM2ACT_MODEL",
-            "SUM2ACT_CONFIG",
-            "SUM2ACT_PROMPTS",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.arg("--data")
+        let mut cmd = common::Test::new()
+            .arg("--data")
             .arg(data)
-            .args(["serve", "--port", "0", "--simulation", mode]);
-        cmd.args([
-            "--base-url",
-            model_url,
-            "--model",
-            "stabletoolbench/MirrorAPI",
-        ]);
+            .args(["serve", "--port", "0", "--simulation", mode])
+            .args([
+                "--base-url",
+                model_url,
+                "--model",
+                "stabletoolbench/MirrorAPI",
+            ]);
         if save {
-            cmd.arg("--save");
+            cmd = cmd.arg("--save");
         }
         if let Some(dir) = prompts {
-            cmd.env("SUM2ACT_PROMPTS", dir);
+            cmd = cmd.env("SUM2ACT_PROMPTS", dir);
         }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .last()
-            .unwrap_or_default()
-            .to_string();
-        assert!(url.ends_with("/virtual"), "{line}");
-        Served { child, url }
+        let served = cmd.serve();
+        assert!(served.url.ends_with("/virtual"), "{}", served.line);
+        Served(served)
     }
 
     /// One `/virtual` call: the `x-sum2act-source` header and the body.
@@ -152,7 +97,7 @@ impl Served {
         let body = json!({"category": "Data", "tool_name": "record_desk", "api_name": api,
                           "tool_input": input.to_string(), "strip": "", "toolbench_key": ""});
         let resp = reqwest::Client::new()
-            .post(&self.url)
+            .post(&self.0.url)
             .json(&body)
             .send()
             .await
@@ -164,13 +109,6 @@ impl Served {
             .unwrap_or_default()
             .to_string();
         (source, resp.json().await.unwrap())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

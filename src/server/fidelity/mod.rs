@@ -201,6 +201,25 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             examples.push(format!("{}/{}: {v}", api.tool, api.doc.api_name));
         }
     }
+    write_tallies(&all, &by_template, out);
+    let shown = if verbose {
+        examples.len()
+    } else {
+        8.min(examples.len())
+    };
+    for e in &examples[..shown] {
+        let _ = writeln!(out, "      violation: {e}");
+    }
+    times.sort();
+    (all, times)
+}
+
+/// Part (b)'s table: filler shares and rule violations by template class, then all APIs.
+fn write_tallies(
+    all: &Tally,
+    by_template: &std::collections::BTreeMap<&str, Tally>,
+    out: &mut String,
+) {
     let _ = writeln!(
         out,
         "(b) one call per API of the queries: {} APIs",
@@ -213,7 +232,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
     for (class, t) in by_template
         .iter()
         .map(|(c, t)| (*c, t))
-        .chain([("all", &all)])
+        .chain([("all", all)])
     {
         let _ = writeln!(
             out,
@@ -226,16 +245,6 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             pct(t.violations, t.checked)
         );
     }
-    let shown = if verbose {
-        examples.len()
-    } else {
-        8.min(examples.len())
-    };
-    for e in &examples[..shown] {
-        let _ = writeln!(out, "      violation: {e}");
-    }
-    times.sort();
-    (all, times)
 }
 
 /// A recorded response: JSON text (sometimes encoded twice) or a Python literal.
@@ -276,95 +285,115 @@ fn cache_files(root: &Path) -> Vec<PathBuf> {
 
 /// Returns the share of real keys present, relative to the share the templates themselves hold.
 fn part_a(sources: &[(PathBuf, Arc<Catalog>)], out: &mut String) -> Result<f64, Error> {
-    let mut with = agreement::Agreement::default();
-    let mut without = agreement::Agreement::default();
-    let (mut n_with, mut n_without, mut skipped) = (0, 0, 0);
-    // Real keys found in the template itself: the most a simulator that follows it can reach.
-    let mut in_template = 0;
+    let mut recorded = Recorded::default();
     for (root, catalog) in sources {
         let cache = root.join("response_cache");
         for file in cache_files(&cache) {
-            let rel: Vec<String> = file
-                .strip_prefix(&cache)
-                .map(|p| p.iter().map(|s| s.to_string_lossy().into_owned()).collect())
-                .unwrap_or_default();
-            let [category, tool, api] = rel.as_slice() else {
-                continue;
-            };
-            let api = api.trim_end_matches(".json");
-            let Some(t) = catalog.tool(category, tool) else {
-                skipped += 1;
-                continue;
-            };
-            let Some(a) = catalog.api(t, api) else {
-                skipped += 1;
-                continue;
-            };
-            let doc = t.api_doc(a);
-            let template = parse_template(&doc);
-            let text = std::fs::read_to_string(&file).map_err(|source| Error::Read {
-                path: file.clone(),
-                source,
-            })?;
-            let entries: Map<String, Value> =
-                serde_json::from_str(&text).map_err(|source| Error::CacheFile {
-                    path: file.clone(),
-                    source,
-                })?;
-            for (key, entry) in entries {
-                let real = decode(&entry["response"]);
-                if !entry["error"].as_str().unwrap_or("").is_empty()
-                    || rules::filler(&real).is_some()
-                {
-                    skipped += 1;
-                    continue;
-                }
-                let args: Map<String, Value> = serde_json::from_str(&key).unwrap_or_default();
-                let sim = simulate(&doc, template.as_ref(), &args);
-                let a = agreement::compare(&real, &sim);
-                if template_class(template.as_ref()) == "with data" {
-                    if let Some(t) = &template {
-                        in_template += agreement::compare(&real, t).shared_keys;
-                    }
-                    with += a;
-                    n_with += 1;
-                } else {
-                    without += a;
-                    n_without += 1;
-                }
-            }
+            recorded.add_file(&cache, &file, catalog)?;
         }
     }
-    let _ = writeln!(
-        out,
-        "(a) agreement with recorded real responses ({skipped} recorded errors, filler or unknown APIs skipped)"
-    );
-    let _ = writeln!(
-        out,
-        "    template     replies  real keys  keys present  same type  real leaves  same kind"
-    );
-    for (name, n, a) in [
-        ("with data", n_with, with),
-        ("none/status", n_without, without),
-    ] {
+    Ok(recorded.write(out))
+}
+
+/// Part (a)'s tally: simulated replies against recorded ones, by whether the template carries data.
+#[derive(Default)]
+struct Recorded {
+    with: agreement::Agreement,
+    without: agreement::Agreement,
+    n_with: usize,
+    n_without: usize,
+    skipped: usize,
+    /// Real keys found in the template itself: the most a simulator that follows it can reach.
+    in_template: usize,
+}
+
+impl Recorded {
+    /// Compares every usable entry of one cache file (`category/tool/api.json` under `cache`).
+    fn add_file(&mut self, cache: &Path, file: &Path, catalog: &Catalog) -> Result<(), Error> {
+        let rel: Vec<String> = file
+            .strip_prefix(cache)
+            .map(|p| p.iter().map(|s| s.to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        let [category, tool, api] = rel.as_slice() else {
+            return Ok(());
+        };
+        let api = api.trim_end_matches(".json");
+        let Some(t) = catalog.tool(category, tool) else {
+            self.skipped += 1;
+            return Ok(());
+        };
+        let Some(a) = catalog.api(t, api) else {
+            self.skipped += 1;
+            return Ok(());
+        };
+        let doc = t.api_doc(a);
+        let template = parse_template(&doc);
+        let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        let entries: Map<String, Value> =
+            serde_json::from_str(&text).map_err(|source| Error::CacheFile {
+                path: file.to_path_buf(),
+                source,
+            })?;
+        for (key, entry) in entries {
+            let real = decode(&entry["response"]);
+            if !entry["error"].as_str().unwrap_or("").is_empty() || rules::filler(&real).is_some() {
+                self.skipped += 1;
+                continue;
+            }
+            let args: Map<String, Value> = serde_json::from_str(&key).unwrap_or_default();
+            let sim = simulate(&doc, template.as_ref(), &args);
+            let a = agreement::compare(&real, &sim);
+            if template_class(template.as_ref()) == "with data" {
+                if let Some(t) = &template {
+                    self.in_template += agreement::compare(&real, t).shared_keys;
+                }
+                self.with += a;
+                self.n_with += 1;
+            } else {
+                self.without += a;
+                self.n_without += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the table; returns the share of real keys present relative to the templates'.
+    fn write(&self, out: &mut String) -> f64 {
         let _ = writeln!(
             out,
-            "    {name:<12} {n:>7}  {:>9}  {:>11.1}%  {:>8.1}%  {:>11}  {:>8.1}%",
-            a.real_keys,
-            pct(a.shared_keys, a.real_keys),
-            pct(a.same_type, a.shared_keys),
-            a.real_leaves,
-            pct(a.same_kind, a.real_leaves)
+            "(a) agreement with recorded real responses ({} recorded errors, filler or unknown APIs skipped)",
+            self.skipped
         );
+        let _ = writeln!(
+            out,
+            "    template     replies  real keys  keys present  same type  real leaves  same kind"
+        );
+        for (name, n, a) in [
+            ("with data", self.n_with, self.with),
+            ("none/status", self.n_without, self.without),
+        ] {
+            let _ = writeln!(
+                out,
+                "    {name:<12} {n:>7}  {:>9}  {:>11.1}%  {:>8.1}%  {:>11}  {:>8.1}%",
+                a.real_keys,
+                pct(a.shared_keys, a.real_keys),
+                pct(a.same_type, a.shared_keys),
+                a.real_leaves,
+                pct(a.same_kind, a.real_leaves)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    (the templates themselves hold {:.1}% of the real keys: responses to other calls have other fields)",
+            pct(self.in_template, self.with.real_keys)
+        );
+        // Measured against what the templates allow: the absolute 90 % is out of reach of any
+        // simulator that follows ToolBench's templates on this data (the line above says how far).
+        pct(self.with.shared_keys, self.in_template.max(1))
     }
-    let _ = writeln!(
-        out,
-        "    (the templates themselves hold {:.1}% of the real keys: responses to other calls have other fields)",
-        pct(in_template, with.real_keys)
-    );
-    // Measured against what the templates allow: the absolute 90 % is out of reach of any
-    // simulator that follows ToolBench's templates on this data (the line above says how far).
-    Ok(pct(with.shared_keys, in_template.max(1)))
 }
 
 async fn part_c(catalog: Arc<Catalog>, apis: &[Api], out: &mut String) -> Result<f64, Error> {

@@ -186,10 +186,30 @@ fn in_range(v: &Value, lo: f64, hi: f64) -> bool {
 
 fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleReport) {
     let t = tokens(key);
-    let text = v.as_str().unwrap_or("");
+    let applied = measure_rule(v, &t, path, ctx, r)
+        || code_rule(v, &t, path, r)
+        || quantity_rule(v, &t, path, r)
+        || label_rule(v, &t, path, r);
+    if applied {
+        return;
+    }
+    if is_rate_field(&t, ctx) {
+        rate_rule(v, path, ctx, r);
+    }
+    echo_rule(v, key, path, ctx, r);
+}
+
+/// Percentages, temperatures (in the unit asked for) and coordinates. True when a rule applied.
+fn measure_rule(
+    v: &Value,
+    t: &[String],
+    path: &str,
+    ctx: &Context<'_>,
+    r: &mut RuleReport,
+) -> bool {
     let show = || v.to_string();
     if has(
-        &t,
+        t,
         &[
             "humidity",
             "percent",
@@ -198,14 +218,15 @@ fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleR
             "cloudiness",
             "probability",
         ],
-    ) && !has(&t, &["change", "diff", "growth"])
+    ) && !has(t, &["change", "diff", "growth"])
     {
-        return r.check(in_range(v, 0.0, 100.0), path, || {
+        r.check(in_range(v, 0.0, 100.0), path, || {
             format!("{} not in 0-100", show())
         });
+        return true;
     }
     if has(
-        &t,
+        t,
         &[
             "temp",
             "temperature",
@@ -214,7 +235,7 @@ fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleR
             "feels",
             "dew",
         ],
-    ) && !has(&t, &["unit", "units"])
+    ) && !has(t, &["unit", "units"])
         && num(v).is_some()
     {
         let (lo, hi) = match ctx.unit() {
@@ -224,86 +245,118 @@ fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleR
             None => (-130.0, 335.0),
         };
         let kelvin_gap = ctx.unit().is_none() && num(v).is_some_and(|x| x > 140.0 && x < 180.0);
-        return r.check(in_range(v, lo, hi) && !kelvin_gap, path, || {
+        r.check(in_range(v, lo, hi) && !kelvin_gap, path, || {
             format!("temperature {}", show())
         });
+        return true;
     }
-    if has(&t, &["lat", "latitude"]) && !has(&t, &["delta"]) {
-        return r.check(in_range(v, -90.0, 90.0), path, || {
+    if has(t, &["lat", "latitude"]) && !has(t, &["delta"]) {
+        r.check(in_range(v, -90.0, 90.0), path, || {
             format!("latitude {}", show())
         });
+        return true;
     }
-    if has(&t, &["lng", "lon", "longitude"]) && !has(&t, &["delta"]) {
-        return r.check(in_range(v, -180.0, 180.0), path, || {
+    if has(t, &["lng", "lon", "longitude"]) && !has(t, &["delta"]) {
+        r.check(in_range(v, -180.0, 180.0), path, || {
             format!("longitude {}", show())
         });
+        return true;
     }
-    if (has(&t, &["alpha2", "iso2"]) || (has(&t, &["country"]) && has(&t, &["code", "iso"])))
-        && !has(&t, &["phone", "dial", "calling"])
+    false
+}
+
+/// Country and currency codes, emails and URLs. True when a rule applied.
+fn code_rule(v: &Value, t: &[String], path: &str, r: &mut RuleReport) -> bool {
+    let text = v.as_str().unwrap_or("");
+    let show = || v.to_string();
+    if (has(t, &["alpha2", "iso2"]) || (has(t, &["country"]) && has(t, &["code", "iso"])))
+        && !has(t, &["phone", "dial", "calling"])
     {
         let ok = text.len() == 2 && text.chars().all(|c| c.is_ascii_alphabetic())
             || text.len() == 3 && text.chars().all(|c| c.is_ascii_uppercase());
-        return r.check(ok || !v.is_string(), path, || {
+        r.check(ok || !v.is_string(), path, || {
             format!("country code {}", show())
         });
+        return true;
     }
-    if has(&t, &["currency"]) && has(&t, &["code", "iso"]) {
+    if has(t, &["currency"]) && has(t, &["code", "iso"]) {
         let ok = text.len() == 3 && text.chars().all(|c| c.is_ascii_alphabetic());
-        return r.check(ok || !v.is_string(), path, || {
+        r.check(ok || !v.is_string(), path, || {
             format!("currency code {}", show())
         });
+        return true;
     }
-    if has(&t, &["email"]) && v.is_string() && !has(&t, &["verified", "count"]) {
-        return r.check(text.contains('@') || text.is_empty(), path, || {
+    if has(t, &["email"]) && v.is_string() && !has(t, &["verified", "count"]) {
+        r.check(text.contains('@') || text.is_empty(), path, || {
             format!("email {}", show())
         });
+        return true;
     }
-    if has(&t, &["url", "href", "link", "website"])
+    if has(t, &["url", "href", "link", "website"])
         && v.is_string()
-        && !has(&t, &["type", "text", "count", "title"])
+        && !has(t, &["type", "text", "count", "title"])
     {
         let ok = text.is_empty()
             || text.starts_with("http")
             || text.starts_with('/')
             || text.starts_with("www.");
-        return r.check(ok, path, || format!("url {}", show()));
+        r.check(ok, path, || format!("url {}", show()));
+        return true;
     }
-    if has(&t, &["year"])
-        && !has(&t, &["years", "per", "change", "return", "yield"])
+    false
+}
+
+/// Years, ages, ratings and prices. True when a rule applied.
+fn quantity_rule(v: &Value, t: &[String], path: &str, r: &mut RuleReport) -> bool {
+    let show = || v.to_string();
+    if has(t, &["year"])
+        && !has(t, &["years", "per", "change", "return", "yield"])
         && num(v).is_some()
     {
-        return r.check(in_range(v, 1000.0, 2100.0), path, || {
+        r.check(in_range(v, 1000.0, 2100.0), path, || {
             format!("year {}", show())
         });
+        return true;
     }
     if t.iter().any(|x| x == "age") && num(v).is_some() {
-        return r.check(in_range(v, 0.0, 130.0), path, || format!("age {}", show()));
+        r.check(in_range(v, 0.0, 130.0), path, || format!("age {}", show()));
+        return true;
     }
-    if has(&t, &["rating", "stars"])
+    if has(t, &["rating", "stars"])
         && num(v).is_some()
-        && !has(&t, &["count", "votes", "num", "total"])
+        && !has(t, &["count", "votes", "num", "total"])
     {
-        return r.check(in_range(v, 0.0, 100.0), path, || {
+        r.check(in_range(v, 0.0, 100.0), path, || {
             format!("rating {}", show())
         });
+        return true;
     }
-    if has(&t, &["price", "cost", "fee", "salary"])
-        && !has(&t, &["change", "diff"])
+    if has(t, &["price", "cost", "fee", "salary"])
+        && !has(t, &["change", "diff"])
         && num(v).is_some()
     {
-        return r.check(in_range(v, 0.0, 1e12), path, || format!("price {}", show()));
+        r.check(in_range(v, 0.0, 1e12), path, || format!("price {}", show()));
+        return true;
     }
+    false
+}
+
+/// Dates, genders and tickers. True when a rule applied.
+fn label_rule(v: &Value, t: &[String], path: &str, r: &mut RuleReport) -> bool {
+    let text = v.as_str().unwrap_or("");
+    let show = || v.to_string();
     if has(
-        &t,
+        t,
         &["date", "created", "updated", "published", "birthday", "dob"],
     ) && v.is_string()
         && !text.is_empty()
     {
-        return r.check(parse_date(text).is_some(), path, || {
+        r.check(parse_date(text).is_some(), path, || {
             format!("date {}", show())
         });
+        return true;
     }
-    if has(&t, &["gender", "sex"]) && v.is_string() {
+    if has(t, &["gender", "sex"]) && v.is_string() {
         let l = text.to_lowercase();
         let ok = [
             "m",
@@ -320,16 +373,15 @@ fn leaf_rules(v: &Value, key: &str, path: &str, ctx: &Context<'_>, r: &mut RuleR
             "",
         ]
         .contains(&l.as_str());
-        return r.check(ok, path, || format!("gender {}", show()));
+        r.check(ok, path, || format!("gender {}", show()));
+        return true;
     }
-    if has(&t, &["symbol", "ticker"]) && v.is_string() && !has(&t, &["currency", "name"]) {
+    if has(t, &["symbol", "ticker"]) && v.is_string() && !has(t, &["currency", "name"]) {
         let ok = text.len() <= 12 && !text.contains(' ');
-        return r.check(ok, path, || format!("ticker {}", show()));
+        r.check(ok, path, || format!("ticker {}", show()));
+        return true;
     }
-    if is_rate_field(&t, ctx) {
-        rate_rule(v, path, ctx, r);
-    }
-    echo_rule(v, key, path, ctx, r);
+    false
 }
 
 /// A date or datetime: `YYYY-MM-DD…`, `YYYY/MM/DD`, `DD-MM-YYYY`, a month name with a year, or epoch.

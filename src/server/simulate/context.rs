@@ -62,6 +62,61 @@ pub struct Ctx<'a> {
     pub nodes: usize,
 }
 
+/// The place the arguments name (a known city or country, else the nearest to given coordinates)
+/// and, where none is known in a place-centred domain, the city argument as written.
+fn locate(
+    args: &[(String, &Value)],
+    texts: &[String],
+    domain: super::purpose::Domain,
+) -> (Option<usize>, Option<String>) {
+    let found = PLACES
+        .iter()
+        .position(|p| texts.iter().any(|t| t.contains(&p.city.to_lowercase())))
+        .or_else(|| {
+            PLACES.iter().position(|p| {
+                texts
+                    .iter()
+                    .any(|t| t == &p.country.to_lowercase() || t.eq_ignore_ascii_case(p.alpha2))
+            })
+        });
+    let found = found.or_else(|| nearest_place(args));
+    let city_name = if found.is_none()
+        && matches!(
+            domain,
+            super::purpose::Domain::Geo
+                | super::purpose::Domain::Weather
+                | super::purpose::Domain::Travel
+        ) {
+        args.iter()
+            .find(|(k, _)| {
+                matches!(
+                    k.as_str(),
+                    "city" | "address" | "location" | "q" | "query" | "place" | "cityname"
+                )
+            })
+            .map(|(_, v)| scalar_text(v))
+            .filter(|c| c.len() > 1 && c.parse::<f64>().is_err())
+    } else {
+        None
+    };
+    (found, city_name)
+}
+
+/// The tool's web host: its name's letters and digits (24 at most) under `.com`.
+fn host_of(tool: &str) -> String {
+    let slug: String = tool
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .take(24)
+        .collect();
+    if slug.is_empty() {
+        "example.com".into()
+    } else {
+        format!("{slug}.com")
+    }
+}
+
 impl<'a> Ctx<'a> {
     pub fn new(seed: u64, purpose: &'a Purpose, tool: &str, args: &'a Map<String, Value>) -> Self {
         let given: Vec<(&String, &Value)> = args
@@ -77,36 +132,7 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|(_, v)| scalar_text(v).to_lowercase())
             .collect();
-        let found = PLACES
-            .iter()
-            .position(|p| texts.iter().any(|t| t.contains(&p.city.to_lowercase())))
-            .or_else(|| {
-                PLACES.iter().position(|p| {
-                    texts
-                        .iter()
-                        .any(|t| t == &p.country.to_lowercase() || t.eq_ignore_ascii_case(p.alpha2))
-                })
-            });
-        let found = found.or_else(|| nearest_place(&args));
-        let city_name = if found.is_none()
-            && matches!(
-                purpose.domain,
-                super::purpose::Domain::Geo
-                    | super::purpose::Domain::Weather
-                    | super::purpose::Domain::Travel
-            ) {
-            args.iter()
-                .find(|(k, _)| {
-                    matches!(
-                        k.as_str(),
-                        "city" | "address" | "location" | "q" | "query" | "place" | "cityname"
-                    )
-                })
-                .map(|(_, v)| scalar_text(v))
-                .filter(|c| c.len() > 1 && c.parse::<f64>().is_err())
-        } else {
-            None
-        };
+        let (found, city_name) = locate(&args, &texts, purpose.domain);
         let place = PLACES[found.unwrap_or_else(|| rng.index(PLACES.len()))];
         let company = COMPANIES
             .iter()
@@ -126,12 +152,6 @@ impl<'a> Ctx<'a> {
             .iter()
             .find(|(k, _)| QUERYISH.contains(&k.as_str()))
             .map(|(_, v)| scalar_text(v));
-        let slug: String = tool
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .take(24)
-            .collect();
         let mut ctx = Ctx {
             rng,
             purpose,
@@ -151,11 +171,7 @@ impl<'a> Ctx<'a> {
             query,
             crypto,
             today,
-            host: if slug.is_empty() {
-                "example.com".into()
-            } else {
-                format!("{slug}.com")
-            },
+            host: host_of(tool),
             nodes: 0,
         };
         ctx.pick_record();

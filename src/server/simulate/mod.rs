@@ -12,6 +12,7 @@ mod purpose;
 mod rng;
 mod shape;
 mod text;
+mod text_kind;
 mod vocab;
 mod words;
 
@@ -203,13 +204,7 @@ impl Fill<'_, '_> {
             other => return Value::String(other.to_string()),
         };
         let toks = tokens(key);
-        let mut kind = classify(&toks, parent, self.ctx.purpose.domain);
-        if kind == Kind::Team
-            && self.ctx.purpose.sport == purpose::Sport::Individual
-            && self.ctx.purpose.domain == purpose::Domain::Sports
-        {
-            kind = Kind::Person;
-        }
+        let kind = self.leaf_kind(&toks, parent);
         if let Some(v) = self.echo(key, kind, index) {
             return convert(v, want);
         }
@@ -224,37 +219,59 @@ impl Fill<'_, '_> {
         {
             return Value::String(t);
         }
-        if want == Want::Str
-            && parent.is_empty()
+        let special = if want == Want::Str {
+            self.text_rule(key, parent, &toks)
+        } else {
+            self.number_rule(kind, want, &toks)
+        };
+        if let Some(v) = special {
+            return v;
+        }
+        self.fresh(kind, want, &toks)
+    }
+
+    /// What a leaf's name says it holds, in the API's domain (a team is a person in individual sports).
+    fn leaf_kind(&self, toks: &[String], parent: &[String]) -> Kind {
+        let kind = classify(toks, parent, self.ctx.purpose.domain);
+        if kind == Kind::Team
+            && self.ctx.purpose.sport == purpose::Sport::Individual
+            && self.ctx.purpose.domain == purpose::Domain::Sports
+        {
+            return Kind::Person;
+        }
+        kind
+    }
+
+    /// Text leaves the arguments or the name decide: a top-level status, a yes/no question, a
+    /// transformed input, a generator's N characters.
+    fn text_rule(&mut self, key: &str, parent: &[String], toks: &[String]) -> Option<Value> {
+        if parent.is_empty()
             && toks.len() == 1
             && toks[0] == "status"
             && self.ctx.purpose.action != Action::Create
         {
-            return Value::String("success".into());
+            return Some(Value::String("success".into()));
         }
-        if want == Want::Str && toks.len() > 1 && matches!(toks[0].as_str(), "is" | "has" | "can") {
-            return Value::String(self.boolean(key).to_string());
+        if toks.len() > 1 && matches!(toks[0].as_str(), "is" | "has" | "can") {
+            return Some(Value::String(self.boolean(key).to_string()));
         }
-        if want == Want::Str
-            && has(
-                &toks,
-                &[
-                    "result",
-                    "output",
-                    "converted",
-                    "cleaned",
-                    "normalized",
-                    "translated",
-                ],
-            )
-            && let Some(text) = self
-                .ctx
-                .arg_text(&["text", "string", "input", "content", "sentence", "message"])
+        if has(
+            toks,
+            &[
+                "result",
+                "output",
+                "converted",
+                "cleaned",
+                "normalized",
+                "translated",
+            ],
+        ) && let Some(text) = self
+            .ctx
+            .arg_text(&["text", "string", "input", "content", "sentence", "message"])
         {
-            return Value::String(text);
+            return Some(Value::String(text));
         }
-        if want == Want::Str
-            && has(&toks, &["result", "output", "string", "password", "random"])
+        if has(toks, &["result", "output", "string", "password", "random"])
             && let Some(n) = self
                 .ctx
                 .arg_number(&["length", "len", "size", "chars", "characters"])
@@ -266,24 +283,28 @@ impl Fill<'_, '_> {
                 .cycle()
                 .take(n.clamp(1, 64) as usize)
                 .collect();
-            return Value::String(text::mimic(&cycle, &mut self.ctx.rng));
+            return Some(Value::String(text::mimic(&cycle, &mut self.ctx.rng)));
         }
-        if want != Want::Str
-            && has(&toks, &["result", "bmi", "value", "index"])
+        None
+    }
+
+    /// Number leaves the arguments or the name decide: a computed result, an HTTP status, a year.
+    fn number_rule(&mut self, kind: Kind, want: Want, toks: &[String]) -> Option<Value> {
+        if has(toks, &["result", "bmi", "value", "index"])
             && let Some(x) = self.ctx.computed()
         {
-            return number(x);
+            return Some(number(x));
         }
-        if want == Want::Int && is_status_code(&toks) {
-            return Value::from(200);
+        if want == Want::Int && is_status_code(toks) {
+            return Some(Value::from(200));
         }
         if want == Want::Int
             && matches!(kind, Kind::DateTime(_) | Kind::Date(_))
-            && has(&toks, &["release", "released", "founded"])
+            && has(toks, &["release", "released", "founded"])
         {
-            return Value::from(self.ctx.rng.range(1995, 2023));
+            return Some(Value::from(self.ctx.rng.range(1995, 2023)));
         }
-        self.fresh(kind, want, &toks)
+        None
     }
 
     /// An empty list in the template: the API's result list gets domain items, anything else stays empty.

@@ -118,7 +118,8 @@ fn count(key: &[String], r: &mut super::rng::Rng) -> i64 {
 }
 
 impl Ctx<'_> {
-    /// The number for a numeric kind, `None` for kinds that are not numbers.
+    /// The number for a numeric kind, `None` for kinds that are not numbers. Long because it is a
+    /// rule table: one arm per numeric kind.
     pub fn number(&mut self, kind: Kind, key: &[String]) -> Option<Num> {
         let place = self.place;
         let r = &mut self.rng;

@@ -119,7 +119,7 @@ fn noun_item(noun: &str) -> Option<Value> {
     })
 }
 
-/// One item of the domain, as a template.
+/// One item of the domain, as a template. Long because it is a rule table: one template per domain.
 fn item(domain: Domain, noun: &str, sport: Sport) -> Value {
     if domain != Domain::Social
         && let Some(v) = noun_item(noun)
@@ -222,29 +222,32 @@ fn item(domain: Domain, noun: &str, sport: Sport) -> Value {
             "language": "str"})
         }
         Domain::Quotes => json!({"id": "int", "quote": "str", "author": "str", "category": "str"}),
-        Domain::Generic => {
-            let mut m = Map::new();
-            m.insert(format!("{noun}_id"), json!("str"));
-            // The item's own value is named after it when the noun says what it holds (`password`,
-            // `thumbnail`, `username`); else it is a `name`.
-            let kind = super::kind::classify(&[noun.to_string()], &[], Domain::Generic);
-            let own = !matches!(
-                kind,
-                super::kind::Kind::Title | super::kind::Kind::Id | super::kind::Kind::Description
-            );
-            m.insert(
-                if own {
-                    noun.to_string()
-                } else {
-                    "name".to_string()
-                },
-                json!("str"),
-            );
-            m.insert("created_at".into(), json!("str"));
-            m.insert("url".into(), json!("str"));
-            Value::Object(m)
-        }
+        Domain::Generic => generic_item(noun),
     }
+}
+
+/// An item of no known domain: an id, its own value (or a name), a date and a link.
+fn generic_item(noun: &str) -> Value {
+    let mut m = Map::new();
+    m.insert(format!("{noun}_id"), json!("str"));
+    // The item's own value is named after it when the noun says what it holds (`password`,
+    // `thumbnail`, `username`); else it is a `name`.
+    let kind = super::kind::classify(&[noun.to_string()], &[], Domain::Generic);
+    let own = !matches!(
+        kind,
+        super::kind::Kind::Title | super::kind::Kind::Id | super::kind::Kind::Description
+    );
+    m.insert(
+        if own {
+            noun.to_string()
+        } else {
+            "name".to_string()
+        },
+        json!("str"),
+    );
+    m.insert("created_at".into(), json!("str"));
+    m.insert("url".into(), json!("str"));
+    Value::Object(m)
 }
 
 /// A template whose only content is an empty result list (`{"results": "empty list", "meta": ...}`)

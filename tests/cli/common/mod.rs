@@ -2,8 +2,12 @@
 //! `Test::new().args(["data", "stats"]).run().success().stdout_has("catalogue")`.
 #![allow(dead_code)]
 
+pub mod http;
+pub mod tools;
+
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The shared ToolBench data beside the checkout, when present (tests that need it skip otherwise).
 pub fn shared_toolbench() -> Option<PathBuf> {
@@ -37,6 +41,7 @@ impl Test {
             "SUM2ACT_MODEL",
             "SUM2ACT_DATA",
             "SUM2ACT_CONFIG",
+            "SUM2ACT_PROMPTS",
             "SUM2ACT_LLM_SPIN",
             "OMP_WAIT_POLICY",
         ] {
@@ -59,8 +64,44 @@ impl Test {
         self
     }
 
+    /// `run` of one query with the mock model: `run --query-id ID --subset SUBSET --model mock`.
+    pub fn run_query(self, id: &str, subset: &str) -> Self {
+        self.args([
+            "run",
+            "--query-id",
+            id,
+            "--subset",
+            subset,
+            "--model",
+            "mock",
+        ])
+    }
+
+    /// `batch --model mock --progress plain`; the test adds its own flags.
+    pub fn batch_mock(self) -> Self {
+        self.args(["batch", "--model", "mock", "--progress", "plain"])
+    }
+
+    /// Judges with the mock judge at `url` in ToolEval's mode:
+    /// `--base-url URL --judge mock-judge --judge-mode tooleval`.
+    pub fn tooleval_judge(self, url: &str) -> Self {
+        self.args([
+            "--base-url",
+            url,
+            "--judge",
+            "mock-judge",
+            "--judge-mode",
+            "tooleval",
+        ])
+    }
+
     pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(k, v);
+        self
+    }
+
+    pub fn env_remove(mut self, k: &str) -> Self {
+        self.cmd.env_remove(k);
         self
     }
 
@@ -74,9 +115,38 @@ impl Test {
         self
     }
 
+    /// Starts the command as a server (`serve --port 0 ...`) and waits for the line naming its URL.
+    pub fn serve(self) -> Served {
+        self.serve_with(Stdio::null())
+    }
+
+    /// As [`Test::serve`], with standard error piped for the test to read once it stopped the server.
+    pub fn serve_logged(self) -> Served {
+        self.serve_with(Stdio::piped())
+    }
+
+    fn serve_with(mut self, stderr: Stdio) -> Served {
+        let mut child = self
+            .cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn sum2act serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        Served { child, url, line }
+    }
+
     pub fn run(mut self) -> Outcome {
         use std::io::Write;
-        use std::process::Stdio;
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         self.cmd.stdin(if self.stdin.is_some() {
             Stdio::piped()
@@ -90,6 +160,22 @@ impl Test {
             let _ = pipe.write_all(text.as_bytes());
         }
         Outcome(child.wait_with_output().expect("wait for sum2act"))
+    }
+}
+
+/// `sum2act serve` as a child process, killed when dropped.
+pub struct Served {
+    pub child: Child,
+    /// The URL it announced (the last word of its first line).
+    pub url: String,
+    /// Its first line of output.
+    pub line: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -1,0 +1,91 @@
+//! `export` writes what StableToolBench's converter reads, for all three methods.
+
+use super::*;
+use crate::common;
+
+#[test]
+fn export_writes_what_its_converter_reads_for_all_three_methods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = [
+        (cot_run(tmp.path(), "sum2act"), "CoT@1"),
+        (cot_run(tmp.path(), "react"), "CoT@1"),
+        (dfs_run(tmp.path()), "DFS_woFilter_w2"),
+    ];
+    for (run, method) in &runs {
+        let out = tmp.path().join("export").join(run.file_name().unwrap());
+        common::Test::new()
+            .args(["export", "--format", "stabletoolbench", "--out"])
+            .arg(&out)
+            .arg(run)
+            .run()
+            .success()
+            .stdout_has("exported 3 answer files")
+            .stdout_has(&format!("--method {method}"));
+        let dir = out.join(SUBSET);
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        names.sort();
+        assert_eq!(names, [1, 2, 3].map(|i| format!("{i}_{method}.json")));
+        for (i, name) in names.iter().enumerate() {
+            // Its converter: files containing --method, query id = the part before the first `_`.
+            assert!(
+                name.contains(method) && name.split('_').next().unwrap().parse::<u64>().is_ok()
+            );
+            let file = read(&dir.join(name));
+            its_converter_accepts(&file, method).unwrap_or_else(|e| panic!("{name}: {e}"));
+            // The model's argument order is what the answer file records (query 3 made no call).
+            assert!(
+                i == 2
+                    || serde_json::to_string(&file)
+                        .unwrap()
+                        .contains(&serde_json::to_string(MODEL_ARGS).unwrap())
+            );
+        }
+        // Our own evaluator reads the export too, with the same verdicts by rule.
+        let metrics = common::Test::new()
+            .arg("eval")
+            .arg(&out)
+            .arg("--no-judge")
+            .arg("--json")
+            .run()
+            .success();
+        let v: Value = serde_json::from_str(&metrics.stdout()).unwrap();
+        let m = &v["metrics"][0];
+        assert_eq!(m["answered"], 3, "{}", metrics.stdout());
+        assert!(
+            (m["finish_rate"].as_f64().unwrap() - 100.0 / 3.0).abs() < 1e-6,
+            "{m}"
+        );
+    }
+    // The give-up of the DFS run is valid data: it now carries the messages of its path.
+    let give_up = read(
+        &tmp.path()
+            .join("export/dfsdt")
+            .join(SUBSET)
+            .join("2_DFS_woFilter_w2.json"),
+    );
+    let msgs = &give_up["answer_generation"]["train_messages"][0];
+    assert_eq!(
+        msgs[2]["tool_calls"][0]["function"]["arguments"],
+        MODEL_ARGS
+    );
+    assert_eq!(msgs[4]["tool_calls"][0]["function"]["arguments"], GIVE_UP);
+    // A run without a manifest, or an output onto itself, is bad input.
+    let (run, _) = &runs[0];
+    common::Test::new()
+        .args(["export", "--out"])
+        .arg(run)
+        .arg(run)
+        .run()
+        .failure(2)
+        .no_panic();
+    common::Test::new()
+        .args(["export", "--out"])
+        .arg(tmp.path().join("x"))
+        .arg(tmp.path())
+        .run()
+        .failure(2)
+        .stderr_has("run.json");
+}
