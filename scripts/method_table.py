@@ -5,7 +5,7 @@ usage: method_table.py --labels LABELS.json RUN_DIR [RUN_DIR ...]
 (each RUN_DIR has RUN_DIR.json beside it: the eval output). Per run: answered, evidence-judge pass rate with
 its bootstrap 95% CI over queries, the hand labels of exactly these answers (matched by subset, query id,
 method, model and answer hash: pass rate and parts delivered of parts asked) and the judge's agreement with
-them, unsupported claims per answer, LLM calls, tokens, tool calls and wall seconds per query, and
+them, unsupported claims per answer, LLM calls, tokens, tool calls per query and wall seconds per episode (at the run's concurrency), and
 ControlLLM's tool metrics (IR, NR, HR, CR, in %)."""
 import argparse, glob, hashlib, json, os, sys
 
@@ -46,8 +46,9 @@ def row(run, labels):
     keys = answers(run)
     matched = [l for l in labels if (l["subset"], l["query_id"], l["method"], l["model"], l["answer_hash"]) in keys]
     q = max(p["queries"], 1)
-    summary = json.load(open(os.path.join(run, "summary.json")))
-    wall = summary.get("total", {}).get("avg_wall_s")
+    walls = [r.get("counters", {}).get("wall_ms") for r in keys.values()]
+    walls = [w for w in walls if w is not None]
+    wall = sum(walls) / len(walls) / 1000 if walls else None
     cal = {}
     cal_path = os.path.join(run + ".eval", "calibration.json")
     if os.path.exists(cal_path):
@@ -85,7 +86,7 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     labels = json.load(open(a.labels))["labels"]
-    print("| run | n | answered | evidence pass [95% CI] | hand labels: pass (n) | agreement | unsupported claims / answer | parts delivered / asked | LLM calls / q | tokens / q | tool calls / q | s / q | IR | NR | HR | CR |")
+    print("| run | n | answered | evidence pass [95% CI] | hand labels: pass (n) | agreement | unsupported claims / answer | parts delivered / asked | LLM calls / q | tokens / q | tool calls / q | s / episode | IR | NR | HR | CR |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for run in a.runs:
         if not os.path.exists(run + ".json") or os.path.getsize(run + ".json") == 0:
