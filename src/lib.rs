@@ -14,6 +14,7 @@ pub mod eval;
 mod fuzz;
 pub mod llm;
 pub mod logging;
+pub mod names;
 pub mod net;
 pub mod prompts;
 pub mod retrieve;

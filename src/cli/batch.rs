@@ -9,9 +9,9 @@ use std::sync::Arc;
 use clap::Args;
 use serde_json::Value;
 
-use super::agent_args::AgentArgs;
-use super::merge::batch_error;
-use super::retriever_args::RetrieverArgs;
+use super::exit::classify;
+use super::solver_args::{Environment, SolverArgs};
+use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
@@ -19,10 +19,7 @@ use crate::batch::{
     make_progress, run_batch, select_with,
 };
 use crate::config::Config;
-use crate::llm::LlmArgs;
-use crate::prompts::Prompts;
 use crate::retrieve::Retriever;
-use crate::server::{ToolArgs, tool_setup};
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Args)]
@@ -71,16 +68,10 @@ pub struct BatchArgs {
     #[arg(long, default_value_t = 3, requires = "eval", value_name = "N")]
     pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
-    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
     #[command(flatten)]
-    pub agent: AgentArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-    #[command(flatten)]
-    pub tool_args: ToolArgs,
-    #[command(flatten)]
-    pub retriever: RetrieverArgs,
+    pub solver: SolverArgs,
 }
 
 pub async fn run(
@@ -95,18 +86,21 @@ pub async fn run(
         return Err(BadInput("--concurrency must be at least 1".into()).into());
     }
     let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(batch_error)?,
+        Some(s) => Shard::parse(s).map_err(classify)?,
         None => Shard::default(),
     };
     let (data, catalog) = super::open_data(global)?;
     let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &args.retriever.options()?)?),
+        ToolSet::Retrieved(_) => Some(Retriever::build(
+            &catalog,
+            &args.solver.retriever.options()?,
+        )?),
         _ => None,
     };
     let selection = select_with(&data, &args.subsets, args.limit, shard, |subset, query| {
         task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
     })
-    .map_err(batch_error)?;
+    .map_err(classify)?;
     for subset in &selection.subsets {
         if let Ok(queries) = data.queries(subset) {
             super::warn_missing_tools(subset, &queries, &catalog);
@@ -124,12 +118,13 @@ pub async fn run(
         .into());
     }
 
-    let options = args.agent.options(config);
-    let solver =
-        crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
-    let llm = crate::llm::build(&args.llm, config).await?;
-    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
-    let prompts = Arc::new(Prompts::load()?);
+    let options = args.solver.agent.options(config);
+    let solver = crate::agent::solver(args.solver.agent.method, &options);
+    let Environment {
+        llm,
+        setup,
+        prompts,
+    } = args.solver.environment(config, &data).await?;
 
     let mut manifest = Manifest::new(solver.method(), &llm.model_id());
     manifest.data = data.root().display().to_string();
@@ -138,15 +133,15 @@ pub async fn run(
     manifest.shard = (shard.count > 1).then(|| shard.to_string());
     manifest.tools = format!("{} · tool set {}", setup.env.describe(), args.tools);
     manifest.prompts = prompts.hashes();
-    manifest.agent = args.agent.manifest_value(config);
+    manifest.agent = args.solver.agent.manifest_value(config);
     manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
-    if let Some(existing) = Manifest::read(&args.out).map_err(batch_error)? {
+    if let Some(existing) = Manifest::read(&args.out).map_err(classify)? {
         manifest
             .check_resume(&existing, &args.out, args.force)
-            .map_err(batch_error)?;
+            .map_err(classify)?;
     }
     // Written before the first query, so even a killed run says what produced its files.
-    manifest.write(&args.out).map_err(batch_error)?;
+    manifest.write(&args.out).map_err(classify)?;
 
     let job = Arc::new(SolverJob::new(
         solver,
@@ -168,10 +163,10 @@ pub async fn run(
     if let Some(server) = setup.server {
         server.shutdown().await;
     }
-    let outcome = outcome.map_err(batch_error)?;
+    let outcome = outcome.map_err(classify)?;
 
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    manifest.write(&args.out).map_err(batch_error)?;
+    manifest.write(&args.out).map_err(classify)?;
     let mut selected: BTreeMap<String, usize> = BTreeMap::new();
     for task in &selection.tasks {
         *selected.entry(task.subset.clone()).or_default() += 1;
@@ -262,10 +257,10 @@ async fn evaluate(
     }
     let mut argv: Vec<std::ffi::OsString> = vec!["eval".into(), args.out.clone().into_os_string()];
     argv.extend(["--votes".into(), args.votes.to_string().into()]);
-    if let Some(url) = &args.llm.base_url {
+    if let Some(url) = &args.solver.llm.base_url {
         argv.extend(["--base-url".into(), url.into()]);
     }
-    if let Some(model) = &args.llm.model {
+    if let Some(model) = &args.solver.llm.model {
         argv.extend(["--model".into(), model.into()]);
     }
     if let Some(judge) = &args.judge {

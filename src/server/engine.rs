@@ -27,7 +27,7 @@ use crate::tools::observation::{
 use crate::tools::{ReplySource, ToolReply, ToolRequest};
 
 /// How answers that are not in the cache are made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SimulationMode {
     /// Schema-driven, deterministic, instant.
     #[default]
@@ -38,6 +38,12 @@ pub enum SimulationMode {
     /// one with status fields only); the schema simulator for the rest.
     Hybrid,
 }
+
+crate::names::named_values!(SimulationMode, "simulation mode" {
+    Schema => "schema": "Schema-driven, deterministic, instant",
+    Llm => "llm": "The configured LLM (as StableToolBench does with GPT), falling back to the schema on failure",
+    Hybrid => "hybrid": "The LLM only for APIs whose shape the schema simulator would have to infer (no template, or one with status fields only); the schema simulator for the rest",
+});
 
 impl SimulationMode {
     /// Whether this mode needs a model.

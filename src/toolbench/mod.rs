@@ -10,6 +10,7 @@ mod error;
 pub mod fixture;
 pub mod io;
 pub mod json_repair;
+pub mod method;
 mod missing;
 mod model;
 pub mod naming;

@@ -277,4 +277,3 @@ fn model_id_of(path: &Path) -> String {
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "local".into())
 }
-
