@@ -50,6 +50,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The process's command line (on bad flags, clap prints why and exits with code 2).
+    pub fn from_env() -> Self {
+        <Self as Parser>::parse()
+    }
+}
+
 /// Flags every subcommand accepts.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
