@@ -2,7 +2,7 @@
 //! a manifest and a summary table.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -10,17 +10,18 @@ use clap::Args;
 use serde_json::Value;
 
 use super::exit::classify;
-use super::solver_args::{Environment, SolverArgs};
+use super::solver_args::SolverArgs;
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
-    BatchOptions, MANIFEST_FILE, Manifest, ProgressMode, Shard, SolverJob, StopSignal, Summary,
-    make_progress, run_batch, select_with,
+    BatchOptions, BatchOutcome, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
+    StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
 use crate::toolbench::io::write_json_atomic;
+use crate::toolbench::{Catalog, DataDir};
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -79,52 +80,14 @@ pub async fn run(
     config: &Config,
     args: BatchArgs,
 ) -> anyhow::Result<ExitCode> {
-    if args.repeats == 0 {
-        return Err(BadInput("--repeats must be at least 1".into()).into());
-    }
-    if args.concurrency == 0 {
-        return Err(BadInput("--concurrency must be at least 1".into()).into());
-    }
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(classify)?,
-        None => Shard::default(),
-    };
+    let shard = check_flags(&args)?;
     let (data, catalog) = super::open_data(global)?;
-    let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Retriever::build(
-            &catalog,
-            &args.solver.retriever.options()?,
-        )?),
-        _ => None,
-    };
-    let selection = select_with(&data, &args.subsets, args.limit, shard, |subset, query| {
-        task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
-    })
-    .map_err(classify)?;
-    for subset in &selection.subsets {
-        if let Ok(queries) = data.queries(subset) {
-            super::warn_missing_tools(subset, &queries, &catalog);
-        }
-    }
-    for s in &selection.skipped {
-        eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
-    }
-    if selection.tasks.is_empty() {
-        return Err(BadInput(format!(
-            "no queries to run in {} (subsets: {}; shard {shard})",
-            data.root().display(),
-            selection.subsets.join(", ")
-        ))
-        .into());
-    }
+    let selection = select(&args, &data, &catalog, shard)?;
 
     let options = args.solver.agent.options(config);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let Environment {
-        llm,
-        setup,
-        prompts,
-    } = args.solver.environment(config, &data).await?;
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     let mut manifest = Manifest::new(solver.method(), &llm.model_id());
     manifest.data = data.root().display().to_string();
@@ -167,6 +130,76 @@ pub async fn run(
 
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     manifest.write(&args.out).map_err(classify)?;
+    let summary = write_summary(&args.out, &manifest, &selection, &outcome)?;
+    print_outcome(&args, &outcome, &summary, &selection, shard);
+    if let Some(code) = failure_code(&args, &outcome, &manifest) {
+        return Ok(code);
+    }
+    if args.eval {
+        println!();
+        return evaluate(global, config, &args).await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks the numeric flags; returns the shard to run.
+fn check_flags(args: &BatchArgs) -> anyhow::Result<Shard> {
+    if args.repeats == 0 {
+        return Err(BadInput("--repeats must be at least 1".into()).into());
+    }
+    if args.concurrency == 0 {
+        return Err(BadInput("--concurrency must be at least 1".into()).into());
+    }
+    Ok(match &args.shard {
+        Some(s) => Shard::parse(s).map_err(classify)?,
+        None => Shard::default(),
+    })
+}
+
+/// The queries of this shard with their tool sets; warns about missing tools and skipped queries.
+fn select(
+    args: &BatchArgs,
+    data: &DataDir,
+    catalog: &Catalog,
+    shard: Shard,
+) -> anyhow::Result<Selection> {
+    let retriever = match args.tools {
+        ToolSet::Retrieved(_) => Some(Retriever::build(
+            catalog,
+            &args.solver.retriever.options()?,
+        )?),
+        _ => None,
+    };
+    let selection = select_with(data, &args.subsets, args.limit, shard, |subset, query| {
+        task_for(subset, query, args.tools, catalog, retriever.as_ref()).map_err(|e| e.to_string())
+    })
+    .map_err(classify)?;
+    for subset in &selection.subsets {
+        if let Ok(queries) = data.queries(subset) {
+            super::warn_missing_tools(subset, &queries, catalog);
+        }
+    }
+    for s in &selection.skipped {
+        eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
+    }
+    if selection.tasks.is_empty() {
+        return Err(BadInput(format!(
+            "no queries to run in {} (subsets: {}; shard {shard})",
+            data.root().display(),
+            selection.subsets.join(", ")
+        ))
+        .into());
+    }
+    Ok(selection)
+}
+
+/// Writes `summary.json` over every answer file of the run directory.
+fn write_summary(
+    out: &Path,
+    manifest: &Manifest,
+    selection: &Selection,
+    outcome: &BatchOutcome,
+) -> anyhow::Result<Summary> {
     let mut selected: BTreeMap<String, usize> = BTreeMap::new();
     for task in &selection.tasks {
         *selected.entry(task.subset.clone()).or_default() += 1;
@@ -178,9 +211,18 @@ pub async fn run(
         &outcome.episodes,
         outcome.wall_s,
     )
-    .with_provenance(run_provenance(&args.out));
-    write_json_atomic(&args.out.join("summary.json"), &summary)?;
+    .with_provenance(run_provenance(out));
+    write_json_atomic(&out.join("summary.json"), &summary)?;
+    Ok(summary)
+}
 
+fn print_outcome(
+    args: &BatchArgs,
+    outcome: &BatchOutcome,
+    summary: &Summary,
+    selection: &Selection,
+    shard: Shard,
+) {
     println!(
         "run directory: {} ({} answer files; {} new, {} resumed{})",
         args.out.display(),
@@ -200,12 +242,17 @@ pub async fn run(
             selection.skipped.len()
         );
     }
+}
+
+/// The exit code of a batch that did not run to the end cleanly (130 interrupted, 2 a setup error,
+/// 1 a fatal error or episodes that ended in error), with what to do next; `None` when it did.
+fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -> Option<ExitCode> {
     if outcome.interrupted {
         println!(
             "interrupted: {} queries not started, {} abandoned in flight; rerun the same command to resume",
             outcome.not_started, outcome.abandoned
         );
-        return Ok(ExitCode::from(130));
+        return Some(ExitCode::from(130));
     }
     if let Some(setup) = &outcome.setup_error {
         eprintln!(
@@ -215,7 +262,7 @@ pub async fn run(
         eprintln!(
             "check the model flags (--base-url, --model, the API key), then rerun the same command"
         );
-        return Ok(ExitCode::from(2));
+        return Some(ExitCode::from(2));
     }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
@@ -225,7 +272,7 @@ pub async fn run(
         eprintln!(
             "fix the problem and rerun the same command to resume; {MANIFEST_FILE} records the setup"
         );
-        return Ok(ExitCode::from(1));
+        return Some(ExitCode::from(1));
     }
     if outcome.errors > 0 {
         eprintln!(
@@ -235,13 +282,9 @@ pub async fn run(
         if args.eval {
             eprintln!("not judging an incomplete run (--eval skipped)");
         }
-        return Ok(ExitCode::from(1));
+        return Some(ExitCode::from(1));
     }
-    if args.eval {
-        println!();
-        return evaluate(global, config, &args).await;
-    }
-    Ok(ExitCode::SUCCESS)
+    None
 }
 
 /// Runs `sum2act eval RUN_DIR` on the finished run, with the batch's model flags.

@@ -8,7 +8,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
-use super::solver_args::{Environment, SolverArgs};
+use super::solver_args::SolverArgs;
 use crate::agent::toolset::{DEFAULT_K, ToolSet};
 use crate::config::Config;
 use crate::retrieve::Retriever;
@@ -34,11 +34,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         )?)),
         _ => None,
     };
-    let Environment {
-        llm,
-        setup,
-        prompts,
-    } = args.solver.environment(config, &data).await?;
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     let mut session = Session::new(
         catalog.clone(),
         retriever,

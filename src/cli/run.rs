@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 
-use super::solver_args::{Environment, SolverArgs};
+use super::solver_args::SolverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, instruction_task, task_for};
 use crate::agent::{FinishKind, SolveContext};
@@ -49,11 +49,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     }
     let options = args.solver.agent.options(config);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let Environment {
-        llm,
-        setup,
-        prompts,
-    } = args.solver.environment(config, &data).await?;
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     println!(
         "method: {} · model: {} · tools: {}",
