@@ -72,11 +72,9 @@ async fn load(
         parallel,
         ..Default::default()
     };
-    Ok(
-        tokio::task::spawn_blocking(move || llm::local::LocalModel::load(&path, options))
-            .await?
-            .map_err(classify)?,
-    )
+    tokio::task::spawn_blocking(move || llm::local::LocalModel::load(&path, options))
+        .await?
+        .map_err(classify)
 }
 
 fn print_report(report: &llm::bench::BenchReport) {
