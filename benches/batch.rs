@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use sum2act::agent::AgentOptions;
 use sum2act::batch::{BatchOptions, NoProgress, SolverJob, StopSignal, run_batch};
 use sum2act::config::Config;
-use sum2act::llm::LlmArgs;
+use sum2act::llm::LlmOptions;
 use sum2act::prompts::Prompts;
-use sum2act::server::{ToolArgs, tool_setup};
+use sum2act::server::{ToolOptions, tool_setup};
 use sum2act::toolbench::{DataDir, Task};
 
 /// CPU seconds (user + system) of this process, or of one of its threads, from /proc.
@@ -88,17 +88,17 @@ async fn measure(
     let (url, thread, stop) = mock_openai::MockOpenAi::spawn_thread_with_tid(latency);
     let (url, mock_tid) = url;
     let config = Config::default();
-    let llm_args = LlmArgs {
+    let llm_args = LlmOptions {
         base_url: Some(url.clone()),
         model: Some("mock".into()),
-        ..LlmArgs::default()
+        ..LlmOptions::default()
     };
     let llm = sum2act::llm::build(&llm_args, &config).await.expect("llm");
-    let setup = tool_setup(&ToolArgs::default(), &config, data, None)
+    let setup = tool_setup(&ToolOptions::default(), &config, data, None)
         .await
         .expect("tool server");
     let options = AgentOptions::default();
-    let solver = sum2act::agent::solver("sum2act", &options).expect("solver");
+    let solver = sum2act::agent::solver(sum2act::agent::Method::Sum2act, &options);
     let prompts = Arc::new(Prompts::load().expect("prompts"));
     let job = Arc::new(SolverJob::new(
         solver,

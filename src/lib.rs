@@ -3,7 +3,12 @@
 //! Layers, top to bottom (arrows point down only):
 //! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
 //! (`net`: serving under connection limits, used by `server` and `llm`; `terminal`: text made safe
-//! to print).
+//! to print; `names`: the names users type for enum values, shared by every layer).
+//!
+//! Only `cli` knows clap: each subcommand's flags are clap structs there that turn into the plain
+//! option structs of the layers below (`llm::LlmOptions`, `server::ToolOptions`,
+//! `agent::AgentOptions`), and enum-valued flags take the library enum's own list of names
+//! (`toolbench::method::Method::NAMES` for `--method`).
 
 pub mod agent;
 pub mod batch;
@@ -14,6 +19,7 @@ pub mod eval;
 mod fuzz;
 pub mod llm;
 pub mod logging;
+pub mod names;
 pub mod net;
 pub mod prompts;
 pub mod retrieve;

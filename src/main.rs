@@ -1,11 +1,9 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     quiet_broken_pipe();
     sum2act::llm::ensure_openmp_wait_policy();
-    let cli = sum2act::cli::Cli::parse();
+    let cli = sum2act::cli::Cli::from_env();
     sum2act::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -65,11 +65,6 @@ impl GraphSearch {
         }
     }
 
-    /// Whether `method` names this method (`graph` or its alias `controlllm`).
-    pub fn is_method(method: &str) -> bool {
-        matches!(method.to_ascii_lowercase().as_str(), "graph" | "controlllm")
-    }
-
     /// The graph of a tool set and where it came from: the shared catalogue graph itself
     /// (`--tools all`), cut out of it (`--tools retrieved:K`), or built from the functions' docs
     /// (any other set); cut and built graphs are kept by tool set.

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use crate::toolbench::method::Method;
 pub use context::{AgentOptions, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver, SolveContext};
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};
@@ -41,8 +42,6 @@ pub enum AgentError {
     Prompt(#[from] crate::prompts::PromptError),
     #[error(transparent)]
     Llm(#[from] crate::llm::LlmError),
-    #[error("unknown method `{0}` (expected sum2act, react, dfsdt, plan or graph)")]
-    UnknownMethod(String),
 }
 
 /// An agent method.
@@ -56,17 +55,16 @@ pub trait Solver: Send + Sync {
 }
 
 /// The methods a user can pick with `--method`.
-pub const METHODS: [&str; 5] = ["sum2act", "react", "dfsdt", "plan", "graph"];
+pub const METHODS: [Method; 5] = Method::ALL;
 
 /// Builds the solver for `--method NAME`.
-pub fn solver(method: &str, options: &AgentOptions) -> Result<Arc<dyn Solver>, AgentError> {
-    match method.to_ascii_lowercase().as_str() {
-        "sum2act" => Ok(Arc::new(sum2act::Sum2Act::new(options))),
-        "react" | "cot" => Ok(Arc::new(react::React::new(options))),
-        "dfsdt" | "dfs" => Ok(Arc::new(dfsdt::Dfsdt::new(options))),
-        "plan" | "hugginggpt" => Ok(Arc::new(plan::Planner::new(options))),
-        "graph" | "controlllm" => Ok(Arc::new(graph::GraphSearch::new(options))),
-        other => Err(AgentError::UnknownMethod(other.to_string())),
+pub fn solver(method: Method, options: &AgentOptions) -> Arc<dyn Solver> {
+    match method {
+        Method::Sum2act => Arc::new(sum2act::Sum2Act::new(options)),
+        Method::React => Arc::new(react::React::new(options)),
+        Method::Dfsdt => Arc::new(dfsdt::Dfsdt::new(options)),
+        Method::Plan => Arc::new(plan::Planner::new(options)),
+        Method::Graph => Arc::new(graph::GraphSearch::new(options)),
     }
 }
 #[cfg(test)]

@@ -533,7 +533,10 @@ fn dfsdt_only_give_up_reports_give_up() {
 fn every_method_writes_a_convertible_answer_file() {
     for method in ["sum2act", "react", "dfsdt"] {
         let h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
-        let solver = solver(method, &h.ctx.options).unwrap_or_else(|e| panic!("{e}"));
+        let solver = solver(
+            method.parse().unwrap_or_else(|e| panic!("{e}")),
+            &h.ctx.options,
+        );
         let ep = run(solver.solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(ep.finish, FinishKind::GiveAnswer, "{method}");
         let file = ep.to_json();

@@ -26,7 +26,7 @@ pub trait Progress: Send + Sync {
 }
 
 /// How to show progress (`--progress`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ProgressMode {
     /// Bars when stdout and stderr are terminals, plain lines otherwise.
     #[default]
@@ -35,6 +35,13 @@ pub enum ProgressMode {
     Plain,
     Off,
 }
+
+crate::names::named_values!(ProgressMode, "progress mode" {
+    Auto => "auto": "Bars when stdout and stderr are terminals, plain lines otherwise",
+    Bars => "bars": "",
+    Plain => "plain": "",
+    Off => "off": "",
+});
 
 /// Builds the progress display for `mode`.
 pub fn make_progress(mode: ProgressMode) -> Arc<dyn Progress> {

@@ -2,16 +2,17 @@
 //! config file's `[agent]` section, which wins over the defaults.
 
 use clap::Args;
-use serde::Serialize;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use crate::agent::{AgentOptions, MethodOptions, Strategy};
+use super::values::named;
+use crate::agent::{AgentOptions, Method, MethodOptions, Strategy};
 use crate::config::Config;
 
-#[derive(Debug, Clone, Args, Serialize)]
+#[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// Agent method.
-    #[arg(long, default_value = "sum2act", value_parser = ["sum2act", "react", "cot", "dfsdt", "dfs", "plan", "hugginggpt", "graph", "controlllm"])]
-    pub method: String,
+    #[arg(long, default_value = "sum2act", value_parser = named::<Method>(Method::NAMES))]
+    pub method: Method,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_steps: Option<u32>,
@@ -45,8 +46,8 @@ pub struct AgentArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub parallel: Option<u16>,
     /// graph: how to search the tool graph (greedy, beam, adaptive, exhaustive).
-    #[arg(long, value_name = "NAME", value_parser = ["greedy", "beam", "adaptive", "exhaustive"])]
-    pub strategy: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(Strategy::ALL).try_map(|s| s.parse::<Strategy>()))]
+    pub strategy: Option<Strategy>,
     /// graph: paths kept per step by the beam strategy.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16))]
     pub beam_width: Option<u16>,
@@ -91,11 +92,7 @@ impl AgentArgs {
         let d = MethodOptions::default();
         MethodOptions {
             parallel: self.parallel.map_or(d.parallel, usize::from),
-            strategy: self
-                .strategy
-                .as_deref()
-                .and_then(|s| s.parse::<Strategy>().ok())
-                .unwrap_or(d.strategy),
+            strategy: self.strategy.unwrap_or(d.strategy),
             beam_width: self.beam_width.map_or(d.beam_width, usize::from),
             threshold: self.threshold.unwrap_or(d.threshold),
             max_path: self.max_path.map_or(d.max_path, usize::from),
@@ -107,7 +104,7 @@ impl AgentArgs {
     pub fn manifest_value(&self, config: &Config) -> serde_json::Value {
         let o = self.options(config);
         serde_json::json!({
-            "method": self.method,
+            "method": self.method.name(),
             "max_steps": o.max_steps,
             "max_llm_calls": o.max_llm_calls,
             "state_token_budget": o.state_token_budget,

@@ -2,28 +2,26 @@
 //! a manifest and a summary table.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
 use serde_json::Value;
 
-use super::agent_args::AgentArgs;
-use super::merge::batch_error;
-use super::retriever_args::RetrieverArgs;
+use super::exit::classify;
+use super::solver_args::SolverArgs;
+use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
-    BatchOptions, MANIFEST_FILE, Manifest, ProgressMode, Shard, SolverJob, StopSignal, Summary,
-    make_progress, run_batch, select_with,
+    BatchOptions, BatchOutcome, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
+    StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
-use crate::llm::LlmArgs;
-use crate::prompts::Prompts;
 use crate::retrieve::Retriever;
-use crate::server::{ToolArgs, tool_setup};
 use crate::toolbench::io::write_json_atomic;
+use crate::toolbench::{Catalog, DataDir};
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -71,16 +69,10 @@ pub struct BatchArgs {
     #[arg(long, default_value_t = 3, requires = "eval", value_name = "N")]
     pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
-    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::Auto)]
     pub progress: ProgressMode,
     #[command(flatten)]
-    pub agent: AgentArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-    #[command(flatten)]
-    pub tool_args: ToolArgs,
-    #[command(flatten)]
-    pub retriever: RetrieverArgs,
+    pub solver: SolverArgs,
 }
 
 pub async fn run(
@@ -88,50 +80,16 @@ pub async fn run(
     config: &Config,
     args: BatchArgs,
 ) -> anyhow::Result<ExitCode> {
-    if args.repeats == 0 {
-        return Err(BadInput("--repeats must be at least 1".into()).into());
-    }
-    if args.concurrency == 0 {
-        return Err(BadInput("--concurrency must be at least 1".into()).into());
-    }
-    let shard = match &args.shard {
-        Some(s) => Shard::parse(s).map_err(batch_error)?,
-        None => Shard::default(),
-    };
+    let shard = check_flags(&args)?;
     let (data, catalog) = super::open_data(global)?;
-    let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Retriever::build(&catalog, &args.retriever.options()?)?),
-        _ => None,
-    };
-    let selection = select_with(&data, &args.subsets, args.limit, shard, |subset, query| {
-        task_for(subset, query, args.tools, &catalog, retriever.as_ref()).map_err(|e| e.to_string())
-    })
-    .map_err(batch_error)?;
-    for subset in &selection.subsets {
-        if let Ok(queries) = data.queries(subset) {
-            super::warn_missing_tools(subset, &queries, &catalog);
-        }
-    }
-    for s in &selection.skipped {
-        eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
-    }
-    if selection.tasks.is_empty() {
-        return Err(BadInput(format!(
-            "no queries to run in {} (subsets: {}; shard {shard})",
-            data.root().display(),
-            selection.subsets.join(", ")
-        ))
-        .into());
-    }
+    let selection = select(&args, &data, &catalog, shard)?;
 
-    let mut options = args.agent.options(config);
+    let mut options = args.solver.agent.options(config);
     options.methods.catalogue_graph =
-        super::index_graph::for_agent(&args.agent.method, args.tools, &catalog);
-    let solver =
-        crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
-    let llm = crate::llm::build(&args.llm, config).await?;
-    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
-    let prompts = Arc::new(Prompts::load()?);
+        super::index_graph::for_agent(args.solver.agent.method, args.tools, &catalog);
+    let solver = crate::agent::solver(args.solver.agent.method, &options);
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     let mut manifest = Manifest::new(solver.method(), &llm.model_id());
     manifest.data = data.root().display().to_string();
@@ -140,15 +98,15 @@ pub async fn run(
     manifest.shard = (shard.count > 1).then(|| shard.to_string());
     manifest.tools = format!("{} · tool set {}", setup.env.describe(), args.tools);
     manifest.prompts = prompts.hashes();
-    manifest.agent = args.agent.manifest_value(config);
+    manifest.agent = args.solver.agent.manifest_value(config);
     manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
-    if let Some(existing) = Manifest::read(&args.out).map_err(batch_error)? {
+    if let Some(existing) = Manifest::read(&args.out).map_err(classify)? {
         manifest
             .check_resume(&existing, &args.out, args.force)
-            .map_err(batch_error)?;
+            .map_err(classify)?;
     }
     // Written before the first query, so even a killed run says what produced its files.
-    manifest.write(&args.out).map_err(batch_error)?;
+    manifest.write(&args.out).map_err(classify)?;
 
     let job = Arc::new(SolverJob::new(
         solver,
@@ -170,10 +128,80 @@ pub async fn run(
     if let Some(server) = setup.server {
         server.shutdown().await;
     }
-    let outcome = outcome.map_err(batch_error)?;
+    let outcome = outcome.map_err(classify)?;
 
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    manifest.write(&args.out).map_err(batch_error)?;
+    manifest.write(&args.out).map_err(classify)?;
+    let summary = write_summary(&args.out, &manifest, &selection, &outcome)?;
+    print_outcome(&args, &outcome, &summary, &selection, shard);
+    if let Some(code) = failure_code(&args, &outcome, &manifest) {
+        return Ok(code);
+    }
+    if args.eval {
+        println!();
+        return evaluate(global, config, &args).await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks the numeric flags; returns the shard to run.
+fn check_flags(args: &BatchArgs) -> anyhow::Result<Shard> {
+    if args.repeats == 0 {
+        return Err(BadInput("--repeats must be at least 1".into()).into());
+    }
+    if args.concurrency == 0 {
+        return Err(BadInput("--concurrency must be at least 1".into()).into());
+    }
+    Ok(match &args.shard {
+        Some(s) => Shard::parse(s).map_err(classify)?,
+        None => Shard::default(),
+    })
+}
+
+/// The queries of this shard with their tool sets; warns about missing tools and skipped queries.
+fn select(
+    args: &BatchArgs,
+    data: &DataDir,
+    catalog: &Catalog,
+    shard: Shard,
+) -> anyhow::Result<Selection> {
+    let retriever = match args.tools {
+        ToolSet::Retrieved(_) => Some(Retriever::build(
+            catalog,
+            &args.solver.retriever.options()?,
+        )?),
+        _ => None,
+    };
+    let selection = select_with(data, &args.subsets, args.limit, shard, |subset, query| {
+        task_for(subset, query, args.tools, catalog, retriever.as_ref()).map_err(|e| e.to_string())
+    })
+    .map_err(classify)?;
+    for subset in &selection.subsets {
+        if let Ok(queries) = data.queries(subset) {
+            super::warn_missing_tools(subset, &queries, catalog);
+        }
+    }
+    for s in &selection.skipped {
+        eprintln!("warning: skipped {} {}: {}", s.subset, s.query_id, s.reason);
+    }
+    if selection.tasks.is_empty() {
+        return Err(BadInput(format!(
+            "no queries to run in {} (subsets: {}; shard {shard})",
+            data.root().display(),
+            selection.subsets.join(", ")
+        ))
+        .into());
+    }
+    Ok(selection)
+}
+
+/// Writes `summary.json` over every answer file of the run directory.
+fn write_summary(
+    out: &Path,
+    manifest: &Manifest,
+    selection: &Selection,
+    outcome: &BatchOutcome,
+) -> anyhow::Result<Summary> {
     let mut selected: BTreeMap<String, usize> = BTreeMap::new();
     for task in &selection.tasks {
         *selected.entry(task.subset.clone()).or_default() += 1;
@@ -185,9 +213,18 @@ pub async fn run(
         &outcome.episodes,
         outcome.wall_s,
     )
-    .with_provenance(run_provenance(&args.out));
-    write_json_atomic(&args.out.join("summary.json"), &summary)?;
+    .with_provenance(run_provenance(out));
+    write_json_atomic(&out.join("summary.json"), &summary)?;
+    Ok(summary)
+}
 
+fn print_outcome(
+    args: &BatchArgs,
+    outcome: &BatchOutcome,
+    summary: &Summary,
+    selection: &Selection,
+    shard: Shard,
+) {
     println!(
         "run directory: {} ({} answer files; {} new, {} resumed{})",
         args.out.display(),
@@ -207,12 +244,17 @@ pub async fn run(
             selection.skipped.len()
         );
     }
+}
+
+/// The exit code of a batch that did not run to the end cleanly (130 interrupted, 2 a setup error,
+/// 1 a fatal error or episodes that ended in error), with what to do next; `None` when it did.
+fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -> Option<ExitCode> {
     if outcome.interrupted {
         println!(
             "interrupted: {} queries not started, {} abandoned in flight; rerun the same command to resume",
             outcome.not_started, outcome.abandoned
         );
-        return Ok(ExitCode::from(130));
+        return Some(ExitCode::from(130));
     }
     if let Some(setup) = &outcome.setup_error {
         eprintln!(
@@ -222,7 +264,7 @@ pub async fn run(
         eprintln!(
             "check the model flags (--base-url, --model, the API key), then rerun the same command"
         );
-        return Ok(ExitCode::from(2));
+        return Some(ExitCode::from(2));
     }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
@@ -232,7 +274,7 @@ pub async fn run(
         eprintln!(
             "fix the problem and rerun the same command to resume; {MANIFEST_FILE} records the setup"
         );
-        return Ok(ExitCode::from(1));
+        return Some(ExitCode::from(1));
     }
     if outcome.errors > 0 {
         eprintln!(
@@ -242,13 +284,9 @@ pub async fn run(
         if args.eval {
             eprintln!("not judging an incomplete run (--eval skipped)");
         }
-        return Ok(ExitCode::from(1));
+        return Some(ExitCode::from(1));
     }
-    if args.eval {
-        println!();
-        return evaluate(global, config, &args).await;
-    }
-    Ok(ExitCode::SUCCESS)
+    None
 }
 
 /// Runs `sum2act eval RUN_DIR` on the finished run, with the batch's model flags.
@@ -264,10 +302,10 @@ async fn evaluate(
     }
     let mut argv: Vec<std::ffi::OsString> = vec!["eval".into(), args.out.clone().into_os_string()];
     argv.extend(["--votes".into(), args.votes.to_string().into()]);
-    if let Some(url) = &args.llm.base_url {
+    if let Some(url) = &args.solver.llm.base_url {
         argv.extend(["--base-url".into(), url.into()]);
     }
-    if let Some(model) = &args.llm.model {
+    if let Some(model) = &args.solver.llm.model {
         argv.extend(["--model".into(), model.into()]);
     }
     if let Some(judge) = &args.judge {

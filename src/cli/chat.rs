@@ -8,14 +8,10 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
-use super::agent_args::AgentArgs;
-use super::retriever_args::RetrieverArgs;
+use super::solver_args::SolverArgs;
 use crate::agent::toolset::{DEFAULT_K, ToolSet};
 use crate::config::Config;
-use crate::llm::LlmArgs;
-use crate::prompts::Prompts;
 use crate::retrieve::Retriever;
-use crate::server::{ToolArgs, tool_setup};
 use crate::session::print::PrintObserver;
 use crate::session::{Control, HELP, Session};
 
@@ -25,13 +21,7 @@ pub struct ChatArgs {
     #[arg(long, value_name = "SET", default_value_t = ToolSet::Retrieved(DEFAULT_K))]
     pub tools: ToolSet,
     #[command(flatten)]
-    pub agent: AgentArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-    #[command(flatten)]
-    pub tool_args: ToolArgs,
-    #[command(flatten)]
-    pub retriever: RetrieverArgs,
+    pub solver: SolverArgs,
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow::Result<ExitCode> {
@@ -40,20 +30,19 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
     let retriever = match args.tools {
         ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(
             &catalog,
-            &args.retriever.options()?,
+            &args.solver.retriever.options()?,
         )?)),
         _ => None,
     };
-    let llm = crate::llm::build(&args.llm, config).await?;
-    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
-    let prompts = Arc::new(Prompts::load()?);
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     let mut session = Session::new(
         catalog.clone(),
         retriever,
         setup.env.clone(),
         llm.clone(),
         prompts,
-        args.agent.options(config),
+        args.solver.agent.options(config),
         args.tools,
         Arc::new(PrintObserver::default()),
     );

@@ -7,7 +7,8 @@ use anyhow::Context;
 use clap::Args;
 
 use super::GlobalArgs;
-use super::eval::{JudgeArgs, bad, load_set};
+use super::eval::{JudgeArgs, load_set};
+use super::exit::classify;
 use crate::config::Config;
 use crate::eval::CompareOptions;
 use crate::eval::input::AnswerSet;
@@ -88,10 +89,10 @@ pub async fn run(
     let pass_options = args.judge.pass_options();
     let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
         .await
-        .map_err(bad)?;
+        .map_err(classify)?;
     let cand_pr = crate::eval::pass_rate(&candidate, &judge, &pass_options)
         .await
-        .map_err(bad)?;
+        .map_err(classify)?;
     let options = CompareOptions {
         rounds: args.rounds,
         seed: args.judge.seed,
@@ -105,12 +106,12 @@ pub async fn run(
         &options,
     )
     .await
-    .map_err(bad)?;
+    .map_err(classify)?;
     let mut repeats = vec![comparison.overall.clone()];
     repeats.extend(compare_repeats(&args, (&reference, &candidate), &judge, &options).await?);
     let (logged, hits) = judge.cache_stats();
     write_json_atomic(&out.join("compare.json"), &comparison)?;
-    report::write_comparison_csv(&out, &comparison).map_err(bad)?;
+    report::write_comparison_csv(&out, &comparison).map_err(classify)?;
     if args.json {
         let summary = serde_json::json!({
             "reference": comparison.reference,
@@ -178,20 +179,20 @@ async fn compare_repeats(
         .min(crate::eval::input::repeats_in(&args.run_b));
     let mut out = Vec::new();
     for r in 1..n {
-        let mut a = crate::eval::input::load_answers_repeat(&args.run_a, r).map_err(bad)?;
-        let mut b = crate::eval::input::load_answers_repeat(&args.run_b, r).map_err(bad)?;
+        let mut a = crate::eval::input::load_answers_repeat(&args.run_a, r).map_err(classify)?;
+        let mut b = crate::eval::input::load_answers_repeat(&args.run_b, r).map_err(classify)?;
         crate::eval::repeats::align(&mut a, reference);
         crate::eval::repeats::align(&mut b, candidate);
         let pass_options = args.judge.pass_options();
         let a_pr = crate::eval::pass_rate(&a, judge, &pass_options)
             .await
-            .map_err(bad)?;
+            .map_err(classify)?;
         let b_pr = crate::eval::pass_rate(&b, judge, &pass_options)
             .await
-            .map_err(bad)?;
+            .map_err(classify)?;
         let c = crate::eval::compare((&a, &a_pr), (&b, &b_pr), judge, options)
             .await
-            .map_err(bad)?;
+            .map_err(classify)?;
         out.push(c.overall);
     }
     Ok(out)

@@ -8,15 +8,16 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
+use super::exit::classify;
+use super::llm_args::LlmArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::eval::headline::{self, MAX_UNUSABLE_SHARE, judge_name, unusable_share};
 use crate::eval::labels::{self, LabelEntry, Matching};
 use crate::eval::report::{self, calibration_registry, known_calibration};
 use crate::eval::{
-    AnswerSet, EvalError, Judge, JudgeCache, JudgeMode, JudgeOptions, PassRate, PassRateOptions,
+    AnswerSet, Judge, JudgeCache, JudgeMode, JudgeOptions, PassRate, PassRateOptions,
 };
-use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::toolbench::io::write_json_atomic;
 use crate::toolbench::load_id_file;
@@ -98,12 +99,12 @@ impl JudgeArgs {
         if let Some(j) = &self.judge {
             llm_args.model = Some(j.clone());
         }
-        let llm = crate::llm::build(&llm_args, config)
+        let llm = crate::llm::build(&llm_args.options(), config)
             .await
             .context("building the judge model")?;
-        let mut cache = JudgeCache::open(log).map_err(bad)?;
+        let mut cache = JudgeCache::open(log).map_err(classify)?;
         for extra in extra_logs {
-            cache.absorb(extra).map_err(bad)?;
+            cache.absorb(extra).map_err(classify)?;
         }
         let options = JudgeOptions {
             temperature: self.judge_temperature,
@@ -138,15 +139,6 @@ fn parse_mode(s: &str) -> Result<JudgeMode, String> {
     s.parse()
 }
 
-/// Maps evaluator errors to exit codes: bad input → 2.
-pub fn bad(e: EvalError) -> anyhow::Error {
-    if e.is_bad_input() {
-        anyhow::Error::new(BadInput(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 /// Loads what `eval`/`compare` score: a run directory, a converted folder, or a converted file.
 pub fn load_set(
     path: &Path,
@@ -158,7 +150,7 @@ pub fn load_set(
         (true, Some(s)) => crate::eval::input::load_converted_file(path, s),
         _ => crate::eval::load_answers(path),
     }
-    .map_err(bad)?;
+    .map_err(classify)?;
     if let Some(dir) = ids.filter(|p| p.is_dir()) {
         // StableToolBench's `--test_ids` folder: one `{subset}.json` per subset.
         let wanted = match subset {
@@ -247,7 +239,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let mut files: Vec<PathBuf> = Vec::new();
     if input.is_dir() && input.join("run.json").is_file() {
-        files.extend(set.write_converted(&out.join("converted")).map_err(bad)?);
+        files.extend(
+            set.write_converted(&out.join("converted"))
+                .map_err(classify)?,
+        );
     }
 
     let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
@@ -255,7 +250,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     if args.no_judge {
         let ms = crate::eval::metrics(&set, None);
         let evidence = crate::eval::pass_rate::evidence_only(&set);
-        report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(bad)?;
+        report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
         write_json_atomic(&out.join("metrics.json"), &ms)?;
         write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
         files.extend([out.join("metrics.csv"), out.join("evidence.json")]);
@@ -298,7 +293,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     }
     let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
         .await
-        .map_err(bad)?;
+        .map_err(classify)?;
     let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
     let (logged, hits) = judge.cache_stats();
     let ms = crate::eval::metrics(&set, Some(&pr));
@@ -354,8 +349,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     let mut full = summary.clone();
     full["queries"] = serde_json::to_value(&pr.queries)?;
     write_json_atomic(&out.join("pass_rate.json"), &full)?;
-    report::write_pass_rate_csv(&out, &pr).map_err(bad)?;
-    report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(bad)?;
+    report::write_pass_rate_csv(&out, &pr).map_err(classify)?;
+    report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
     files.extend([
         out.join("pass_rate.json"),
         out.join("pass_rate.csv"),
@@ -429,7 +424,7 @@ fn run_data(input: &Path) -> Option<PathBuf> {
 
 /// Loads a label file; ids are checked against the run's data when its queries can be read.
 fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
-    let entries = labels::load(path).map_err(bad)?;
+    let entries = labels::load(path).map_err(classify)?;
     if let Some(dir) = run_data(input)
         && let Ok(data) = crate::toolbench::DataDir::open(&dir)
     {
@@ -442,7 +437,7 @@ fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
                 known.insert(e.subset.clone(), qs.iter().map(|q| q.query_id).collect());
             }
         }
-        labels::check_ids(path, &entries, Some(&dir), &known).map_err(bad)?;
+        labels::check_ids(path, &entries, Some(&dir), &known).map_err(classify)?;
     }
     Ok(entries)
 }
@@ -483,11 +478,11 @@ async fn inference_spread(
     }
     let mut rates = vec![pr.overall.pass_rate];
     for r in 1..n {
-        let mut repeat = crate::eval::input::load_answers_repeat(input, r).map_err(bad)?;
+        let mut repeat = crate::eval::input::load_answers_repeat(input, r).map_err(classify)?;
         crate::eval::repeats::align(&mut repeat, set);
         let scored = crate::eval::pass_rate(&repeat, judge, &args.judge.pass_options())
             .await
-            .map_err(bad)?;
+            .map_err(classify)?;
         rates.push(scored.overall.pass_rate);
     }
     Ok(Some(crate::eval::repeats::InferenceSpread::new(rates)))

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::merge::batch_error;
+use super::exit::classify;
 use crate::batch::export::export_stabletoolbench;
 
 /// Formats a run can be exported to.
@@ -30,7 +30,7 @@ pub struct ExportArgs {
 
 pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let ExportFormat::Stabletoolbench = args.format;
-    let outcome = export_stabletoolbench(&args.run, &args.out).map_err(batch_error)?;
+    let outcome = export_stabletoolbench(&args.run, &args.out).map_err(classify)?;
     for path in &outcome.unreadable {
         eprintln!(
             "warning: {} is not a readable answer file; not exported",

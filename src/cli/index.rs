@@ -9,10 +9,10 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
+use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::llm::LlmArgs;
 use crate::prompts::Prompts;
 use crate::retrieve::examples::{ExampleRequests, GenerateOptions, generate};
 use crate::retrieve::{RetrieveOptions, Retriever, default_index_dir};
@@ -109,7 +109,7 @@ async fn expand(
     let missing = existing.missing(&catalog).len();
     let todo = options.limit.map_or(missing, |l| l.min(missing));
     let prompts = Prompts::load()?;
-    let client = crate::llm::build(llm, config).await?;
+    let client = crate::llm::build(&llm.options(), config).await?;
     eprintln!(
         "expand: {todo} of {missing} APIs without example requests, with {}",
         client.model_id()

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::GlobalArgs;
-use crate::agent::graph::GraphSearch;
+use crate::agent::Method;
 use crate::agent::toolset::ToolSet;
 use crate::retrieve::{default_index_dir, fingerprint};
 use crate::toolbench::{Catalog, Function};
@@ -66,8 +66,8 @@ fn verb(source: GraphSource) -> &'static str {
 /// The catalogue graph for the agent options of `run` and `batch`: only `--method graph` with tools
 /// drawn from the catalogue (`all`, `retrieved:K`) searches it; the oracle tool sets are small and
 /// not all catalogue APIs, so their graphs are built per tool set as before.
-pub fn for_agent(method: &str, tools: ToolSet, catalog: &Catalog) -> Option<CatalogueGraph> {
-    if !GraphSearch::is_method(method) || tools == ToolSet::Oracle {
+pub fn for_agent(method: Method, tools: ToolSet, catalog: &Catalog) -> Option<CatalogueGraph> {
+    if method != Method::Graph || tools == ToolSet::Oracle {
         return None;
     }
     let (graph, source, ms) = catalogue_graph(catalog);

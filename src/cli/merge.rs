@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::BadInput;
-use crate::batch::{BatchError, Summary, merge::merge, scan_run_dir};
+use super::exit::classify;
+use crate::batch::{Summary, merge::merge, scan_run_dir};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -22,17 +22,8 @@ pub struct MergeArgs {
     pub force: bool,
 }
 
-/// Turns the batch layer's input errors into the CLI's exit code 2.
-pub(super) fn batch_error(e: BatchError) -> anyhow::Error {
-    if e.is_bad_input() {
-        anyhow::Error::new(BadInput(e.to_string()))
-    } else {
-        anyhow::Error::new(e)
-    }
-}
-
 pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let outcome = merge(&args.out, &args.runs, args.force).map_err(batch_error)?;
+    let outcome = merge(&args.out, &args.runs, args.force).map_err(classify)?;
     println!(
         "merged {} run(s) into {}: {} answer files copied, {} already there",
         args.runs.len(),
@@ -52,7 +43,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let (files, _) = scan_run_dir(&args.out).map_err(batch_error)?;
+    let (files, _) = scan_run_dir(&args.out).map_err(classify)?;
     let mut per_subset: BTreeMap<String, usize> = BTreeMap::new();
     for (_, _, view) in &files {
         *per_subset.entry(view.subset.clone()).or_default() += 1;

@@ -7,11 +7,15 @@ mod compare;
 mod data;
 pub mod eval;
 mod eval_tools;
+mod exit;
 mod export;
 mod index;
 mod index_graph;
 mod limits_args;
 mod llm;
+mod llm_args;
+#[cfg(feature = "local-model")]
+mod llm_bench;
 mod merge;
 mod report;
 mod retrieve;
@@ -20,6 +24,9 @@ mod run;
 mod serve;
 mod serve_fidelity;
 mod serve_llm;
+mod solver_args;
+mod tool_args;
+mod values;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,6 +34,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
+pub use exit::BadInput;
 
 /// A harness for LLM agents on ToolBench: Sum2Act, ReAct and DFSDT over RapidAPI-style tools,
 /// offline by default (embedded model + embedded tool server + shipped sample).
@@ -40,6 +48,13 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The process's command line (on bad flags, clap prints why and exits with code 2).
+    pub fn from_env() -> Self {
+        <Self as Parser>::parse()
+    }
 }
 
 /// Flags every subcommand accepts.
@@ -89,22 +104,13 @@ pub enum Command {
     Retrieve(Box<retrieve::RetrieveArgs>),
 }
 
-/// A problem with what the user gave us (flags, files): exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadInput(pub String);
-
 /// Runs the parsed command line and maps the outcome to an exit code (0 ok, 1 failed, 2 bad input).
 pub async fn run(cli: Cli) -> ExitCode {
     match dispatch(cli).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if is_bad_input(&e) {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            exit::code_of(&e)
         }
     }
 }
@@ -132,17 +138,6 @@ pub(crate) fn warn_missing_tools(
     for missing in crate::toolbench::missing_tools(queries, catalog) {
         eprintln!("warning: {}: {missing}", crate::terminal::safe_line(subset));
     }
-}
-
-fn is_bad_input(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.is::<BadInput>()
-            || c.downcast_ref::<crate::toolbench::DataError>()
-                .is_some_and(|e| !e.is_output())
-            || c.is::<crate::config::ConfigError>()
-            || c.downcast_ref::<crate::llm::LlmError>()
-                .is_some_and(|e| e.is_bad_input())
-    })
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::merge::batch_error;
+use super::exit::classify;
 use crate::batch::report::write_report;
 
 #[derive(Debug, Args)]
@@ -23,7 +23,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| args.runs[0].join("report.html"));
-    let stats = write_report(&args.runs, &out).map_err(batch_error)?;
+    let stats = write_report(&args.runs, &out).map_err(classify)?;
     println!(
         "wrote {} ({} run(s), {} episodes, {} with judge results, {} KiB)",
         out.display(),

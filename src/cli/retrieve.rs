@@ -49,7 +49,7 @@ pub enum RetrieveCommand {
         json: bool,
         /// Score only queries with an even or odd query_id (the default weights were tuned on the
         /// even ones, so `odd` is the held-out check).
-        #[arg(long, value_enum, default_value = "all")]
+        #[arg(long, value_parser = super::values::named::<Half>(Half::NAMES), default_value = "all")]
         half: Half,
         /// Also print every query whose NDCG@5 is below this (0–100): relevant APIs vs our top 5.
         #[arg(long, value_name = "NDCG")]

@@ -8,16 +8,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 
-use super::agent_args::AgentArgs;
-use super::retriever_args::RetrieverArgs;
+use super::solver_args::SolverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{DEFAULT_K, ToolSet, instruction_task, task_for};
 use crate::agent::{FinishKind, SolveContext};
 use crate::config::Config;
-use crate::llm::LlmArgs;
-use crate::prompts::Prompts;
 use crate::retrieve::Retriever;
-use crate::server::{ToolArgs, tool_setup};
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
 use crate::toolbench::{Catalog, DataDir, Task, io::write_json_atomic};
@@ -40,13 +36,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "runs/single", value_name = "DIR")]
     pub out: PathBuf,
     #[command(flatten)]
-    pub agent: AgentArgs,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-    #[command(flatten)]
-    pub tool_args: ToolArgs,
-    #[command(flatten)]
-    pub retriever: RetrieverArgs,
+    pub solver: SolverArgs,
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -57,14 +47,12 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
             BadInput("no tools for this request: try --tools all or rephrase it".into()).into(),
         );
     }
-    let mut options = args.agent.options(config);
+    let mut options = args.solver.agent.options(config);
     options.methods.catalogue_graph =
-        super::index_graph::for_agent(&args.agent.method, tool_set(&args), &catalog);
-    let solver =
-        crate::agent::solver(&args.agent.method, &options).map_err(|e| BadInput(e.to_string()))?;
-    let llm = crate::llm::build(&args.llm, config).await?;
-    let setup = tool_setup(&args.tool_args, config, &data, Some(llm.clone())).await?;
-    let prompts = Arc::new(Prompts::load()?);
+        super::index_graph::for_agent(args.solver.agent.method, tool_set(&args), &catalog);
+    let solver = crate::agent::solver(args.solver.agent.method, &options);
+    let env = args.solver.environment(config, &data).await?;
+    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     println!(
         "method: {} · model: {} · tools: {}",
@@ -140,7 +128,10 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
     let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_)))
         || (args.query_id.is_none() && args.tools.is_none());
     let retriever = if needs_index {
-        Some(Retriever::build(catalog, &args.retriever.options()?)?)
+        Some(Retriever::build(
+            catalog,
+            &args.solver.retriever.options()?,
+        )?)
     } else {
         None
     };

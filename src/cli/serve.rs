@@ -9,10 +9,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
+use super::llm_args::LlmArgs;
+use super::tool_args::FaultArgs;
+use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::llm::LlmArgs;
-use crate::server::{FaultArgs, SimulationMode, embedded_api, import_stb_cache, serve_until};
+use crate::server::{SimulationMode, embedded_api, import_stb_cache, serve_until};
 use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
@@ -30,7 +32,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub save: bool,
     /// How answers that are not in the response cache are made.
-    #[arg(long, value_enum, default_value_t = SimulationMode::Schema)]
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
     pub simulation: SimulationMode,
     /// Answer as StableToolBench's server does: simulate calls that miss required parameters (ours
     /// return a parameter error by default) and serve cache entries of tools outside the catalogue.
@@ -91,14 +93,20 @@ pub async fn run(
     let llm = match args.simulation {
         SimulationMode::Schema => None,
         _ => Some(
-            crate::llm::build(&args.llm, config)
+            crate::llm::build(&args.llm.options(), config)
                 .await
                 .context("loading the simulator model")?,
         ),
     };
     let api = Arc::new(
-        embedded_api(&data, args.save, args.simulation, &args.faults, llm)?
-            .with_stb_compat(args.stb_compat),
+        embedded_api(
+            &data,
+            args.save,
+            args.simulation,
+            &args.faults.config(),
+            llm,
+        )?
+        .with_stb_compat(args.stb_compat),
     );
     let describe = api.describe();
     let shutdown = async {

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::GlobalArgs;
-use super::llm::classify;
+use super::exit::classify;
+use super::llm_args::LlmArgs;
 use crate::config::Config;
-use crate::llm::{self, LlmArgs};
+use crate::llm;
 
 #[derive(Debug, Args)]
 pub struct ServeLlmArgs {
@@ -30,7 +31,9 @@ pub async fn run(
     config: &Config,
     args: ServeLlmArgs,
 ) -> anyhow::Result<ExitCode> {
-    let client = llm::build(&args.llm, config).await.map_err(classify)?;
+    let client = llm::build(&args.llm.options(), config)
+        .await
+        .map_err(classify)?;
     let listener = llm::server::bind(SocketAddr::new(args.host, args.port))
         .await
         .map_err(classify)?;

@@ -292,10 +292,7 @@ fn fuzz_virtual_requests() {
         panic!("no runtime");
     };
     let data = crate::toolbench::DataDir::open_or_default(None).unwrap_or_else(|e| panic!("{e}"));
-    let faults = crate::server::FaultArgs {
-        fault_rate: Some(0.0),
-        ..Default::default()
-    };
+    let faults = crate::server::FaultConfig::default();
     let api = crate::server::embedded_api(
         &data,
         false,

@@ -177,50 +177,79 @@ pub async fn run(
     note: &dyn Fn(String),
 ) -> Result<BenchReport, LlmError> {
     let prompts = Prompts::load().map_err(prompt_err)?;
-    let system = prompts
-        .render("llm_bench_router", &[])
-        .map_err(prompt_err)?;
-    let step = |n: &str, facts: &str| {
-        prompts
-            .render("llm_bench_step", &[("step", n), ("facts", facts)])
-            .map_err(prompt_err)
-    };
-    let router = |user: String| {
-        CompletionRequest::new(
-            "bench",
-            vec![Message::system(system.clone()), Message::user(user)],
-        )
-        .with_max_tokens(48)
-    };
+    warm_up(model).await?;
+    let prefix = measure_prefix(model, &prompts, note).await?;
+    let grammar = measure_grammar(model, &prompts, note).await?;
+    let mut concurrency = Vec::new();
+    for &n in &options.concurrency {
+        concurrency.push(measure_concurrency(model, &prompts, n, options.tokens, note).await?);
+    }
+    Ok(BenchReport {
+        model: model.info().id.clone(),
+        threads: model.info().threads,
+        prefill_tok_s: prefix.cold.prefill_tok_s(),
+        decode_tok_s: grammar.unconstrained_decode_tok_s,
+        prefix,
+        grammar,
+        concurrency,
+    })
+}
 
-    // Warm-up: page the weights in.
+/// Pages the weights in.
+async fn warm_up(model: &LocalModel) -> Result<(), LlmError> {
     let _ = model
         .complete_with_stats(
             &CompletionRequest::new("bench", vec![Message::user("hi")]).with_max_tokens(2),
         )
         .await?;
+    Ok(())
+}
 
-    // Prefix reuse: the same system prompt, a new last message, as between two router steps.
+/// Prefix reuse: the same system prompt, a new last message, as between two router steps.
+async fn measure_prefix(
+    model: &LocalModel,
+    prompts: &Prompts,
+    note: &dyn Fn(String),
+) -> Result<PrefixResult, LlmError> {
+    let system = prompts
+        .render("llm_bench_router", &[])
+        .map_err(prompt_err)?;
+    let router = |n: &str, facts: &str| {
+        prompts
+            .render("llm_bench_step", &[("step", n), ("facts", facts)])
+            .map_err(prompt_err)
+            .map(|user| {
+                CompletionRequest::new(
+                    "bench",
+                    vec![Message::system(system.clone()), Message::user(user)],
+                )
+                .with_max_tokens(48)
+            })
+    };
     model.set_prefix_cache(false);
-    let (_, cold) = model
-        .complete_with_stats(&router(step("1", "none yet")?))
-        .await?;
+    let (_, cold) = model.complete_with_stats(&router("1", "none yet")?).await?;
     model.set_prefix_cache(true);
     let (_, warm) = model
-        .complete_with_stats(&router(step("2", "recipe 8812, lentil dal, 4 servings")?))
+        .complete_with_stats(&router("2", "recipe 8812, lentil dal, 4 servings")?)
         .await?;
     note(format!(
         "prefix cache: prefill {:.0} ms cold ({} tokens) -> {:.0} ms warm ({} cached)",
         cold.prefill_ms, cold.prompt_tokens, warm.prefill_ms, warm.cached_tokens
     ));
-    let prefix = PrefixResult {
+    Ok(PrefixResult {
         prefill_speedup: cold.prefill_ms / warm.prefill_ms.max(1e-3),
         total_speedup: ms(&cold) / ms(&warm).max(1e-3),
-        cold: cold.clone(),
+        cold,
         warm,
-    };
+    })
+}
 
-    // Grammar: identical JSON request, prompt already cached, so the difference is decoding alone.
+/// Grammar: identical JSON request, prompt already cached, so the difference is decoding alone.
+async fn measure_grammar(
+    model: &LocalModel,
+    prompts: &Prompts,
+    note: &dyn Fn(String),
+) -> Result<GrammarResult, LlmError> {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -251,76 +280,74 @@ pub async fn run(
         fast_stats.decode_tok_s(),
         free_stats.decode_tok_s()
     ));
-    let grammar = GrammarResult {
+    Ok(GrammarResult {
         plain_decode_tok_s: plain_stats.decode_tok_s(),
         top_first_decode_tok_s: fast_stats.decode_tok_s(),
         unconstrained_decode_tok_s: free_stats.decode_tok_s(),
         identical_output: fast.content == plain.content,
         reply: fast.content,
-    };
-
-    // Throughput: n sequences at once, each asked to count for a long time from its own start.
-    let mut concurrency = Vec::new();
-    for &n in &options.concurrency {
-        let requests = (0..n)
-            .map(|i| {
-                let first = i * 1000 + n * 7 + 3;
-                let (start, end) = (first.to_string(), (first + 500).to_string());
-                prompts
-                    .render("llm_bench_count", &[("start", &start), ("end", &end)])
-                    .map(|p| {
-                        CompletionRequest::new("bench", vec![Message::user(p)])
-                            .with_max_tokens(options.tokens)
-                    })
-                    .map_err(prompt_err)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let started = Instant::now();
-        let cpu_before = process_cpu_ms();
-        let results =
-            futures::future::join_all(requests.iter().map(|r| model.complete_with_stats(r))).await;
-        let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let cpu_ms = process_cpu_ms()
-            .zip(cpu_before)
-            .map(|(after, before)| after - before);
-        let stats = results
-            .into_iter()
-            .map(|r| r.map(|(_, s)| s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let generated: u64 = stats.iter().map(|s| s.generated_tokens).sum();
-        // Decoding phase alone: from the first sequence's first token to the last sequence's end (all
-        // were submitted together, so their offsets share an origin).
-        let first = stats
-            .iter()
-            .map(|s| s.queue_ms + s.prefill_ms)
-            .fold(f64::MAX, f64::min);
-        let end = stats.iter().map(ms_total).fold(0.0, f64::max);
-        let after_first: u64 = stats
-            .iter()
-            .map(|s| s.generated_tokens.saturating_sub(1))
-            .sum();
-        let decode_aggregate_tok_s = after_first as f64 * 1000.0 / (end - first).max(1e-3);
-        note(format!(
-            "concurrency {n}: {generated} tokens in {wall_ms:.0} ms, decoding {decode_aggregate_tok_s:.1} tok/s aggregate, cpu {:.0} ms",
-            cpu_ms.unwrap_or(0.0)
-        ));
-        concurrency.push(ConcurrencyResult {
-            sequences: n,
-            generated_tokens: generated,
-            wall_ms,
-            aggregate_tok_s: generated as f64 * 1000.0 / wall_ms.max(1e-3),
-            decode_aggregate_tok_s,
-            tok_per_cpu_s: cpu_ms.map(|ms| generated as f64 * 1000.0 / ms.max(1.0)),
-        });
-    }
-
-    Ok(BenchReport {
-        model: model.info().id.clone(),
-        threads: model.info().threads,
-        prefill_tok_s: cold.prefill_tok_s(),
-        decode_tok_s: free_stats.decode_tok_s(),
-        prefix,
-        grammar,
-        concurrency,
     })
+}
+
+/// Throughput: `n` sequences at once, each asked to count for a long time from its own start.
+async fn measure_concurrency(
+    model: &LocalModel,
+    prompts: &Prompts,
+    n: usize,
+    tokens: u32,
+    note: &dyn Fn(String),
+) -> Result<ConcurrencyResult, LlmError> {
+    let requests = (0..n)
+        .map(|i| {
+            let first = i * 1000 + n * 7 + 3;
+            let (start, end) = (first.to_string(), (first + 500).to_string());
+            prompts
+                .render("llm_bench_count", &[("start", &start), ("end", &end)])
+                .map(|p| {
+                    CompletionRequest::new("bench", vec![Message::user(p)]).with_max_tokens(tokens)
+                })
+                .map_err(prompt_err)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let started = Instant::now();
+    let cpu_before = process_cpu_ms();
+    let results =
+        futures::future::join_all(requests.iter().map(|r| model.complete_with_stats(r))).await;
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let cpu_ms = process_cpu_ms()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
+    let stats = results
+        .into_iter()
+        .map(|r| r.map(|(_, s)| s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let generated: u64 = stats.iter().map(|s| s.generated_tokens).sum();
+    let decode_aggregate_tok_s = decode_aggregate(&stats);
+    note(format!(
+        "concurrency {n}: {generated} tokens in {wall_ms:.0} ms, decoding {decode_aggregate_tok_s:.1} tok/s aggregate, cpu {:.0} ms",
+        cpu_ms.unwrap_or(0.0)
+    ));
+    Ok(ConcurrencyResult {
+        sequences: n,
+        generated_tokens: generated,
+        wall_ms,
+        aggregate_tok_s: generated as f64 * 1000.0 / wall_ms.max(1e-3),
+        decode_aggregate_tok_s,
+        tok_per_cpu_s: cpu_ms.map(|ms| generated as f64 * 1000.0 / ms.max(1.0)),
+    })
+}
+
+/// Tokens after the first over the decoding phase alone: from the first sequence's first token to the
+/// last sequence's end (all were submitted together, so their offsets share an origin).
+fn decode_aggregate(stats: &[GenStats]) -> f64 {
+    let first = stats
+        .iter()
+        .map(|s| s.queue_ms + s.prefill_ms)
+        .fold(f64::MAX, f64::min);
+    let end = stats.iter().map(ms_total).fold(0.0, f64::max);
+    let after_first: u64 = stats
+        .iter()
+        .map(|s| s.generated_tokens.saturating_sub(1))
+        .sum();
+    after_first as f64 * 1000.0 / (end - first).max(1e-3)
 }

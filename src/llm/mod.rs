@@ -1,8 +1,7 @@
 //! The LLM layer: one small trait every method talks to, and its implementations (OpenAI-compatible
 //! HTTP, the embedded llama.cpp model, record/replay, a scripted model for tests) plus decorators for
-//! retries, rate limits and accounting. Most callers only need [`LlmArgs`] and [`build`].
+//! retries, rate limits and accounting. Most callers only need [`LlmOptions`] and [`build`].
 
-mod args;
 #[cfg(feature = "local-model")]
 pub mod bench;
 #[cfg(feature = "local-model")]
@@ -14,6 +13,7 @@ pub mod limits;
 pub mod local;
 pub mod meter;
 pub mod openai;
+mod options;
 pub mod replay;
 pub mod retry;
 pub mod scripted;
@@ -26,11 +26,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub use args::{
-    KNOWN_MODEL_FILES, LlmArgs, build, model_cache_dir, resolve_model_path, uses_embedded_model,
-};
 pub use error::LlmError;
 pub use meter::{Meter, Metered, UsageTotals, metered};
+pub use options::{
+    KNOWN_MODEL_FILES, LlmOptions, build, model_cache_dir, resolve_model_path, uses_embedded_model,
+};
 pub use tokens::{count_prompt_tokens, count_tokens};
 pub use types::{
     Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 /// `--llm-spin`: the user's setting.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SpinSetting {
     /// Spin when the 1-minute load average shows the cores free, else wait passively.
     #[default]
@@ -22,6 +22,12 @@ pub enum SpinSetting {
     /// Always wait passively (`OMP_WAIT_POLICY=PASSIVE`).
     Off,
 }
+
+crate::names::named_values!(SpinSetting, "spin setting" {
+    Auto => "auto": "Spin when the 1-minute load average shows the cores free, else wait passively",
+    On => "on": "Always spin (libgomp's default policy)",
+    Off => "off": "Always wait passively (`OMP_WAIT_POLICY=PASSIVE`)",
+});
 
 impl SpinSetting {
     fn parse(s: &str) -> Option<Self> {
@@ -69,7 +75,7 @@ const IDLE_LOAD: f64 = 0.5;
 static CHOICE: OnceLock<WaitChoice> = OnceLock::new();
 
 /// The `--llm-spin` value on a command line (`--llm-spin X` or `--llm-spin=X`), else
-/// `SUM2ACT_LLM_SPIN`, else auto. A value clap would reject counts as auto here; clap reports it.
+/// `SUM2ACT_LLM_SPIN`, else auto. A value the command line would reject counts as auto here; the parser reports it.
 pub fn setting_from(args: &[String], env: Option<&str>) -> SpinSetting {
     let mut found = None;
     let mut it = args.iter();

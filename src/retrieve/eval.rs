@@ -11,13 +11,19 @@ use crate::toolbench::DataDir;
 
 /// Which queries to score: the weights are tuned on the even `query_id`s, so the odd ones are the
 /// held-out check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Half {
     #[default]
     All,
     Even,
     Odd,
 }
+
+crate::names::named_values!(Half, "half" {
+    All => "all": "",
+    Even => "even": "",
+    Odd => "odd": "",
+});
 
 impl Half {
     pub fn keeps(self, query_id: u64) -> bool {

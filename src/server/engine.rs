@@ -28,7 +28,7 @@ use crate::tools::observation::{
 use crate::tools::{ReplySource, ToolReply, ToolRequest};
 
 /// How answers that are not in the cache are made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SimulationMode {
     /// Schema-driven, deterministic, instant.
     #[default]
@@ -44,6 +44,14 @@ pub enum SimulationMode {
     /// MirrorAPI in its chain-of-thought mode: it explains the API's mechanism before the reply.
     MirrorapiCot,
 }
+
+crate::names::named_values!(SimulationMode, "simulation mode" {
+    Schema => "schema": "Schema-driven, deterministic, instant",
+    Llm => "llm": "The configured LLM (as StableToolBench does with GPT), falling back to the schema on failure",
+    Hybrid => "hybrid": "The LLM only for APIs whose shape the schema simulator would have to infer (no template, or one with status fields only); the schema simulator for the rest",
+    Mirrorapi => "mirrorapi": "MirrorAPI behind an OpenAI-compatible endpoint (vLLM), in its own prompt and reply format (`server::mirrorapi`), falling back to the schema on failure",
+    MirrorapiCot => "mirrorapi-cot": "MirrorAPI in its chain-of-thought mode: it explains the API's mechanism before the reply",
+});
 
 impl SimulationMode {
     /// Whether this mode needs a model.

@@ -49,86 +49,32 @@ pub enum ServerError {
     Config(String),
 }
 
-/// Fault injection flags (shared by `serve` and the commands that start the embedded server).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct FaultArgs {
-    /// Fraction of tool calls that fail with an injected fault (0 to 1).
-    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
-    pub fault_rate: Option<f64>,
-    /// Fault kinds and weights: rate-limit, too-many-requests, unauthorized, unsubscribed, not-working,
-    /// timeout, server-error, huge (default: rate-limit,unauthorized,not-working,timeout).
-    #[arg(long, value_name = "KIND[=W],...")]
-    pub fault_mix: Option<FaultMix>,
-    /// Seed of the fault decisions (the same seed meets the same faults).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub fault_seed: u64,
-    /// Extra latency added to every answer, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub fault_latency_ms: Option<u64>,
-    /// How long a `timeout` fault holds the request, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
-    pub fault_timeout_ms: u64,
-}
-
-fn parse_rate(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
-        _ => Err(format!("`{s}` is not a rate between 0 and 1")),
-    }
-}
-
-impl FaultArgs {
-    pub fn config(&self) -> FaultConfig {
-        FaultConfig {
-            rate: self.fault_rate.unwrap_or(0.0),
-            mix: self.fault_mix.clone().unwrap_or_default(),
-            seed: self.fault_seed,
-            latency: Duration::from_millis(self.fault_latency_ms.unwrap_or(0)),
-            timeout_delay: Duration::from_millis(self.fault_timeout_ms),
-            ..FaultConfig::default()
-        }
-    }
-
-    fn is_set(&self) -> bool {
-        self.fault_rate.is_some_and(|r| r > 0.0) || self.fault_latency_ms.is_some_and(|ms| ms > 0)
-    }
-}
-
-/// Tool environment flags of `run`, `batch` and `chat`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ToolArgs {
-    /// A StableToolBench-compatible /virtual URL; default: start the embedded server on loopback.
-    #[arg(long, env = "TOOLBENCH_SERVICE_URL", value_name = "URL")]
+/// A run's tool environment settings (the `run`, `batch` and `chat` flags; `cli` parses them).
+#[derive(Debug, Clone, Default)]
+pub struct ToolOptions {
+    /// A StableToolBench-compatible /virtual URL; `None`: start the embedded server on loopback.
     pub tool_server: Option<String>,
     /// Key sent as the toolbench_key header (never logged).
-    #[arg(
-        long,
-        env = "TOOLBENCH_KEY",
-        hide_env_values = true,
-        value_name = "KEY"
-    )]
     pub toolbench_key: Option<String>,
     /// How the embedded server answers calls that are not in the response cache.
-    #[arg(long, value_enum, default_value_t = SimulationMode::Schema)]
     pub tool_simulation: SimulationMode,
-    /// Write new simulated answers into the data directory's response cache (reruns then match).
-    #[arg(long)]
+    /// Write new simulated answers into the data directory's response cache.
     pub save_tool_responses: bool,
-    /// Calls per minute per tool (ToolBench assumes 30).
-    #[arg(long, value_name = "N")]
+    /// Calls per minute per tool (default: the config's).
     pub tool_rate_limit: Option<u32>,
-    /// Seconds before a tool call times out.
-    #[arg(long, value_name = "SECS")]
+    /// Seconds before a tool call times out (default: the config's).
     pub tool_timeout: Option<u64>,
-    /// Observation length in characters before it is cut (ToolBench: 1024).
-    #[arg(long, value_name = "N")]
+    /// Observation length in characters before it is cut (default: the config's).
     pub max_observation_length: Option<usize>,
-    /// Reject calls with parameters the API does not declare (default: pass them to the API, as
-    /// ToolBench does).
-    #[arg(long)]
+    /// Reject calls with parameters the API does not declare.
     pub strict_params: bool,
-    #[command(flatten)]
-    pub faults: FaultArgs,
+    /// Faults the embedded server injects.
+    pub faults: FaultConfig,
+}
+
+/// Whether `faults` injects anything (a remote server cannot).
+fn injects(faults: &FaultConfig) -> bool {
+    faults.rate > 0.0 || !faults.latency.is_zero()
 }
 
 /// A run's tool environment, and the embedded server behind it (if one was started).
@@ -141,7 +87,7 @@ pub struct ToolSetup {
 /// Builds the tool environment: a remote `/virtual` server when one is configured (flag, env or config
 /// file), else the embedded server on a free loopback port, reached over real HTTP like a remote one.
 pub async fn tool_setup(
-    args: &ToolArgs,
+    args: &ToolOptions,
     config: &Config,
     data: &DataDir,
     llm: Option<Arc<dyn LlmClient>>,
@@ -162,7 +108,7 @@ pub async fn tool_setup(
         .clone()
         .or_else(|| config.tools.server_url.clone());
     if let Some(url) = remote.filter(|u| !u.trim().is_empty()) {
-        if args.faults.is_set()
+        if injects(&args.faults)
             || args.save_tool_responses
             || args.tool_simulation != SimulationMode::Schema
         {
@@ -204,7 +150,7 @@ pub fn embedded_api(
     data: &DataDir,
     save: bool,
     mode: SimulationMode,
-    faults: &FaultArgs,
+    faults: &FaultConfig,
     llm: Option<Arc<dyn LlmClient>>,
 ) -> Result<VirtualApi, ServerError> {
     let load = data.catalog()?;
@@ -218,7 +164,7 @@ pub fn embedded_api(
     };
     let mut api = VirtualApi::new(Arc::new(load.catalog), cache_dir)
         .with_save(save)
-        .with_faults(faults.config());
+        .with_faults(faults.clone());
     if mode.uses_llm() {
         let llm = llm.ok_or_else(|| {
             ServerError::Config(

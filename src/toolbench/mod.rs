@@ -12,6 +12,7 @@ mod finish;
 pub mod fixture;
 pub mod io;
 pub mod json_repair;
+pub mod method;
 mod missing;
 mod model;
 pub mod naming;

@@ -14,6 +14,7 @@
 use serde_json::{Value, json};
 
 use super::answer::{ChainStep, chain_messages};
+use super::method::Method;
 use super::schema::FINISH;
 
 /// The solver families of StableToolBench, as its converter tells them apart (by substring).
@@ -25,12 +26,17 @@ pub enum StbFamily {
     Dfs,
 }
 
-/// Our method name → its family, or `None` for a method we do not know.
+/// Our method name (as answer files record it: the canonical name, not an alias) → its family, or
+/// `None` for a method StableToolBench has no family for.
 pub fn family_of(method: &str) -> Option<StbFamily> {
-    match method {
-        "sum2act" | "react" => Some(StbFamily::Cot),
-        "dfsdt" => Some(StbFamily::Dfs),
-        _ => None,
+    let known = method
+        .parse::<Method>()
+        .ok()
+        .filter(|m| m.name() == method)?;
+    match known {
+        Method::Sum2act | Method::React => Some(StbFamily::Cot),
+        Method::Dfsdt => Some(StbFamily::Dfs),
+        Method::Plan | Method::Graph => None,
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use sum2act::config::Config;
 use sum2act::llm::openai::OpenAiClient;
-use sum2act::llm::{self, CompletionRequest, LlmArgs, LlmClient, LlmError, Message, ToolChoice};
+use sum2act::llm::{self, CompletionRequest, LlmClient, LlmError, LlmOptions, Message, ToolChoice};
 
 /// One scripted reply of the mock server.
 #[derive(Clone)]
@@ -101,13 +101,13 @@ async fn start(replies: Vec<Canned>) -> (String, Arc<Mock>) {
     (format!("http://{addr}/v1"), mock)
 }
 
-fn args(url: &str) -> LlmArgs {
-    LlmArgs {
+fn args(url: &str) -> LlmOptions {
+    LlmOptions {
         base_url: Some(url.to_string()),
         model: Some("mock-model".into()),
         llm_retries: Some(3),
         llm_timeout: Some(10),
-        ..LlmArgs::default()
+        ..LlmOptions::default()
     }
 }
 
@@ -320,7 +320,7 @@ async fn fails_over_to_a_second_endpoint() {
         });
     }
     config.llm.max_retries = 0;
-    let client = llm::build(&LlmArgs::default(), &config).await.unwrap();
+    let client = llm::build(&LlmOptions::default(), &config).await.unwrap();
     assert_eq!(client.complete(&ask("1")).await.unwrap().content, "a");
     assert_eq!(client.complete(&ask("2")).await.unwrap().content, "b");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);

@@ -1,5 +1,5 @@
-//! Flags shared by every command that talks to a model, and the factory that turns them (with the
-//! config file and environment) into a ready client.
+//! The settings every command that talks to a model shares, and the factory that turns them (with
+//! the config file and environment) into a ready client.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,52 +13,32 @@ use super::retry::Retrying;
 use super::{LlmClient, LlmError};
 use crate::config::Config;
 
-/// Flags shared by every command that talks to a model (flattened into run/batch/chat/eval/...).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct LlmArgs {
-    /// OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1); default: the embedded model.
-    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
+/// How to reach a model: an endpoint, or the embedded model and its sizes; record/replay; client-side
+/// limits. Unset fields fall back to the config file (`[llm]`), then to the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct LlmOptions {
+    /// OpenAI-compatible base URL; `None`: the config's endpoints, else the embedded model.
     pub base_url: Option<String>,
     /// Model name at the endpoint, or path of a GGUF file for the embedded model.
-    #[arg(long = "model", env = "SUM2ACT_MODEL", value_name = "NAME|PATH")]
     pub model: Option<String>,
-    /// Record every LLM request/response into DIR.
-    #[arg(long, value_name = "DIR")]
+    /// Record every LLM request/response into this directory.
     pub record: Option<PathBuf>,
-    /// Answer from recordings in DIR; fail loudly on an unseen request.
-    #[arg(long, value_name = "DIR", conflicts_with = "record")]
+    /// Answer from recordings in this directory; fail loudly on an unseen request.
     pub replay: Option<PathBuf>,
-    /// Client-side limit on LLM requests per minute (default: config `llm.requests_per_minute`, else none).
-    #[arg(long, value_name = "N")]
+    /// Client-side limit on LLM requests per minute.
     pub llm_rpm: Option<u32>,
-    /// Client-side limit on LLM tokens per minute (default: config `llm.tokens_per_minute`, else none).
-    #[arg(long, value_name = "N")]
+    /// Client-side limit on LLM tokens per minute.
     pub llm_tpm: Option<u32>,
-    /// Retries of a failed LLM call (429, 5xx, timeouts, resets) (default: config `llm.max_retries`).
-    #[arg(long, value_name = "N")]
+    /// Retries of a failed LLM call.
     pub llm_retries: Option<u32>,
-    /// Seconds before an LLM call times out (default: config `llm.timeout_secs`).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds before an LLM call times out.
     pub llm_timeout: Option<u64>,
-    /// Context size of the embedded model, shared by its parallel sequences (default: config `llm.context`).
-    #[arg(long, value_name = "TOKENS")]
+    /// Context size of the embedded model, shared by its parallel sequences.
     pub llm_context: Option<u32>,
-    /// CPU threads of the embedded model (default: config `llm.threads`, else all cores).
-    #[arg(long, value_name = "N")]
+    /// CPU threads of the embedded model.
     pub llm_threads: Option<u32>,
-    /// Sequences the embedded model decodes together (default: config `llm.parallel`, else 4).
-    #[arg(long, value_name = "N")]
+    /// Sequences the embedded model decodes together.
     pub llm_parallel: Option<u32>,
-    /// How the embedded model's threads wait: spin (fastest on an idle machine), off (passive: protects
-    /// a busy one), auto (spin when the 1-minute load average is under half a core).
-    #[arg(
-        long,
-        env = "SUM2ACT_LLM_SPIN",
-        value_enum,
-        value_name = "auto|on|off",
-        default_value = "auto"
-    )]
-    pub llm_spin: super::wait::SpinSetting,
 }
 
 /// Where the embedded model's weights are looked up when no path is given: the cache that
@@ -83,7 +63,7 @@ pub const KNOWN_MODEL_FILES: [&str; 2] = [
 
 /// The GGUF file to load: `--model PATH`, config `llm.model_path`, else the first fetched model in the
 /// cache. A missing file is an error that says how to get one.
-pub fn resolve_model_path(args: &LlmArgs, config: &Config) -> Result<PathBuf, LlmError> {
+pub fn resolve_model_path(args: &LlmOptions, config: &Config) -> Result<PathBuf, LlmError> {
     if let Some(m) = &args.model {
         return existing(PathBuf::from(m));
     }
@@ -115,7 +95,7 @@ struct EndpointSpec {
     model: Option<String>,
 }
 
-fn endpoints(args: &LlmArgs, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
+fn endpoints(args: &LlmOptions, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
     let default_key = std::env::var("OPENAI_API_KEY")
         .ok()
         .filter(|k| !k.is_empty());
@@ -151,7 +131,7 @@ fn endpoints(args: &LlmArgs, config: &Config) -> Result<Vec<EndpointSpec>, LlmEr
 
 /// Builds the configured model: endpoints from flags/env/config, else the embedded model; wrapped with
 /// retries, limits, metering, and record/replay. The key comes from OPENAI_API_KEY (never logged).
-pub async fn build(args: &LlmArgs, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+pub async fn build(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
     let meter = Meter::new();
     let prices = config.prices.clone();
     if let Some(dir) = &args.replay {
@@ -186,7 +166,7 @@ pub async fn build(args: &LlmArgs, config: &Config) -> Result<Arc<dyn LlmClient>
 }
 
 #[cfg(feature = "local-model")]
-fn build_local(args: &LlmArgs, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+fn build_local(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
     let path = resolve_model_path(args, config)?;
     let options = super::local::LocalOptions {
         context: args.llm_context.unwrap_or(config.llm.context),
@@ -198,14 +178,14 @@ fn build_local(args: &LlmArgs, config: &Config) -> Result<Arc<dyn LlmClient>, Ll
 }
 
 #[cfg(not(feature = "local-model"))]
-fn build_local(_args: &LlmArgs, _config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+fn build_local(_args: &LlmOptions, _config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
     Err(LlmError::Config(
         "this build has no embedded model (feature `local-model` is off); set OPENAI_BASE_URL or --base-url".into(),
     ))
 }
 
 /// Whether `build` would use the embedded model for these settings.
-pub fn uses_embedded_model(args: &LlmArgs, config: &Config) -> bool {
+pub fn uses_embedded_model(args: &LlmOptions, config: &Config) -> bool {
     args.replay.is_none()
         && args.base_url.as_deref().is_none_or(str::is_empty)
         && config.llm.endpoints.is_empty()

@@ -1,0 +1,103 @@
+//! Tool environment flags (`run`, `batch`, `chat`) and fault injection flags (also `serve`); they
+//! become [`ToolOptions`] and [`FaultConfig`].
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::values::named;
+use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
+
+/// Fault injection flags (shared by `serve` and the commands that start the embedded server).
+#[derive(Debug, Clone, Default, Args)]
+pub struct FaultArgs {
+    /// Fraction of tool calls that fail with an injected fault (0 to 1).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub fault_rate: Option<f64>,
+    /// Fault kinds and weights: rate-limit, too-many-requests, unauthorized, unsubscribed, not-working,
+    /// timeout, server-error, huge (default: rate-limit,unauthorized,not-working,timeout).
+    #[arg(long, value_name = "KIND[=W],...")]
+    pub fault_mix: Option<FaultMix>,
+    /// Seed of the fault decisions (the same seed meets the same faults).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fault_seed: u64,
+    /// Extra latency added to every answer, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub fault_latency_ms: Option<u64>,
+    /// How long a `timeout` fault holds the request, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub fault_timeout_ms: u64,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("`{s}` is not a rate between 0 and 1")),
+    }
+}
+
+/// Tool environment flags of `run`, `batch` and `chat`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ToolArgs {
+    /// A StableToolBench-compatible /virtual URL; default: start the embedded server on loopback.
+    #[arg(long, env = "TOOLBENCH_SERVICE_URL", value_name = "URL")]
+    pub tool_server: Option<String>,
+    /// Key sent as the toolbench_key header (never logged).
+    #[arg(
+        long,
+        env = "TOOLBENCH_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub toolbench_key: Option<String>,
+    /// How the embedded server answers calls that are not in the response cache.
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
+    pub tool_simulation: SimulationMode,
+    /// Write new simulated answers into the data directory's response cache (reruns then match).
+    #[arg(long)]
+    pub save_tool_responses: bool,
+    /// Calls per minute per tool (ToolBench assumes 30).
+    #[arg(long, value_name = "N")]
+    pub tool_rate_limit: Option<u32>,
+    /// Seconds before a tool call times out.
+    #[arg(long, value_name = "SECS")]
+    pub tool_timeout: Option<u64>,
+    /// Observation length in characters before it is cut (ToolBench: 1024).
+    #[arg(long, value_name = "N")]
+    pub max_observation_length: Option<usize>,
+    /// Reject calls with parameters the API does not declare (default: pass them to the API, as
+    /// ToolBench does).
+    #[arg(long)]
+    pub strict_params: bool,
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+impl FaultArgs {
+    pub fn config(&self) -> FaultConfig {
+        FaultConfig {
+            rate: self.fault_rate.unwrap_or(0.0),
+            mix: self.fault_mix.clone().unwrap_or_default(),
+            seed: self.fault_seed,
+            latency: Duration::from_millis(self.fault_latency_ms.unwrap_or(0)),
+            timeout_delay: Duration::from_millis(self.fault_timeout_ms),
+            ..FaultConfig::default()
+        }
+    }
+}
+
+impl ToolArgs {
+    pub fn options(&self) -> ToolOptions {
+        ToolOptions {
+            tool_server: self.tool_server.clone(),
+            toolbench_key: self.toolbench_key.clone(),
+            tool_simulation: self.tool_simulation,
+            save_tool_responses: self.save_tool_responses,
+            tool_rate_limit: self.tool_rate_limit,
+            tool_timeout: self.tool_timeout,
+            max_observation_length: self.max_observation_length,
+            strict_params: self.strict_params,
+            faults: self.faults.config(),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Names for fieldless enums that users type (flag values, config values): one table per enum gives
+//! its `Display`, `FromStr` and the list of accepted names, so the command line (which offers the list
+//! as its possible values) and the library cannot disagree.
+
+/// A name that is not one of an enum's values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{value}` (expected one of: {})", expected.join(", "))]
+pub struct UnknownName {
+    /// What was being named ("method", "progress mode"...).
+    pub kind: &'static str,
+    pub value: String,
+    pub expected: Vec<&'static str>,
+}
+
+/// Implements `NAMES` (every accepted name with a one-line help, in the order `--help` lists them),
+/// `name()`, `Display` and `FromStr` for a fieldless enum. A variant may have aliases after its
+/// name (`React => "react" | "cot"`); `name()` and `Display` give the first.
+macro_rules! named_values {
+    ($ty:ident, $kind:literal {
+        $($variant:ident => $name:literal $(| $alias:literal)* : $help:literal),+ $(,)?
+    }) => {
+        impl $ty {
+            /// Every accepted name and what it means, in the order `--help` lists them.
+            pub const NAMES: &'static [(&'static str, &'static str)] =
+                &[$(($name, $help), $(($alias, $help),)*)+];
+
+            /// The canonical name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = $crate::names::UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name $(| $alias)* => Ok($ty::$variant),)+
+                    _ => Err($crate::names::UnknownName {
+                        kind: $kind,
+                        value: s.to_string(),
+                        expected: Self::NAMES.iter().map(|(n, _)| *n).collect(),
+                    }),
+                }
+            }
+        }
+    };
+}
+pub(crate) use named_values;
+
+#[cfg(test)]
+mod tests {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Colour {
+        Red,
+        Blue,
+    }
+    super::named_values!(Colour, "colour" {
+        Red => "red" | "crimson": "Warm.",
+        Blue => "blue": "",
+    });
+
+    #[test]
+    fn names_parse_print_and_list_in_order() {
+        assert_eq!("crimson".parse::<Colour>(), Ok(Colour::Red));
+        assert_eq!(Colour::Red.to_string(), "red");
+        assert_eq!(
+            Colour::NAMES,
+            &[("red", "Warm."), ("crimson", "Warm."), ("blue", "")]
+        );
+        let e = "Blue".parse::<Colour>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown colour `Blue` (expected one of: red, crimson, blue)"
+        );
+    }
+}
