@@ -206,6 +206,88 @@ pub fn load_set(
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
+    let (input, set, out) = open_input(&args)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    if input.is_dir() && input.join("run.json").is_file() {
+        files.extend(
+            set.write_converted(&out.join("converted"))
+                .map_err(classify)?,
+        );
+    }
+    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    files.push(out.join("tool_metrics.json"));
+    let tools = ToolReport {
+        metrics: tool_metrics,
+        table: tool_table,
+    };
+    if args.no_judge {
+        return judge_free(&args, &set, &out, files, &tools);
+    }
+    // Bad labels must fail before any judge call is paid for.
+    let labels = match &args.labels {
+        Some(path) => Some((path.as_path(), load_labels(path, &input)?)),
+        None => None,
+    };
+    let log = args
+        .judge
+        .judge_log
+        .clone()
+        .unwrap_or_else(|| out.join("judge_log.jsonl"));
+    let judge = args.judge.build(config, &log, &[]).await?;
+    if !set.model.is_empty() && set.model == judge.model_id() {
+        eprintln!(
+            "warning: the judge ({}) is the model that produced these answers; its verdicts may favour them",
+            judge.model_id()
+        );
+    }
+    let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
+        .await
+        .map_err(classify)?;
+    let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
+    let name = judge_name(&pr);
+    let (calibration, matching) = calibrate(labels, &set, &input, &pr, &name, &out, &mut files)?;
+    let ms = crate::eval::metrics(&set, Some(&pr));
+    let summary = summary_json(&set, &judge, &pr, &log, calibration.as_ref(), &ms, &tools);
+    let judged = Judged {
+        ms,
+        summary,
+        calls: judge.cache_stats(),
+        pr,
+        spread,
+        calibration,
+        matching,
+        log,
+    };
+    write_judged(&out, &judged, &mut files)?;
+    if args.json {
+        print_json(&judged, files)?;
+    } else {
+        print_text(&judged, &tools, &out);
+    }
+    Ok(unusable_exit(&judged.pr))
+}
+
+/// The tool metrics' JSON and their printed table.
+struct ToolReport {
+    metrics: Vec<crate::eval::tool_metrics::ToolMetrics>,
+    table: String,
+}
+
+/// What a judged evaluation produced.
+struct Judged {
+    pr: PassRate,
+    ms: Vec<crate::eval::Metrics>,
+    summary: serde_json::Value,
+    spread: Option<crate::eval::repeats::InferenceSpread>,
+    calibration: Option<crate::eval::Calibration>,
+    matching: Option<Matching>,
+    /// (calls logged, calls answered from the log this time).
+    calls: (usize, u64),
+    log: PathBuf,
+}
+
+/// The run (or converted file) to score, its answers and the output folder (created).
+fn open_input(args: &EvalArgs) -> anyhow::Result<(PathBuf, AnswerSet, PathBuf)> {
     let input = args
         .converted
         .clone()
@@ -237,157 +319,158 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         None => input.join(crate::eval::input::EVAL_DIR),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let mut files: Vec<PathBuf> = Vec::new();
-    if input.is_dir() && input.join("run.json").is_file() {
-        files.extend(
-            set.write_converted(&out.join("converted"))
-                .map_err(classify)?,
+    Ok((input, set, out))
+}
+
+/// `--no-judge`: the rules, the evidence check and the judge-free metrics only.
+fn judge_free(
+    args: &EvalArgs,
+    set: &AnswerSet,
+    out: &Path,
+    mut files: Vec<PathBuf>,
+    tools: &ToolReport,
+) -> anyhow::Result<ExitCode> {
+    let ms = crate::eval::metrics(set, None);
+    let evidence = crate::eval::pass_rate::evidence_only(set);
+    report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
+    write_json_atomic(&out.join("metrics.json"), &ms)?;
+    write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
+    files.extend([out.join("metrics.csv"), out.join("evidence.json")]);
+    if args.json {
+        let groups = json!({"subsets": evidence.subsets, "overall": evidence.overall});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"metrics": ms, "evidence": groups, "tool_metrics": tools.metrics, "files": files})
+            )?
         );
+    } else {
+        let mut table = String::new();
+        headline::judge_free_table(&mut table, &evidence);
+        println!("{table}");
+        print!("{}", report::metrics_table(&ms));
+        println!();
+        print!("{}", tools.table);
+        println!("wrote {}", out.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
 
-    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
-    files.push(out.join("tool_metrics.json"));
-    if args.no_judge {
-        let ms = crate::eval::metrics(&set, None);
-        let evidence = crate::eval::pass_rate::evidence_only(&set);
-        report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
-        write_json_atomic(&out.join("metrics.json"), &ms)?;
-        write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
-        files.extend([out.join("metrics.csv"), out.join("evidence.json")]);
-        if args.json {
-            let groups = json!({"subsets": evidence.subsets, "overall": evidence.overall});
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"metrics": ms, "evidence": groups, "tool_metrics": tool_metrics, "files": files})
-                )?
-            );
-        } else {
-            let mut table = String::new();
-            headline::judge_free_table(&mut table, &evidence);
-            println!("{table}");
-            print!("{}", report::metrics_table(&ms));
-            println!();
-            print!("{tool_table}");
-            println!("wrote {}", out.display());
+/// The judge's agreement with human labels: measured now against `--labels`, else what was measured
+/// earlier on this run's answers or (for runs on the shipped sample) shipped for this judge.
+fn calibrate(
+    labels: Option<(&Path, Vec<LabelEntry>)>,
+    set: &AnswerSet,
+    input: &Path,
+    pr: &PassRate,
+    name: &str,
+    out: &Path,
+    files: &mut Vec<PathBuf>,
+) -> anyhow::Result<(Option<crate::eval::Calibration>, Option<Matching>)> {
+    let Some((path, entries)) = labels else {
+        let mut known = vec![out.join("calibration.json")];
+        if run_data(input).is_some_and(|d| d.ends_with("toolbench/sample")) {
+            known.push(calibration_registry());
         }
-        return Ok(ExitCode::SUCCESS);
-    }
-
-    // Bad labels must fail before any judge call is paid for.
-    let labels = match &args.labels {
-        Some(path) => Some((path, load_labels(path, &input)?)),
-        None => None,
+        return Ok((known_calibration(name, &known), None));
     };
-    let log = args
-        .judge
-        .judge_log
-        .clone()
-        .unwrap_or_else(|| out.join("judge_log.jsonl"));
-    let judge = args.judge.build(config, &log, &[]).await?;
-    if !set.model.is_empty() && set.model == judge.model_id() {
-        eprintln!(
-            "warning: the judge ({}) is the model that produced these answers; its verdicts may favour them",
-            judge.model_id()
-        );
+    let m = labels::match_run(&entries, set, run_data(input).as_deref(), pr)
+        .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    let c = labels::calibrate(name, &m);
+    if let Some(c) = &c {
+        write_json_atomic(&out.join("calibration.json"), c)?;
+        files.push(out.join("calibration.json"));
     }
-    let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
-        .await
-        .map_err(classify)?;
-    let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
-    let (logged, hits) = judge.cache_stats();
-    let ms = crate::eval::metrics(&set, Some(&pr));
-    let name = judge_name(&pr);
+    write_json_atomic(&out.join("label_matching.json"), &m)?;
+    files.push(out.join("label_matching.json"));
+    Ok((c, Some(m)))
+}
 
-    let mut matching: Option<Matching> = None;
-    let calibration = match &labels {
-        Some((path, entries)) => {
-            let m = labels::match_run(entries, &set, run_data(&input).as_deref(), &pr)
-                .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
-            let c = labels::calibrate(&name, &m);
-            if let Some(c) = &c {
-                write_json_atomic(&out.join("calibration.json"), c)?;
-                files.push(out.join("calibration.json"));
-            }
-            write_json_atomic(&out.join("label_matching.json"), &m)?;
-            files.push(out.join("label_matching.json"));
-            matching = Some(m);
-            c
-        }
-        // Measured earlier on this run's answers, or (for runs on the shipped sample, whose labels the
-        // registry was measured on) shipped for this judge.
-        None => {
-            let mut files = vec![out.join("calibration.json")];
-            if run_data(&input).is_some_and(|d| d.ends_with("toolbench/sample")) {
-                files.push(calibration_registry());
-            }
-            known_calibration(&name, &files)
-        }
-    };
-    let summary = json!({
+/// The evaluation's summary: the run, the judge (and how far to trust it), the pass rate and metrics.
+fn summary_json(
+    set: &AnswerSet,
+    judge: &Judge,
+    pr: &PassRate,
+    log: &Path,
+    calibration: Option<&crate::eval::Calibration>,
+    ms: &[crate::eval::Metrics],
+    tools: &ToolReport,
+) -> serde_json::Value {
+    json!({
         "source": set.source,
         "method": set.method,
         "agent_model": set.model,
         "judge": {
             "model": judge.model_id(),
             "mode": pr.mode,
-            "name": name,
+            "name": judge_name(pr),
             "votes": pr.votes,
             "temperature": judge.options().temperature,
             "seed": judge.options().seed,
             "prompts": judge.prompt_hashes().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
             "log": log,
             "agreement": calibration,
-            "trusted": headline::trusted(calibration.as_ref()),
+            "trusted": headline::trusted(calibration),
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
-        "tool_metrics": tool_metrics,
-    });
-    let mut full = summary.clone();
-    full["queries"] = serde_json::to_value(&pr.queries)?;
+        "tool_metrics": tools.metrics,
+    })
+}
+
+/// pass_rate.json (the summary and every query's verdict), the CSV tables.
+fn write_judged(out: &Path, j: &Judged, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut full = j.summary.clone();
+    full["queries"] = serde_json::to_value(&j.pr.queries)?;
     write_json_atomic(&out.join("pass_rate.json"), &full)?;
-    report::write_pass_rate_csv(&out, &pr).map_err(classify)?;
-    report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
+    report::write_pass_rate_csv(out, &j.pr).map_err(classify)?;
+    report::write_metrics_csv(&out.join("metrics.csv"), &j.ms).map_err(classify)?;
     files.extend([
         out.join("pass_rate.json"),
         out.join("pass_rate.csv"),
         out.join("verdicts.csv"),
         out.join("metrics.csv"),
-        log.clone(),
+        j.log.clone(),
     ]);
-    if args.json {
-        let mut s = summary;
-        s["files"] = json!(files);
-        s["judge"]["calls"] = json!({"logged": logged, "from_cache": hits});
-        if let Some(spread) = &spread {
-            s["inference_repeats"] = json!(spread);
-        }
-        println!("{}", serde_json::to_string_pretty(&s)?);
-    } else {
-        print!("{}", headline::pass_rate_report(&pr, calibration.as_ref()));
-        if let Some(spread) = &spread {
-            println!("{}", spread.line());
-        }
-        println!();
-        print!("{}", report::metrics_table(&ms));
-        println!();
-        print!("{tool_table}");
-        if let Some(m) = &matching {
-            println!();
-            print_labels(m, calibration.as_ref());
-        }
-        println!(
-            "judge log: {} ({} calls logged, {} answered from the log this time)",
-            log.display(),
-            logged,
-            hits
-        );
-        println!("wrote {}", out.display());
+    Ok(())
+}
+
+fn print_json(j: &Judged, files: Vec<PathBuf>) -> anyhow::Result<()> {
+    let mut s = j.summary.clone();
+    s["files"] = json!(files);
+    s["judge"]["calls"] = json!({"logged": j.calls.0, "from_cache": j.calls.1});
+    if let Some(spread) = &j.spread {
+        s["inference_repeats"] = json!(spread);
     }
-    Ok(unusable_exit(&pr))
+    println!("{}", serde_json::to_string_pretty(&s)?);
+    Ok(())
+}
+
+fn print_text(j: &Judged, tools: &ToolReport, out: &Path) {
+    print!(
+        "{}",
+        headline::pass_rate_report(&j.pr, j.calibration.as_ref())
+    );
+    if let Some(spread) = &j.spread {
+        println!("{}", spread.line());
+    }
+    println!();
+    print!("{}", report::metrics_table(&j.ms));
+    println!();
+    print!("{}", tools.table);
+    if let Some(m) = &j.matching {
+        println!();
+        print_labels(m, j.calibration.as_ref());
+    }
+    println!(
+        "judge log: {} ({} calls logged, {} answered from the log this time)",
+        j.log.display(),
+        j.calls.0,
+        j.calls.1
+    );
+    println!("wrote {}", out.display());
 }
 
 /// Exit 1, loudly, when more than 5% of the judge's votes were unusable: such a pass rate is not a result.
