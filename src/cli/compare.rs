@@ -50,29 +50,7 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let reference = load_set(&args.run_a, None, None, &args.subsets)?;
     let candidate = load_set(&args.run_b, None, None, &args.subsets)?;
-    let out = match &args.out {
-        Some(o) => o.clone(),
-        None => {
-            let a_name = args
-                .run_a
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
-                .unwrap_or_else(|| "reference".into());
-            let base = if args.run_b.is_dir() {
-                args.run_b.join(EVAL_DIR)
-            } else {
-                args.run_b
-                    .parent()
-                    .map(|p| p.join(EVAL_DIR))
-                    .unwrap_or_else(|| PathBuf::from(EVAL_DIR))
-            };
-            base.join(format!(
-                "compare_{}",
-                crate::toolbench::naming::standardize(&a_name)
-            ))
-        }
-    };
+    let out = out_dir(&args);
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let log = args
         .judge
@@ -125,38 +103,13 @@ pub async fn run(
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        let name = format!(
-            "{} ({} judge)",
+        print_text(
+            &args,
             judge.model_id(),
-            args.judge.judge_mode.as_str()
+            &comparison,
+            &repeats,
+            [&ref_pr, &cand_pr],
         );
-        let known = report::known_calibration(
-            &name,
-            &[
-                args.run_b.join(EVAL_DIR).join("calibration.json"),
-                report::calibration_registry(),
-            ],
-        );
-        println!("{}", report::agreement_line(&name, known.as_ref()));
-        print!("{}", report::comparison_table(&comparison));
-        for (r, g) in repeats.iter().enumerate().skip(1) {
-            println!(
-                "repeat {r} (query q repeat {r} of one run against q repeat {r} of the other): win rate {:.1}% [{:.1}, {:.1}] over {} queries, {} wins {} losses {} ties",
-                g.win_rate.estimate,
-                g.win_rate.low,
-                g.win_rate.high,
-                g.queries,
-                g.wins,
-                g.losses,
-                g.ties
-            );
-        }
-        for (name, pr) in [("reference", &ref_pr), ("candidate", &cand_pr)] {
-            println!(
-                "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
-                pr.overall.pass_rate, pr.overall.pass_rate_without_missing
-            );
-        }
         println!(
             "judge log: {} ({logged} calls logged, {hits} answered from the log this time)",
             log.display()
@@ -164,6 +117,69 @@ pub async fn run(
         println!("wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--out`, else `compare_<run A>` in run B's evaluation folder.
+fn out_dir(args: &CompareArgs) -> PathBuf {
+    if let Some(o) = &args.out {
+        return o.clone();
+    }
+    let a_name = args
+        .run_a
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "reference".into());
+    let base = if args.run_b.is_dir() {
+        args.run_b.join(EVAL_DIR)
+    } else {
+        args.run_b
+            .parent()
+            .map(|p| p.join(EVAL_DIR))
+            .unwrap_or_else(|| PathBuf::from(EVAL_DIR))
+    };
+    base.join(format!(
+        "compare_{}",
+        crate::toolbench::naming::standardize(&a_name)
+    ))
+}
+
+/// The comparison's tables, the repeats' win rates and both pass rates, with the judge's agreement.
+fn print_text(
+    args: &CompareArgs,
+    judge_model: &str,
+    comparison: &crate::eval::Comparison,
+    repeats: &[crate::eval::win_rate::GroupComparison],
+    pass_rates: [&crate::eval::PassRate; 2],
+) {
+    let name = format!("{judge_model} ({} judge)", args.judge.judge_mode.as_str());
+    let known = report::known_calibration(
+        &name,
+        &[
+            args.run_b.join(EVAL_DIR).join("calibration.json"),
+            report::calibration_registry(),
+        ],
+    );
+    println!("{}", report::agreement_line(&name, known.as_ref()));
+    print!("{}", report::comparison_table(comparison));
+    for (r, g) in repeats.iter().enumerate().skip(1) {
+        println!(
+            "repeat {r} (query q repeat {r} of one run against q repeat {r} of the other): win rate {:.1}% [{:.1}, {:.1}] over {} queries, {} wins {} losses {} ties",
+            g.win_rate.estimate,
+            g.win_rate.low,
+            g.win_rate.high,
+            g.queries,
+            g.wins,
+            g.losses,
+            g.ties
+        );
+    }
+    for (name, pr) in ["reference", "candidate"].into_iter().zip(pass_rates) {
+        println!(
+            "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
+            pr.overall.pass_rate, pr.overall.pass_rate_without_missing
+        );
+    }
 }
 
 /// Pairs the runs by query and repeat: repeat `r` of each query in one run against repeat `r` of the
