@@ -142,21 +142,27 @@ fn read_action(c: &Completion, max_tokens: u32) -> Result<Action, String> {
     };
     let mut action = parsed?;
     if cut && action.name == FINISH {
-        // Native call arguments cut at the cap: close them so the answer up to the cut is kept.
-        if serde_json::from_str::<Value>(&action.arguments).is_err()
-            && let Some(closed) = parse::close_json(&action.arguments)
-            && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
-        {
-            action.arguments = v.to_string();
-        }
-        action.thought = format!(
-            "[reply cut at its length cap ({max_tokens} tokens or the size cap); the answer is kept as cut] {}",
-            action.thought
-        )
-        .trim_end()
-        .to_string();
+        action = kept_as_cut(action, &format!("{max_tokens} tokens or the size cap"));
     }
     Ok(action)
+}
+
+/// A `Finish` cut at the cap, kept: native call arguments that stop mid-string are closed so the
+/// answer up to the cut survives, and the thought says it was cut (`cap` names the limit).
+pub fn kept_as_cut(mut action: Action, cap: &str) -> Action {
+    if serde_json::from_str::<Value>(&action.arguments).is_err()
+        && let Some(closed) = parse::close_json(&action.arguments)
+        && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
+    {
+        action.arguments = v.to_string();
+    }
+    action.thought = format!(
+        "[reply cut at its length cap ({cap}); the answer is kept as cut] {}",
+        action.thought
+    )
+    .trim_end()
+    .to_string();
+    action
 }
 
 /// Forces a `Finish` call (answer or give up) with the same messages plus an instruction to finish:

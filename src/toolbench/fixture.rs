@@ -37,3 +37,19 @@ pub fn api_doc(category: &str, tool: &str, api: &str, required: Vec<Param>) -> A
         template_response: None,
     }
 }
+
+/// A "Movies" function of `tool` with string parameters and an optional `template_response`, as the
+/// tool-graph tests build their catalogues.
+pub fn movie_function(
+    tool: &str,
+    api: &str,
+    params: &[&str],
+    template: Option<Value>,
+) -> super::Function {
+    let doc = ApiDoc {
+        api_description: Some(api.into()),
+        template_response: template,
+        ..api_doc("Movies", tool, api, string_params(params, &Value::Null))
+    };
+    super::Function::from_doc(&doc, tool)
+}

@@ -437,18 +437,9 @@ pub fn is_id_kind(kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolbench::ApiDoc;
-    use crate::toolbench::fixture::{api_doc, string_params};
     use serde_json::json;
 
-    fn function(tool: &str, api: &str, params: &[&str], template: Option<Value>) -> Function {
-        let doc = ApiDoc {
-            api_description: Some(api.into()),
-            template_response: template,
-            ..api_doc("Movies", tool, api, string_params(params, &Value::Null))
-        };
-        Function::from_doc(&doc, tool)
-    }
+    use crate::toolbench::fixture::movie_function as function;
 
     #[test]
     fn kinds_normalise_names_and_synonyms() {

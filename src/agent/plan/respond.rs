@@ -3,9 +3,10 @@
 //! from, and the episode gives up without asking the model. An answer cut at the token cap is kept
 //! as cut, as the step-by-step methods keep theirs.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::execute::{TaskRun, TaskStatus};
+use crate::agent::common::kept_as_cut;
 use crate::agent::parse::{self, Action};
 use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
@@ -85,7 +86,7 @@ pub async fn respond(
     };
     match parsed {
         Ok(a) if a.name == FINISH && cut => Ok((
-            kept_as_cut(a),
+            kept_as_cut(a, &format!("{} tokens", request.max_tokens)),
             tokens,
             Some(format!(
                 "the answer reached the {} token cap and is kept as cut",
@@ -107,24 +108,6 @@ pub async fn respond(
             Some(format!("unreadable answer reply: {e}")),
         )),
     }
-}
-
-/// A `Finish` cut at the cap with its arguments closed (a native call's arguments stop mid-string)
-/// and the cut said in its thought, as `common::read_action` does for the step-by-step methods.
-fn kept_as_cut(mut action: Action) -> Action {
-    if serde_json::from_str::<Value>(&action.arguments).is_err()
-        && let Some(closed) = parse::close_json(&action.arguments)
-        && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
-    {
-        action.arguments = v.to_string();
-    }
-    action.thought = format!(
-        "[reply cut at its length cap; the answer is kept as cut] {}",
-        action.thought
-    )
-    .trim_end()
-    .to_string();
-    action
 }
 
 /// `Finish` with `final_answer` required: the answer call exists to write it, and a small model
