@@ -3,6 +3,7 @@
 //! something different. A dead end returns to the parent, a give-up backs off one extra level, and a
 //! final answer or the LLM-call budget ends the search.
 
+use crate::toolbench::method::Method;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -86,8 +87,8 @@ struct Search<'a> {
 
 #[async_trait]
 impl Solver for Dfsdt {
-    fn method(&self) -> &str {
-        "dfsdt"
+    fn method(&self) -> Method {
+        Method::Dfsdt
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {

@@ -9,6 +9,7 @@ pub mod judge;
 pub mod memory;
 pub mod search;
 
+use crate::toolbench::method::Method;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -102,8 +103,8 @@ impl GraphSearch {
 
 #[async_trait]
 impl Solver for GraphSearch {
-    fn method(&self) -> &str {
-        "graph"
+    fn method(&self) -> Method {
+        Method::Graph
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {

@@ -47,8 +47,8 @@ pub enum AgentError {
 /// An agent method.
 #[async_trait]
 pub trait Solver: Send + Sync {
-    /// The method name as written in answer-file names (`{query_id}_{method}.json`).
-    fn method(&self) -> &str;
+    /// The method; its name is written in answer-file names (`{query_id}_{method}.json`).
+    fn method(&self) -> Method;
 
     /// Solves one task. Returns an episode even when the task was not solved.
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError>;

@@ -11,6 +11,7 @@ pub mod respond;
 pub mod schema;
 pub mod select;
 
+use crate::toolbench::method::Method;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -44,8 +45,8 @@ impl Planner {
 
 #[async_trait]
 impl Solver for Planner {
-    fn method(&self) -> &str {
-        "plan"
+    fn method(&self) -> Method {
+        Method::Plan
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {

@@ -2,6 +2,7 @@
 //! observations, and acts or finishes. `tries` independent chains; the first that gives an answer wins.
 //! The step limit counts tree levels as ToolBench does (Thought, Action, Action Input each one level).
 
+use crate::toolbench::method::Method;
 use async_trait::async_trait;
 use serde_json::json;
 
@@ -33,8 +34,8 @@ pub fn levels(step: &Step) -> u32 {
 
 #[async_trait]
 impl Solver for React {
-    fn method(&self) -> &str {
-        "react"
+    fn method(&self) -> Method {
+        Method::React
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {

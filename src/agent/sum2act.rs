@@ -3,6 +3,7 @@
 //! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
 //! stays bounded however many steps the episode takes.
 
+use crate::toolbench::method::Method;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -35,8 +36,8 @@ impl Sum2Act {
 
 #[async_trait]
 impl Solver for Sum2Act {
-    fn method(&self) -> &str {
-        "sum2act"
+    fn method(&self) -> Method {
+        Method::Sum2act
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {

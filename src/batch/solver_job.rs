@@ -41,7 +41,7 @@ impl SolverJob {
 #[async_trait]
 impl Job for SolverJob {
     fn method(&self) -> &str {
-        self.solver.method()
+        self.solver.method().name()
     }
 
     async fn run(&self, task: &Task, repeat: u32) -> Result<Solved, JobError> {

@@ -91,7 +91,7 @@ pub async fn run(
     let env = args.solver.environment(config, &data).await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
-    let mut manifest = Manifest::new(solver.method(), &llm.model_id());
+    let mut manifest = Manifest::new(solver.method().name(), &llm.model_id());
     manifest.data = data.root().display().to_string();
     manifest.subsets = selection.subsets.clone();
     manifest.limit = args.limit;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::{DocField, RetrieveError, Retriever};
 
 /// `x` relative to `max` (0 when nothing matched).
-pub(super) fn norm(x: f32, max: f32) -> f32 {
+pub(super) fn relative(x: f32, max: f32) -> f32 {
     if max > 0.0 { x / max } else { 0.0 }
 }
 
@@ -150,7 +150,7 @@ impl Relevance {
 
     pub(super) fn tool_part(&self, tool: u32) -> f32 {
         let x = self.tool.get(tool as usize).copied().unwrap_or(0.0);
-        self.tool_weight * norm(x, self.max_tool)
+        self.tool_weight * relative(x, self.max_tool)
     }
 
     /// Own score plus weighted tool and dense scores, each relative to the best
@@ -158,6 +158,6 @@ impl Relevance {
     pub(super) fn score(&self, api: u32, tool: u32) -> f32 {
         let x = self.api.get(api as usize).copied().unwrap_or(0.0);
         let dense = self.dense.get(api as usize).copied().unwrap_or(0.0);
-        norm(x, self.max_api) + self.tool_part(tool) + self.dense_weight * dense
+        relative(x, self.max_api) + self.tool_part(tool) + self.dense_weight * dense
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::score::{Relevance, TermHits, TermScorer, norm};
+use super::score::{Relevance, TermHits, TermScorer, relative};
 use super::{Hit, RetrieveError, Retriever, Weights, intent};
 
 /// Term hits already looked up for this request, by (term, is word pair).
@@ -234,7 +234,7 @@ impl<'a> Coverage<'a> {
                 query
                     .api_terms
                     .iter()
-                    .map(|m| norm(m.api_score(*d), query.whole.max_api))
+                    .map(|m| relative(m.api_score(*d), query.whole.max_api))
                     .collect()
             })
             .collect();
