@@ -270,26 +270,14 @@ fn graph_runs_load_the_catalogue_graph_from_the_cache_once_built() {
         );
     }
     // The oracle tool set is not the catalogue: no catalogue graph is loaded.
-    let done = Test::new()
-        .env("OPENAI_BASE_URL", &model.url)
-        .env("SUM2ACT_INDEX_DIR", index.path())
-        .arg("-v")
-        .arg("--data")
-        .arg(data.path())
-        .args([
-            "run",
-            "--model",
-            "mock",
-            "--method",
-            "graph",
-            "--subset",
-            "G1_category",
-        ])
-        .args(["--query-id", "201", "--out"])
-        .arg(runs.path().join("oracle"))
-        .run()
-        .success();
-    assert!(!done.stderr().contains("catalogue tool graph"));
+    let (log, _) = graph_run(
+        &model,
+        data.path(),
+        index.path(),
+        "oracle",
+        &runs.path().join("oracle"),
+    );
+    assert!(!log.contains("catalogue tool graph"));
 
     // A changed catalogue has another fingerprint: its graph is built and cached beside the old.
     let tool = data.path().join("tools/Movies/cinebase.json");
