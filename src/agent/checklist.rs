@@ -138,26 +138,14 @@ impl Checklist {
     /// share the most content words with the call and its facts; none when no part shares a word
     /// (`sole`: a single-part request's part, whatever its words).
     pub fn concerned(&self, call_text: &str, sole: bool) -> Vec<usize> {
-        let words = content_words(call_text);
         let candidates: Vec<usize> = (0..self.parts.len())
             .filter(|&i| !matches!(self.parts[i].status, PartStatus::Answered { .. }))
             .collect();
-        let best = candidates
-            .iter()
-            .map(|&i| self.overlap(i, &words))
-            .max()
-            .unwrap_or(0);
-        if best == 0 {
-            return if sole && self.parts.len() == 1 {
-                candidates
-            } else {
-                Vec::new()
-            };
+        let best = self.best_overlap(&candidates, call_text);
+        if best.is_empty() && sole && self.parts.len() == 1 {
+            return candidates;
         }
-        candidates
-            .into_iter()
-            .filter(|&i| self.overlap(i, &words) == best)
-            .collect()
+        best
     }
 
     /// The parts among `named` (the state manager's attribution) that share the most content words
@@ -165,19 +153,29 @@ impl Checklist {
     /// would close the checklist after one fact; when none of its parts shares a word, the code's own
     /// attribution ([`Self::concerned`]) decides.
     pub fn narrow(&self, named: &[usize], call_text: &str) -> Vec<usize> {
-        let words = content_words(call_text);
-        let best = named
-            .iter()
-            .map(|&i| self.overlap(i, &words))
-            .max()
-            .unwrap_or(0);
-        if best == 0 {
+        let best = self.best_overlap(named, call_text);
+        if best.is_empty() {
             return self.concerned(call_text, true);
         }
-        named
+        best
+    }
+
+    /// The parts among `among` that share the most content words with `call_text`; none when no part
+    /// shares a word.
+    fn best_overlap(&self, among: &[usize], call_text: &str) -> Vec<usize> {
+        let words = content_words(call_text);
+        let scored: Vec<(usize, usize)> = among
             .iter()
-            .copied()
-            .filter(|&i| self.overlap(i, &words) == best)
+            .map(|&i| (i, self.overlap(i, &words)))
+            .collect();
+        let best = scored.iter().map(|&(_, n)| n).max().unwrap_or(0);
+        if best == 0 {
+            return Vec::new();
+        }
+        scored
+            .into_iter()
+            .filter(|&(_, n)| n == best)
+            .map(|(i, _)| i)
             .collect()
     }
 

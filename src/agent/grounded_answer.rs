@@ -2,7 +2,7 @@
 //! with values no observation, argument or the request contains are removed; parts that failed are
 //! stated as not obtained, with why; loops, echoes of our prompts and excess length are cut.
 
-use crate::toolbench::claims::{Evidence, SourceKind, check_claims, normalize};
+use crate::toolbench::claims::{ClaimCheck, Evidence, SourceKind, check_claims, normalize};
 
 use super::checklist::Checklist;
 
@@ -165,7 +165,11 @@ fn strip_list_marker(sentence: &str) -> &str {
 /// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, or whose names
 /// and list items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough).
 pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
-    let checks = check_claims(text, evidence);
+    unsupported_checks(&check_claims(text, evidence))
+}
+
+/// [`unsupported`] on claims already looked up.
+fn unsupported_checks(checks: &[ClaimCheck]) -> bool {
     if checks
         .iter()
         .any(|c| c.claim.kind.is_value() && !c.supported())
@@ -188,8 +192,11 @@ fn from_facts(facts: &[String], evidence: &[Evidence]) -> String {
     let kept: Vec<&str> = facts
         .iter()
         .map(|f| f.trim().trim_end_matches('.'))
-        .filter(|f| !f.is_empty() && !is_raw_result(f) && !unsupported(f, evidence))
-        .filter(|f| check_claims(f, evidence).iter().any(|c| c.observed()))
+        .filter(|f| !f.is_empty() && !is_raw_result(f))
+        .filter(|f| {
+            let checks = check_claims(f, evidence);
+            !unsupported_checks(&checks) && checks.iter().any(|c| c.observed())
+        })
         .collect();
     if kept.is_empty() {
         return String::new();

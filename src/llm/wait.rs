@@ -147,7 +147,9 @@ fn load_average() -> Option<Load> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let average = text.split_whitespace().next()?.parse().ok()?;
     let cores = std::thread::available_parallelism().ok()?.get();
-    let busy_now = (average >= IDLE_LOAD).then(busy_cores_now).flatten();
+    let busy_now = (average >= IDLE_LOAD)
+        .then(|| busy_share_now().map(|share| share * cores as f64))
+        .flatten();
     Some(Load {
         average,
         busy_now,
@@ -155,14 +157,12 @@ fn load_average() -> Option<Load> {
     })
 }
 
-/// Cores busy over the next 100 ms, from the aggregate `cpu` line of `/proc/stat`.
+/// The busy share of all cores over the next 100 ms, from the aggregate `cpu` line of `/proc/stat`.
 #[cfg_attr(not(all(unix, feature = "local-model")), allow(dead_code))]
-fn busy_cores_now() -> Option<f64> {
+fn busy_share_now() -> Option<f64> {
     let before = cpu_ticks()?;
     std::thread::sleep(std::time::Duration::from_millis(100));
-    let after = cpu_ticks()?;
-    busy_share(before, after)
-        .map(|b| b * std::thread::available_parallelism().map_or(1, |n| n.get()) as f64)
+    busy_share(before, cpu_ticks()?)
 }
 
 /// (busy, total) jiffies of all cores; idle and iowait count as not busy.
