@@ -214,6 +214,22 @@ fn a_multi_part_request_is_not_finished_after_the_first_part() {
     );
 }
 
+/// The step was not run but nudged, naming the open hotels part.
+fn assert_nudged_for_hotels(step: &episode::Step) {
+    assert!(
+        step.notes.iter().any(|n| n.contains("nudged")),
+        "{:?}",
+        step.notes
+    );
+    assert!(
+        step.observation
+            .error
+            .contains("2. find hotels near the Eiffel Tower"),
+        "{}",
+        step.observation.error
+    );
+}
+
 #[test]
 fn an_early_finish_is_nudged_once_naming_the_open_parts() {
     let h = harness(vec![
@@ -226,15 +242,7 @@ fn an_early_finish_is_nudged_once_naming_the_open_parts() {
     // The early Finish was not run: it became a step the router was told about.
     assert_eq!(ep.steps[1].action, "Finish");
     assert!(ep.steps[1].observation.finish.is_none());
-    assert!(
-        ep.steps[1]
-            .observation
-            .error
-            .contains("2. find hotels near the Eiffel Tower"),
-        "{}",
-        ep.steps[1].observation.error
-    );
-    assert!(ep.steps[1].notes.iter().any(|n| n.contains("nudged")));
+    assert_nudged_for_hotels(&ep.steps[1]);
     let prompts = router_prompts(&h);
     assert!(
         prompts[2].contains("still open: 2. find hotels"),
@@ -259,19 +267,7 @@ fn repeating_an_answered_call_with_parts_open_is_nudged_not_finished() {
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     // The repeat was not run and did not end the episode: the router was told what is still open.
     assert_eq!(ep.steps[1].action, "weather_for_meteo");
-    assert!(
-        ep.steps[1].notes.iter().any(|n| n.contains("nudged")),
-        "{:?}",
-        ep.steps[1].notes
-    );
-    assert!(
-        ep.steps[1]
-            .observation
-            .error
-            .contains("2. find hotels near the Eiffel Tower"),
-        "{}",
-        ep.steps[1].observation.error
-    );
+    assert_nudged_for_hotels(&ep.steps[1]);
     assert_eq!(ep.steps[2].action, "hotels_for_booking");
     assert_eq!(ep.steps.len(), 4);
     let prompts = router_prompts(&h);
