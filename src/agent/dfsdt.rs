@@ -3,7 +3,6 @@
 //! something different. A dead end returns to the parent, a give-up backs off one extra level, and a
 //! final answer or the LLM-call budget ends the search.
 
-use crate::toolbench::method::Method;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -13,6 +12,7 @@ use crate::toolbench::Task;
 use crate::toolbench::answer::{Node, NodeType};
 use crate::tools::Finish;
 
+use super::Method;
 use super::common::{self, TurnError};
 use super::epilogue::{self, Ending, Layout, tool_call_messages};
 use super::episode::{Episode, FinishKind, Step};

@@ -9,7 +9,6 @@ pub mod judge;
 pub mod memory;
 pub mod search;
 
-use crate::toolbench::method::Method;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -20,6 +19,7 @@ use serde_json::{Map, Value, json};
 use self::decompose::Subtask;
 use self::memory::Memory;
 use self::search::{SearchOptions, Solution};
+use super::Method;
 use super::episode::Episode;
 use super::parse::first_json_object;
 use super::plan::execute::{self, ExecTask, Execution, TaskStatus};

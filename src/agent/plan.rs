@@ -11,7 +11,6 @@ pub mod respond;
 pub mod schema;
 pub mod select;
 
-use crate::toolbench::method::Method;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -22,6 +21,7 @@ use self::dag::{Plan, Problem, find_function};
 use self::execute::{ExecTask, Execution, Placeholders, TaskRun};
 use self::placeholder::Outputs;
 use self::select::Selection;
+use super::Method;
 use super::common;
 use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};

@@ -2,13 +2,13 @@
 //! observations, and acts or finishes. `tries` independent chains; the first that gives an answer wins.
 //! The step limit counts tree levels as ToolBench does (Thought, Action, Action Input each one level).
 
-use crate::toolbench::method::Method;
 use async_trait::async_trait;
 use serde_json::json;
 
 use crate::llm::Message;
 use crate::toolbench::Task;
 
+use super::Method;
 use super::common::{self, TurnError, harness_observation};
 use super::epilogue::{self, Ending, Layout, finish_kind, tool_call_messages};
 use super::episode::{Episode, FinishKind, Step};

@@ -3,7 +3,6 @@
 //! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
 //! stays bounded however many steps the episode takes.
 
-use crate::toolbench::method::Method;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -14,6 +13,7 @@ use crate::llm::{CompletionRequest, Message, count_tokens};
 use crate::toolbench::{FINISH, Task};
 use crate::tools::Observation;
 
+use super::Method;
 use super::checklist::Checklist;
 use super::common::{self, TurnError, harness_observation};
 use super::epilogue::{self, Ending, Layout, finish_kind};
@@ -113,7 +113,7 @@ struct Run<'a> {
     subtasks: Vec<String>,
     state: State,
     steps: Vec<Step>,
-    /// An early Finish with open parts is sent back once, naming them.
+    /// An early Finish, or a repeat of an answered call, with parts open is sent back once, naming them.
     nudged: bool,
     nudge_now: bool,
     /// Consecutive router proposals that were not executed (repeats of failed calls).
