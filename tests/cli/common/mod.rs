@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod mcp;
 pub mod tools;
 
 use std::io::{BufRead, BufReader};
@@ -20,6 +21,19 @@ pub fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
 }
 
+/// Variables removed from every spawned `sum2act`: tests never reach a real endpoint, or the user's data
+/// or config, by accident.
+pub const CLEARED_ENV: [&str; 8] = [
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "SUM2ACT_MODEL",
+    "SUM2ACT_DATA",
+    "SUM2ACT_CONFIG",
+    "SUM2ACT_PROMPTS",
+    "SUM2ACT_LLM_SPIN",
+    "OMP_WAIT_POLICY",
+];
+
 pub struct Test {
     cmd: Command,
     stdin: Option<String>,
@@ -34,17 +48,7 @@ impl Default for Test {
 impl Test {
     pub fn new() -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sum2act"));
-        // Tests never reach a real endpoint by accident.
-        for var in [
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "SUM2ACT_MODEL",
-            "SUM2ACT_DATA",
-            "SUM2ACT_CONFIG",
-            "SUM2ACT_PROMPTS",
-            "SUM2ACT_LLM_SPIN",
-            "OMP_WAIT_POLICY",
-        ] {
+        for var in CLEARED_ENV {
             cmd.env_remove(var);
         }
         Test { cmd, stdin: None }
