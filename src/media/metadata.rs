@@ -25,7 +25,7 @@ pub fn image_info(input: &Loaded) -> Result<serde_json::Value, MediaError> {
     let (width, height) = decoder.dimensions();
     let color = format!("{:?}", decoder.color_type()).to_ascii_lowercase();
     Ok(serde_json::json!({
-        "format": format.extensions_str().first().copied().unwrap_or("unknown"),
+        "format": format.to_mime_type().trim_start_matches("image/"),
         "mime_type": format.to_mime_type(),
         "width": width,
         "height": height,

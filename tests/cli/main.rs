@@ -13,6 +13,7 @@ mod judge_evidence;
 mod llm_client;
 mod llm_local;
 mod media_server;
+mod media_tasks;
 mod methods;
 mod repeats;
 mod report;
