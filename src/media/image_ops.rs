@@ -79,9 +79,9 @@ pub struct Picture {
     pub format: ImageFormat,
 }
 
-/// Decodes an input image, guessing its format from its bytes.
-pub fn decode(input: &Loaded) -> Result<Picture, MediaError> {
-    let reader = ImageReader::new(Cursor::new(&input.bytes))
+/// A reader for an input image whose format is guessed from its bytes, with our decoding limits.
+pub fn reader(input: &Loaded) -> Result<(ImageReader<Cursor<&[u8]>>, ImageFormat), MediaError> {
+    let mut reader = ImageReader::new(Cursor::new(input.bytes.as_slice()))
         .with_guessed_format()
         .map_err(|e| MediaError::format(&input.name, e))?;
     let Some(format) = reader.format() else {
@@ -90,12 +90,17 @@ pub fn decode(input: &Loaded) -> Result<Picture, MediaError> {
             "not an image in a format we read (PNG, JPEG, GIF, BMP, WebP)",
         ));
     };
-    let mut reader = reader;
     let mut limits = Limits::default();
     limits.max_image_width = Some(MAX_INPUT_SIDE);
     limits.max_image_height = Some(MAX_INPUT_SIDE);
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     reader.limits(limits);
+    Ok((reader, format))
+}
+
+/// Decodes an input image, guessing its format from its bytes.
+pub fn decode(input: &Loaded) -> Result<Picture, MediaError> {
+    let (reader, format) = reader(input)?;
     let image = reader
         .decode()
         .map_err(|e| MediaError::format(&input.name, e))?;

@@ -1,24 +1,14 @@
 //! What an image or audio file is, from its header alone (an image is not decoded whole).
 
-use std::io::Cursor;
+use image::ImageDecoder;
 
-use image::{ImageDecoder, ImageReader};
-
-use super::audio;
 use super::error::MediaError;
 use super::input::Loaded;
+use super::{audio, image_ops};
 
 /// Format, size in pixels, colour type and byte size of an image.
 pub fn image_info(input: &Loaded) -> Result<serde_json::Value, MediaError> {
-    let reader = ImageReader::new(Cursor::new(&input.bytes))
-        .with_guessed_format()
-        .map_err(|e| MediaError::format(&input.name, e))?;
-    let Some(format) = reader.format() else {
-        return Err(MediaError::format(
-            &input.name,
-            "not an image in a format we read (PNG, JPEG, GIF, BMP, WebP)",
-        ));
-    };
+    let (reader, format) = image_ops::reader(input)?;
     let decoder = reader
         .into_decoder()
         .map_err(|e| MediaError::format(&input.name, e))?;
@@ -43,6 +33,7 @@ pub fn audio_info(input: &Loaded) -> Result<serde_json::Value, MediaError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Cursor;
 
     #[test]
     fn a_png_is_described_from_its_header() {

@@ -4,7 +4,7 @@
 
 use super::error::MediaError;
 use super::image_ops::{OutFormat, Picture, encode};
-use super::process::Program;
+use super::process::{Program, safe_word};
 
 const TESSERACT: Program = Program {
     name: "tesseract",
@@ -17,19 +17,15 @@ const UPSCALE_BELOW: u32 = 800;
 
 /// Checks a tesseract language list (`eng`, `eng+deu`).
 pub fn check_lang(lang: &str) -> Result<&str, MediaError> {
-    let ok = !lang.is_empty()
-        && lang.len() <= 60
-        && lang
-            .split('+')
-            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-    if ok {
-        Ok(lang)
-    } else {
-        Err(MediaError::argument(
+    let example = "a tesseract language such as eng or eng+deu";
+    let lang = safe_word("lang", lang, &['_', '+'], example)?;
+    if lang.split('+').any(str::is_empty) {
+        return Err(MediaError::argument(
             "lang",
-            format!("`{lang}` is not a tesseract language such as eng or eng+deu"),
-        ))
+            format!("`{lang}` is not {example}"),
+        ));
     }
+    Ok(lang)
 }
 
 /// The text tesseract reads in the picture, line by line.

@@ -15,6 +15,30 @@ pub const PROGRAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most of a program's stderr kept for the error message.
 const STDERR_KEEP: u64 = 4096;
 
+/// Checks a word passed to a program as an option's value (a voice, a language): letters, digits and
+/// the `extra` characters only, never a leading `-`, so it cannot be read as another option.
+pub fn safe_word<'a>(
+    arg: &str,
+    value: &'a str,
+    extra: &[char],
+    example: &str,
+) -> Result<&'a str, MediaError> {
+    let ok = !value.is_empty()
+        && value.len() <= 60
+        && !value.starts_with('-')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(&c));
+    if ok {
+        Ok(value)
+    } else {
+        Err(MediaError::argument(
+            arg,
+            format!("`{value}` is not {example}"),
+        ))
+    }
+}
+
 /// A system program and the Debian package that installs it.
 #[derive(Debug, Clone, Copy)]
 pub struct Program {

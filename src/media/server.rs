@@ -72,7 +72,8 @@ fn content(output: Output) -> Vec<ContentBlock> {
 impl ServerHandler for MediaServer {
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
-        info.server_info = Implementation::new("sum2act-media", env!("CARGO_PKG_VERSION"));
+        // The name hosts space the tools under by default (our harness: `mcp__media__ocr`).
+        info.server_info = Implementation::new("media", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "Media tools on real files: OCR, text to speech, speech to text, image edits, QR codes, metadata. File arguments take an absolute path, an http(s) URL or a data: URL; images and audio come back as MCP image/audio content."
                 .into(),

@@ -5,7 +5,7 @@
 use super::audio::{self, STT_RATE};
 use super::error::MediaError;
 use super::input::Loaded;
-use super::process::Program;
+use super::process::{Program, safe_word};
 use super::{Binary, Output};
 
 const ESPEAK: Program = Program {
@@ -25,23 +25,14 @@ const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024;
 /// Speaking rates espeak-ng takes, in words per minute.
 pub const WPM_RANGE: std::ops::RangeInclusive<u32> = 80..=450;
 
-/// Checks a voice name (`en-us`, `fr`, `en+f3`): letters, digits, `-`, `_`, `+` only, so it can never
-/// be read as another option.
+/// Checks a voice name (`en-us`, `fr`, `en+f3`).
 pub fn check_voice(voice: &str) -> Result<&str, MediaError> {
-    let ok = !voice.is_empty()
-        && voice.len() <= 40
-        && voice
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+'))
-        && !voice.starts_with('-');
-    if ok {
-        Ok(voice)
-    } else {
-        Err(MediaError::argument(
-            "voice",
-            format!("`{voice}` is not a voice name such as en-us, en-gb or fr"),
-        ))
-    }
+    safe_word(
+        "voice",
+        voice,
+        &['-', '_', '+'],
+        "a voice name such as en-us, en-gb or fr",
+    )
 }
 
 /// Speaks `text` with espeak-ng as a WAV.

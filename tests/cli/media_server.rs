@@ -179,12 +179,9 @@ async fn qr_codes_round_trip() {
     let read = json(&media.ok("qr_decode", json!({ "image": path })).await);
     assert_eq!(read["texts"], json!([payload]));
     // Still readable after a real edit chain: JPEG, then a quarter turn.
-    let jpeg = binary(
-        &media
-            .ok("image_convert", json!({ "image": path, "format": "jpeg" }))
-            .await,
-    )
-    .1;
+    let jpeg = media
+        .made("image_convert", json!({ "image": path, "format": "jpeg" }))
+        .await;
     let turned = binary(
         &media
             .ok(
@@ -203,12 +200,9 @@ async fn qr_codes_round_trip() {
             .await,
     );
     assert_eq!(read["texts"], json!([payload]));
-    let blank = binary(
-        &media
-            .ok("image_draw_text", json!({ "text": "no code here" }))
-            .await,
-    )
-    .1;
+    let blank = media
+        .made("image_draw_text", json!({ "text": "no code here" }))
+        .await;
     let e = media
         .err(
             "qr_decode",
@@ -223,15 +217,12 @@ async fn qr_codes_round_trip() {
 async fn image_operations_change_what_they_should() {
     let dir = tempfile::tempdir().unwrap();
     let media = server().await;
-    let base = binary(
-        &media
-            .ok(
-                "image_draw_text",
-                json!({ "text": "sample", "width": 400, "height": 200 }),
-            )
-            .await,
-    )
-    .1;
+    let base = media
+        .made(
+            "image_draw_text",
+            json!({ "text": "sample", "width": 400, "height": 200 }),
+        )
+        .await;
     let path = save(dir.path(), "base.png", &base);
     let info = json(&media.ok("image_info", json!({ "image": path })).await);
     assert_eq!(
@@ -274,7 +265,9 @@ async fn image_operations_change_what_they_should() {
         (Some(200), Some(400))
     );
 
-    let gray = binary(&media.ok("image_grayscale", json!({ "image": path })).await).1;
+    let gray = media
+        .made("image_grayscale", json!({ "image": path }))
+        .await;
     let gray_info = json(
         &media
             .ok(
@@ -395,7 +388,7 @@ async fn errors_are_tool_errors_that_say_what_to_change() {
 async fn a_missing_program_names_its_package() {
     let dir = tempfile::tempdir().unwrap();
     let media = McpChild::spawn(&["media-server"], &[("PATH", "/nonexistent")]).await;
-    let png = binary(&media.ok("qr_encode", json!({ "text": "x" })).await).1;
+    let png = media.made("qr_encode", json!({ "text": "x" })).await;
     let e = media
         .err("ocr", json!({ "image": save(dir.path(), "x.png", &png) }))
         .await;
@@ -414,12 +407,9 @@ async fn a_missing_program_names_its_package() {
 async fn urls_are_answered_from_the_data_directory_url_cache() {
     let data = tempfile::tempdir().unwrap();
     let media = server().await;
-    let png = binary(
-        &media
-            .ok("qr_encode", json!({ "text": "cached code" }))
-            .await,
-    )
-    .1;
+    let png = media
+        .made("qr_encode", json!({ "text": "cached code" }))
+        .await;
     media.close().await;
     for sub in ["queries", "tools"] {
         std::fs::create_dir(data.path().join(sub)).unwrap();

@@ -109,7 +109,7 @@ fn index_graph_shows_the_catalogue_tool_graph() {
         .stdout_has("tool graph: 55 APIs")
         .stdout_has("loaded from cache")
         .stdout_has(
-            "top_rated_for_cinebase.movies[0].movie_id -> movie_details_for_cinebase(movie_id)",
+            "list_documents_for_docuvault.documents[0].document_id -> get_document_for_docuvault(document_id)",
         );
 }
 

@@ -47,6 +47,11 @@ impl McpChild {
         r
     }
 
+    /// Calls a tool that must succeed and make a file; returns the file's bytes.
+    pub async fn made(&self, name: &str, arguments: Value) -> Vec<u8> {
+        binary(&self.ok(name, arguments).await).1
+    }
+
     /// Calls a tool that must fail; returns its error message.
     pub async fn err(&self, name: &str, arguments: Value) -> String {
         let r = self.call(name, arguments).await;
