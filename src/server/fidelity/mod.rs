@@ -247,22 +247,6 @@ fn write_tallies(
     }
 }
 
-/// A recorded response: JSON text (sometimes encoded twice) or a Python literal.
-fn decode(v: &Value) -> Value {
-    let mut v = v.clone();
-    for _ in 0..3 {
-        let Value::String(s) = &v else { break };
-        v = match serde_json::from_str::<Value>(s) {
-            Ok(x) => x,
-            Err(_) => match pyrepr::parse(s) {
-                Ok(x) => x,
-                Err(_) => break,
-            },
-        };
-    }
-    v
-}
-
 fn cache_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -338,7 +322,7 @@ impl Recorded {
                 source,
             })?;
         for (key, entry) in entries {
-            let real = decode(&entry["response"]);
+            let real = pyrepr::decode_recorded(&entry["response"]);
             if !entry["error"].as_str().unwrap_or("").is_empty() || rules::filler(&real).is_some() {
                 self.skipped += 1;
                 continue;
