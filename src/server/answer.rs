@@ -26,7 +26,7 @@ pub enum Prepared {
     /// Answered already.
     Done(Answer),
     /// A reply to make up.
-    Simulate(Pending),
+    Simulate(Box<Pending>),
 }
 
 /// A simulation still to make, with everything it needs (owned: it may outlive its request).
@@ -47,7 +47,7 @@ impl VirtualApi {
     pub async fn answer(&self, request: &ToolRequest) -> Answer {
         match self.prepare(request).await {
             Prepared::Done(answer) => answer,
-            Prepared::Simulate(pending) => self.finish(pending).await.0,
+            Prepared::Simulate(pending) => self.finish(*pending).await.0,
         }
     }
 
@@ -166,7 +166,7 @@ impl VirtualApi {
             cache_file,
             started,
         };
-        (Prepared::Simulate(pending), label)
+        (Prepared::Simulate(Box::new(pending)), label)
     }
 
     fn template(&self, call: &Call) -> Option<&Value> {

@@ -61,7 +61,7 @@ impl ToolSource for CatalogSource {
             Prepared::Done(answer) => reply(answer).map(Started::Ready),
             Prepared::Simulate(pending) if self.api.slow(&pending) => {
                 let api = self.api.clone();
-                let task = tokio::spawn(async move { api.finish(pending).await.0 });
+                let task = tokio::spawn(async move { api.finish(*pending).await.0 });
                 Ok(Started::Simulating(Box::pin(async move {
                     match task.await {
                         Ok(answer) => reply(answer),
@@ -70,7 +70,7 @@ impl ToolSource for CatalogSource {
                 })))
             }
             Prepared::Simulate(pending) => {
-                reply(self.api.finish(pending).await.0).map(Started::Ready)
+                reply(self.api.finish(*pending).await.0).map(Started::Ready)
             }
         }
     }

@@ -152,8 +152,9 @@ pub async fn tool_setup(
         entity_memory: args.entity_memory,
     };
     let api = embedded_api(data, &options, llm)?;
+    let describe = format!("embedded {}", api.describe());
     let server = spawn(Arc::new(api), SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
-    let source = HttpSource::new(&server.url(), None)?;
+    let source = HttpSource::new(&server.url(), None)?.with_label(describe);
     tracing::info!("embedded tool server on {}", server.url());
     Ok(ToolSetup {
         env: ToolEnv::new(Arc::new(source), tool_config),

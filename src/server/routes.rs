@@ -110,9 +110,9 @@ pub(crate) async fn virtual_api(
         Prepared::Simulate(pending)
             if headers.contains_key(SIMULATING_HEADER) && api.slow(&pending) =>
         {
-            return early_answer(api, pending);
+            return early_answer(api, *pending);
         }
-        Prepared::Simulate(pending) => api.finish(pending).await.0,
+        Prepared::Simulate(pending) => api.finish(*pending).await.0,
     };
     match answer {
         Answer::Reply(reply) => {

@@ -33,6 +33,8 @@ pub struct HttpSource {
     key: Option<String>,
     client: reqwest::Client,
     max_reply_bytes: usize,
+    /// What the server is, when the caller knows (the embedded server says how it answers).
+    label: Option<String>,
 }
 
 impl std::fmt::Debug for HttpSource {
@@ -87,7 +89,14 @@ impl HttpSource {
             key: key.filter(|k| !k.is_empty()),
             client,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            label: None,
         })
+    }
+
+    /// Says what the server is in `describe` (manifests and logs).
+    pub fn with_label(mut self, label: String) -> Self {
+        self.label = Some(label);
+        self
     }
 
     pub fn with_max_reply_bytes(mut self, n: usize) -> Self {
@@ -229,7 +238,10 @@ impl ToolSource for HttpSource {
 
     fn describe(&self) -> String {
         // Credentials in the URL (user:password@host) stay out of manifests and logs.
-        format!("tool server {}", self.shown)
+        match &self.label {
+            Some(label) => format!("{label} at {}", self.shown),
+            None => format!("tool server {}", self.shown),
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::server::pyrepr;
-use crate::server::simulate::{parse_template, simulate, stable_hash};
+use crate::server::simulate::{TemplateClass, parse_template, simulate, stable_hash};
 use crate::server::{ServerError, VirtualApi, spawn};
 use crate::toolbench::naming::{param_name, pure_api_name, standardize};
 use crate::toolbench::{ApiDoc, Catalog, DataDir, DataError};
@@ -136,16 +136,6 @@ pub fn query_apis(data: &DataDir, catalog: &Catalog) -> Result<Vec<Api>, Error> 
     Ok(out)
 }
 
-fn template_class(t: Option<&Value>) -> &'static str {
-    match t {
-        None => "none",
-        Some(v) => match rules::filler(v) {
-            Some(_) => "status-only or empty",
-            None => "with data",
-        },
-    }
-}
-
 #[derive(Default)]
 struct Tally {
     apis: usize,
@@ -159,7 +149,7 @@ struct Tally {
 fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration>) {
     let mut all = Tally::default();
     let mut times = Vec::with_capacity(apis.len());
-    let mut by_template: std::collections::BTreeMap<&str, Tally> = Default::default();
+    let mut by_template: std::collections::BTreeMap<TemplateClass, Tally> = Default::default();
     let mut examples = Vec::new();
     for api in apis {
         let template = parse_template(&api.doc);
@@ -177,7 +167,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             .to_lowercase(),
         };
         let report = rules::check(&reply, &ctx);
-        let class = template_class(template.as_ref());
+        let class = TemplateClass::of(template.as_ref());
         for t in [&mut all, by_template.entry(class).or_default()] {
             t.apis += 1;
             match rules::filler(&reply) {
@@ -217,7 +207,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
 /// Part (b)'s table: filler shares and rule violations by template class, then all APIs.
 fn write_tallies(
     all: &Tally,
-    by_template: &std::collections::BTreeMap<&str, Tally>,
+    by_template: &std::collections::BTreeMap<TemplateClass, Tally>,
     out: &mut String,
 ) {
     let _ = writeln!(
@@ -227,16 +217,16 @@ fn write_tallies(
     );
     let _ = writeln!(
         out,
-        "    template          APIs   empty  status-only  generic   fields checked  violations"
+        "    template             APIs   empty  status-only  generic   fields checked  violations"
     );
     for (class, t) in by_template
         .iter()
-        .map(|(c, t)| (*c, t))
+        .map(|(c, t)| (c.label(), t))
         .chain([("all", all)])
     {
         let _ = writeln!(
             out,
-            "    {class:<17} {:>5}  {:>5.1}%  {:>10.1}%  {:>6.1}%  {:>14}  {:>9.2}%",
+            "    {class:<20} {:>5}  {:>5.1}%  {:>10.1}%  {:>6.1}%  {:>14}  {:>9.2}%",
             t.apis,
             pct(t.empty, t.apis),
             pct(t.status, t.apis),
@@ -330,7 +320,7 @@ impl Recorded {
             let args: Map<String, Value> = serde_json::from_str(&key).unwrap_or_default();
             let sim = simulate(&doc, template.as_ref(), &args);
             let a = agreement::compare(&real, &sim);
-            if template_class(template.as_ref()) == "with data" {
+            if TemplateClass::of(template.as_ref()) == TemplateClass::WithData {
                 if let Some(t) = &template {
                     self.in_template += agreement::compare(&real, t).shared_keys;
                 }

@@ -82,6 +82,39 @@ const CONTEXT_KEYS: &[&str] = &[
     "result",
 ];
 
+/// What a template says about an API's replies (counted by `data stats` and the fidelity bench).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TemplateClass {
+    /// The success reply's shape.
+    WithData,
+    /// A recorded error reply: the shape is unknown.
+    ErrorReply,
+    /// Status fields, empty lists or nulls only: the shape is unknown.
+    StatusOnly,
+    /// No template.
+    Missing,
+}
+
+impl TemplateClass {
+    pub fn of(template: Option<&Value>) -> Self {
+        match template {
+            None => TemplateClass::Missing,
+            Some(t) if template_is_error(t) => TemplateClass::ErrorReply,
+            Some(t) if super::carries_data(t) => TemplateClass::WithData,
+            Some(_) => TemplateClass::StatusOnly,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TemplateClass::WithData => "with data",
+            TemplateClass::ErrorReply => "error reply",
+            TemplateClass::StatusOnly => "status-only or empty",
+            TemplateClass::Missing => "none",
+        }
+    }
+}
+
 /// Whether a template (ToolBench's notation: `"str"`, `"NoneType"`, `_list_length`) is an error reply.
 pub fn template_is_error(template: &Value) -> bool {
     is_error(template, true)

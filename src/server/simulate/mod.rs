@@ -23,7 +23,7 @@ use crate::toolbench::ApiDoc;
 use crate::toolbench::naming::standardize;
 use crate::tools::args::canonical_json;
 use context::Ctx;
-pub use error_shape::{reply_is_error, template_is_error};
+pub use error_shape::{TemplateClass, reply_is_error, template_is_error};
 use kind::{Kind, classify};
 pub use partial_json::parse_partial_json;
 use purpose::{Action, Purpose};

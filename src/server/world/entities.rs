@@ -203,7 +203,7 @@ fn render_one(f: &Fact) -> String {
         if line.len() <= MAX_FACTS_CHARS / 3 || record.len() <= 1 {
             return line;
         }
-        if let Some(last) = record.keys().last().cloned() {
+        if let Some(last) = record.keys().next_back().cloned() {
             record.remove(&last);
         }
     }

@@ -142,7 +142,7 @@ impl World {
             return reply;
         }
         let made = make().await;
-        let reply = match self.store.put(call, made.clone()) {
+        match self.store.put(call, made.clone()) {
             Ok(stored) => {
                 if stored == made {
                     self.observe(call, args, &stored);
@@ -156,8 +156,7 @@ impl World {
                 tracing::warn!("cannot store a reply in the world: {e}");
                 made
             }
-        };
-        reply
+        }
     }
 }
 
