@@ -282,6 +282,21 @@ async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
     }))
 }
 
+async fn models_as_role(
+    State(state): State<Arc<AppState>>,
+    AxumPath(role): AxumPath<String>,
+) -> Response {
+    match role.parse::<ReaderRole>() {
+        Ok(_) => models(State(state)).await.into_response(),
+        Err(e) => error(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            None,
+            e.to_string(),
+        ),
+    }
+}
+
 /// The routes: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`, and the same under
 /// `/role/{agent|simulator|judge}/v1/` for clients that choose a by-hand reader by URL.
 pub fn router(client: Arc<dyn LlmClient>) -> Router {
@@ -292,7 +307,7 @@ pub fn router(client: Arc<dyn LlmClient>) -> Router {
         .route("/v1/models", get(models))
         .route("/models", get(models))
         .route("/role/{role}/v1/chat/completions", post(chat_as_role))
-        .route("/role/{role}/v1/models", get(models))
+        .route("/role/{role}/v1/models", get(models_as_role))
         .route("/health", get(|| async { "ok" }))
         .with_state(state)
 }
