@@ -97,12 +97,18 @@ pub async fn run(args: ByHandArgs) -> anyhow::Result<ExitCode> {
             } else {
                 ReplyForm::Json
             };
-            let reply = reader::answer(&queue, id, &input, form).map_err(classify)?;
+            let a = reader::answer(&queue, id, &input, form).map_err(classify)?;
             eprintln!(
-                "request {id} answered ({} function call(s), {} characters of content)",
-                reply.tool_calls.len(),
-                reply.content.chars().count()
+                "request {id} answered ({} function call(s), {} tokens)",
+                a.reply.tool_calls.len(),
+                a.tokens
             );
+            if a.tokens > u64::from(a.max_tokens) {
+                eprintln!(
+                    "note: {} tokens is above the request's max_tokens {} (a model would have been cut); keep replies shorter",
+                    a.tokens, a.max_tokens
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         ByHandCommand::Status { dir } => {

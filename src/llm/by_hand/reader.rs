@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use super::queue::{Entry, Queue, State, age};
 use super::reply::{self, Reply};
 use super::{ByHandError, POLL};
-use crate::llm::CompletionRequest;
 use crate::llm::purpose::ReaderRole;
+use crate::llm::{CompletionRequest, count_tokens};
 
 /// What `next` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,9 +52,23 @@ pub enum ReplyForm {
     Text,
 }
 
+/// A reply accepted, with its length against the request's `max_tokens` (a model would have been cut
+/// there; the reader is told, not refused).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    pub reply: Reply,
+    pub tokens: u64,
+    pub max_tokens: u32,
+}
+
 /// Accepts a reply to the claimed request `id` once it fits the request; returns the reply as stored.
 /// The claim is the gate: of two replies to one request, only the first is accepted.
-pub fn answer(queue: &Queue, id: u64, text: &str, form: ReplyForm) -> Result<Reply, ByHandError> {
+pub fn answer(
+    queue: &Queue,
+    id: u64,
+    text: &str,
+    form: ReplyForm,
+) -> Result<Accepted, ByHandError> {
     let entry = claimed(queue, id)?;
     let request = stored_request(queue, &entry)?;
     let parsed = match form {
@@ -71,7 +85,17 @@ pub fn answer(queue: &Queue, id: u64, text: &str, form: ReplyForm) -> Result<Rep
         return Err(lost_race(queue, id));
     }
     std::fs::rename(&tmp, &target).map_err(|e| ByHandError::io(&target, e))?;
-    Ok(reply)
+    let tokens = count_tokens(&reply.content)
+        + reply
+            .tool_calls
+            .iter()
+            .map(|c| count_tokens(&c.name) + count_tokens(&c.arguments.to_string()))
+            .sum::<usize>();
+    Ok(Accepted {
+        reply,
+        tokens: tokens as u64,
+        max_tokens: request.max_tokens,
+    })
 }
 
 /// Puts a claimed request back to pending (its reader died or gave up).

@@ -133,12 +133,16 @@ fn answered_call<'a>(all: &'a [Message], id: &str) -> Option<&'a str> {
 }
 
 fn reply_format(s: &mut String, request: &CompletionRequest) {
-    let _ = writeln!(s, "## Reply format\n\n{}.", format_summary(request));
+    let summary = format_summary(request);
+    let mut first = summary.chars();
+    let capitalised: String = first
+        .next()
+        .map(|c| c.to_uppercase().chain(first).collect())
+        .unwrap_or_default();
+    let _ = writeln!(s, "## Reply format\n\n{capitalised}.");
     match &request.response_format {
-        ResponseFormat::Text => {}
-        ResponseFormat::JsonObject => {
-            s.push_str("The content must be one JSON object.\n");
-        }
+        ResponseFormat::Text => s.push('\n'),
+        ResponseFormat::JsonObject => s.push_str("The content must be one JSON object.\n\n"),
         ResponseFormat::JsonSchema { schema, .. } => {
             s.push_str("The content must be JSON matching this schema:\n\n");
             s.push_str(&fenced("json", &pretty(schema)));
@@ -146,7 +150,7 @@ fn reply_format(s: &mut String, request: &CompletionRequest) {
     }
     let _ = writeln!(
         s,
-        "\nmax_tokens: {} (respect it roughly).\n",
+        "max_tokens: {} (respect it roughly).\n",
         request.max_tokens
     );
 }
