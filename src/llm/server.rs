@@ -223,15 +223,22 @@ async fn chat_as_role(
     headers: HeaderMap,
     body: Option<Json<Value>>,
 ) -> Response {
-    match role.parse::<ReaderRole>() {
+    match role_named(&role) {
         Ok(role) => complete(&state, Some(role), &headers, body).await,
-        Err(e) => error(
+        Err(refused) => refused,
+    }
+}
+
+/// The role a `/role/{role}/v1` URL names, or a 404 listing the roles.
+fn role_named(name: &str) -> Result<ReaderRole, Response> {
+    name.parse::<ReaderRole>().map_err(|e| {
+        error(
             StatusCode::NOT_FOUND,
             "invalid_request_error",
             None,
             e.to_string(),
-        ),
-    }
+        )
+    })
 }
 
 /// The purpose a request is answered under: the URL's role wins, then our client's purpose header.
@@ -286,14 +293,9 @@ async fn models_as_role(
     State(state): State<Arc<AppState>>,
     AxumPath(role): AxumPath<String>,
 ) -> Response {
-    match role.parse::<ReaderRole>() {
+    match role_named(&role) {
         Ok(_) => models(State(state)).await.into_response(),
-        Err(e) => error(
-            StatusCode::NOT_FOUND,
-            "invalid_request_error",
-            None,
-            e.to_string(),
-        ),
+        Err(refused) => refused,
     }
 }
 

@@ -99,24 +99,19 @@ fn call(i: usize, c: Value, problems: &mut Vec<String>) -> Option<Call> {
         return None;
     };
     let arguments = match &c["arguments"] {
-        Value::Null => Value::Object(Map::new()),
-        Value::Object(_) => c["arguments"].clone(),
+        Value::Null => Some(Value::Object(Map::new())),
+        v @ Value::Object(_) => Some(v.clone()),
         // An arguments string (OpenAI's wire form) is fine when it holds an object.
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                problems.push(format!(
-                    "tool_calls[{i}].arguments must be a JSON object like {{\"param\": \"value\"}}"
-                ));
-                return None;
-            }
-        },
-        _ => {
-            problems.push(format!(
-                "tool_calls[{i}].arguments must be a JSON object like {{\"param\": \"value\"}}"
-            ));
-            return None;
-        }
+        Value::String(s) => serde_json::from_str::<Value>(s)
+            .ok()
+            .filter(Value::is_object),
+        _ => None,
+    };
+    let Some(arguments) = arguments else {
+        problems.push(format!(
+            "tool_calls[{i}].arguments must be a JSON object like {{\"param\": \"value\"}}"
+        ));
+        return None;
     };
     if let Some(extra) = c.as_object().and_then(|o| {
         o.keys()
