@@ -225,19 +225,19 @@ async fn chat_as_role(
 ) -> Response {
     match role_named(&role) {
         Ok(role) => complete(&state, Some(role), &headers, body).await,
-        Err(refused) => refused,
+        Err(refused) => *refused,
     }
 }
 
 /// The role a `/role/{role}/v1` URL names, or a 404 listing the roles.
-fn role_named(name: &str) -> Result<ReaderRole, Response> {
+fn role_named(name: &str) -> Result<ReaderRole, Box<Response>> {
     name.parse::<ReaderRole>().map_err(|e| {
-        error(
+        Box::new(error(
             StatusCode::NOT_FOUND,
             "invalid_request_error",
             None,
             e.to_string(),
-        )
+        ))
     })
 }
 
@@ -295,7 +295,7 @@ async fn models_as_role(
 ) -> Response {
     match role_named(&role) {
         Ok(_) => models(State(state)).await.into_response(),
-        Err(refused) => refused,
+        Err(refused) => *refused,
     }
 }
 
