@@ -20,9 +20,6 @@ use crate::tools::{ReplySource, ToolReply};
 
 const ATTEMPTS: usize = 3;
 
-/// The purpose of the simulator's requests (the by-hand endpoint maps it to the simulator role).
-pub const PURPOSE: &str = "tool-simulator";
-
 /// What one simulation is given besides the API's documentation.
 pub struct Given<'a> {
     /// The API's parsed template (an error-shaped one is shown as "shape unknown").
@@ -110,10 +107,12 @@ impl LlmSimulator {
                 ],
             )
             .map_err(|e| e.to_string())?;
-        let mut request =
-            CompletionRequest::new(PURPOSE, vec![Message::system(system), Message::user(user)])
-                .with_max_tokens(1024)
-                .with_temperature(0.0);
+        let mut request = CompletionRequest::new(
+            crate::llm::purpose::TOOL_SIMULATOR,
+            vec![Message::system(system), Message::user(user)],
+        )
+        .with_max_tokens(1024)
+        .with_temperature(0.0);
         // Constrained to the template's shape when it has one (json_schema for endpoints, a grammar
         // for the embedded model), and checked again: a reply that ignores the template is retried.
         request.response_format = match reply_schema(given.template) {
