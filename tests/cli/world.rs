@@ -34,38 +34,17 @@ fn says(content: &str) -> Value {
     common::http::judge_reply(content, (10, 10))
 }
 
-/// A value of the reply schema the simulator was asked for, its text leaves saying `text`.
-fn fill(schema: &Value, text: &str) -> Value {
-    if let Some(first) = schema["anyOf"].as_array().and_then(|a| a.first()) {
-        return fill(first, text);
-    }
-    let kind = match &schema["type"] {
-        Value::Array(types) => types.first().and_then(Value::as_str).unwrap_or("string"),
-        other => other.as_str().unwrap_or("string"),
-    };
-    match kind {
-        "object" => Value::Object(
-            schema["properties"]
-                .as_object()
-                .map(|p| p.iter().map(|(k, s)| (k.clone(), fill(s, text))).collect())
-                .unwrap_or_default(),
-        ),
-        "array" => json!([fill(&schema["items"], text)]),
-        "integer" | "number" => json!(7),
-        "boolean" => json!(true),
-        _ => json!(text),
-    }
-}
-
-/// The agent is the scripted mock; the simulator answers with `text` in every field of the shape asked.
+/// The agent is the scripted mock; the simulator answers in the shape asked, saying `text` in a `note`.
 fn simulator_saying(req: &Value, text: &str) -> (u16, Value) {
     if !is_simulator(req) {
         return (200, common::mock_openai::reply(req));
     }
-    let response = match req.pointer("/response_format/json_schema/schema/properties/response") {
-        Some(schema) => fill(schema, text),
-        None => json!({"answer": text}),
-    };
+    let mut response = req
+        .pointer("/response_format/json_schema/schema/properties/response")
+        .map_or(json!({}), common::mock_openai::instance);
+    if let Some(m) = response.as_object_mut() {
+        m.insert("note".into(), json!(text));
+    }
     (
         200,
         says(&json!({"error": "", "response": response}).to_string()),
