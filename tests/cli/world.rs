@@ -256,13 +256,9 @@ fn search_then_lookup(req: &Value, lookup_prompts: &Mutex<Vec<String>>) -> (u16,
     (200, reply)
 }
 
-/// `run` of the record desk query with the scripted agent and simulator; the lookup's simulator prompt.
-fn entity_run(data: &Path, out: &Path, extra: &[&str]) -> String {
-    let prompts = Arc::new(Mutex::new(Vec::new()));
-    let seen = prompts.clone();
-    let model = endpoint(move |req| search_then_lookup(req, &seen));
+/// `run` of the record desk query with ReAct and LLM tool simulation, into `out`.
+fn record_desk_run(data: &Path, out: &Path) -> Test {
     Test::new()
-        .env("OPENAI_BASE_URL", &model.url)
         .arg("--data")
         .arg(data)
         .args([
@@ -274,10 +270,18 @@ fn entity_run(data: &Path, out: &Path, extra: &[&str]) -> String {
             "--model",
             "mock",
         ])
-        .args(["--tool-simulation", "llm"])
-        .args(extra)
-        .arg("--out")
+        .args(["--tool-simulation", "llm", "--out"])
         .arg(out)
+}
+
+/// [`record_desk_run`] with the scripted agent and simulator; the lookup's simulator prompt.
+fn entity_run(data: &Path, out: &Path, extra: &[&str]) -> String {
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let seen = prompts.clone();
+    let model = endpoint(move |req| search_then_lookup(req, &seen));
+    record_desk_run(data, out)
+        .env("OPENAI_BASE_URL", &model.url)
+        .args(extra)
         .run()
         .success()
         .no_panic();
@@ -326,24 +330,11 @@ fn an_entity_an_earlier_reply_fixed_is_given_to_a_later_simulation_naming_it() {
 
     // Replayed offline with its world: no model, no simulator, the same observations.
     let replayed = dir.path().join("replayed");
-    Test::new()
-        .arg("--data")
-        .arg(&data)
-        .args([
-            "run",
-            "--query-id",
-            "1",
-            "--method",
-            "react",
-            "--model",
-            "mock",
-        ])
-        .args(["--tool-simulation", "llm", "--replay"])
+    record_desk_run(&data, &replayed)
+        .arg("--replay")
         .arg(dir.path().join("rec"))
         .arg("--world")
         .arg(&world)
-        .arg("--out")
-        .arg(&replayed)
         .run()
         .success()
         .no_panic();

@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 use crate::server::pyrepr;
 use crate::server::simulate::{TemplateClass, parse_template, simulate, stable_hash};
 use crate::server::{ServerError, VirtualApi, spawn};
+use crate::toolbench::io::json_files_under;
 use crate::toolbench::naming::{param_name, pure_api_name, standardize};
 use crate::toolbench::{ApiDoc, Catalog, DataDir, DataError};
 use crate::tools::{HttpSource, ToolError, ToolRequest, ToolSource};
@@ -237,32 +238,12 @@ fn write_tallies(
     }
 }
 
-fn cache_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Returns the share of real keys present, relative to the share the templates themselves hold.
 fn part_a(sources: &[(PathBuf, Arc<Catalog>)], out: &mut String) -> Result<f64, Error> {
     let mut recorded = Recorded::default();
     for (root, catalog) in sources {
         let cache = root.join("response_cache");
-        for file in cache_files(&cache) {
+        for file in json_files_under(&cache) {
             recorded.add_file(&cache, &file, catalog)?;
         }
     }

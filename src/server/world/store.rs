@@ -180,27 +180,7 @@ fn put_file(path: &Path, call: &Call, reply: ToolReply) -> Result<ToolReply, Dat
 
 /// Every stored entry under a world folder, in path order (for the consistency check).
 pub fn entries(root: &Path) -> Vec<(PathBuf, Entry)> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json")
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
+    crate::toolbench::io::json_files_under(root)
         .into_iter()
         .filter_map(|p| {
             let text = std::fs::read_to_string(&p).ok()?;
