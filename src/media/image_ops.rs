@@ -79,8 +79,11 @@ pub struct Picture {
     pub format: ImageFormat,
 }
 
+/// An image reader over an input's bytes.
+pub type Reader<'a> = ImageReader<Cursor<&'a [u8]>>;
+
 /// A reader for an input image whose format is guessed from its bytes, with our decoding limits.
-pub fn reader(input: &Loaded) -> Result<(ImageReader<Cursor<&[u8]>>, ImageFormat), MediaError> {
+pub fn reader(input: &Loaded) -> Result<(Reader<'_>, ImageFormat), MediaError> {
     let mut reader = ImageReader::new(Cursor::new(input.bytes.as_slice()))
         .with_guessed_format()
         .map_err(|e| MediaError::format(&input.name, e))?;
