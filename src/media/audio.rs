@@ -6,8 +6,9 @@ use std::io::Cursor;
 use super::error::MediaError;
 use super::input::Loaded;
 
-/// Longest audio converted for speech recognition.
-pub const MAX_STT_SECONDS: f64 = 300.0;
+/// Longest audio converted for speech recognition (a voicemail's length; pocketsphinx takes a fair
+/// fraction of real time, see docs/tools.md).
+pub const MAX_STT_SECONDS: f64 = 60.0;
 /// The sample rate speech recognisers expect.
 pub const STT_RATE: u32 = 16_000;
 

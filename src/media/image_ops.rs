@@ -8,14 +8,12 @@ use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 
 use super::error::MediaError;
 use super::input::Loaded;
-use super::{Binary, Output};
+use super::{Binary, MAX_BINARY_BYTES, Output};
 
 /// Widest or tallest image decoded.
 pub const MAX_INPUT_SIDE: u32 = 10_000;
 /// Widest or tallest image an operation may produce (resize, a drawing canvas, a QR code).
 pub const MAX_OUTPUT_SIDE: u32 = 4096;
-/// Largest encoded output.
-pub const MAX_OUTPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// Memory a decoder may allocate.
 const MAX_DECODE_ALLOC: u64 = 256 * 1024 * 1024;
 
@@ -124,11 +122,11 @@ pub fn encode(image: &DynamicImage, format: OutFormat) -> Result<Output, MediaEr
         .write_to(&mut bytes, format.image_format())
         .map_err(|e| MediaError::format("the output image", e))?;
     let bytes = bytes.into_inner();
-    if bytes.len() as u64 > MAX_OUTPUT_BYTES {
+    if bytes.len() as u64 > MAX_BINARY_BYTES {
         return Err(MediaError::too_large(
             "the output image",
             bytes.len() as u64,
-            MAX_OUTPUT_BYTES,
+            MAX_BINARY_BYTES,
         ));
     }
     let summary = serde_json::json!({

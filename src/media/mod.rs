@@ -28,6 +28,10 @@ pub use input::MAX_INPUT_BYTES;
 pub use server::{MediaServer, serve_stdio};
 pub use tools::MediaTool;
 
+/// Largest file a tool sends back: base64 makes it 4/3 larger, and rmcp's stdio transport drops
+/// messages over 16 MiB.
+pub const MAX_BINARY_BYTES: u64 = 8 * 1024 * 1024;
+
 /// How the media server finds its inputs.
 #[derive(Debug, Clone, Default)]
 pub struct MediaOptions {

@@ -6,7 +6,7 @@ use super::audio::{self, STT_RATE};
 use super::error::MediaError;
 use super::input::Loaded;
 use super::process::{Program, safe_word};
-use super::{Binary, Output};
+use super::{Binary, MAX_BINARY_BYTES, Output};
 
 const ESPEAK: Program = Program {
     name: "espeak-ng",
@@ -18,8 +18,6 @@ const POCKETSPHINX: Program = Program {
 };
 /// Longest text spoken.
 pub const MAX_TTS_CHARS: usize = 1000;
-/// Largest WAV espeak-ng may write (1,000 characters at the slowest speed is far less).
-const MAX_WAV_BYTES: u64 = 32 * 1024 * 1024;
 /// Largest transcript kept.
 const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024;
 /// Speaking rates espeak-ng takes, in words per minute.
@@ -61,7 +59,7 @@ pub async fn text_to_speech(
     let speed = words_per_minute.to_string();
     let args = ["--stdout", "--stdin", "-b", "1", "-v", voice, "-s", &speed];
     let mut wav = ESPEAK
-        .run(&args, text.as_bytes().to_vec(), MAX_WAV_BYTES)
+        .run(&args, text.as_bytes().to_vec(), MAX_BINARY_BYTES)
         .await?;
     audio::mend_streamed_header(&mut wav);
     let loaded = Loaded {
