@@ -65,9 +65,23 @@ pub fn encode(text: &str, module_pixels: u32, level: EcLevel) -> Result<DynamicI
     Ok(DynamicImage::ImageLuma8(img))
 }
 
+/// Images larger than this (longer side) are scaled down before the search: a readable code survives
+/// it, and the detector's time and memory grow with the pixel count.
+const SEARCH_SIDE: u32 = 2048;
+
 /// The texts of every QR code found in the picture, top to bottom as found.
 pub fn decode(pic: &Picture) -> Result<Vec<String>, MediaError> {
-    let gray = pic.image.to_luma8();
+    let gray = if pic.image.width().max(pic.image.height()) > SEARCH_SIDE {
+        pic.image
+            .resize(
+                SEARCH_SIDE,
+                SEARCH_SIDE,
+                image::imageops::FilterType::Triangle,
+            )
+            .to_luma8()
+    } else {
+        pic.image.to_luma8()
+    };
     let mut prepared = rqrr::PreparedImage::prepare_from_greyscale(
         gray.width() as usize,
         gray.height() as usize,
@@ -109,6 +123,18 @@ mod tests {
             format: ImageFormat::Png,
         };
         assert_eq!(decode(&pic).unwrap(), vec![text.to_string()]);
+    }
+
+    #[test]
+    fn a_code_in_a_large_photo_is_found_after_scaling_down() {
+        let code = encode("large", 20, EcLevel::M).unwrap().to_luma8();
+        let mut photo = GrayImage::from_pixel(5000, 3000, Luma([230]));
+        image::imageops::overlay(&mut photo, &code, 3000, 1500);
+        let pic = Picture {
+            image: DynamicImage::ImageLuma8(photo),
+            format: ImageFormat::Png,
+        };
+        assert_eq!(decode(&pic).unwrap(), vec!["large".to_string()]);
     }
 
     #[test]
