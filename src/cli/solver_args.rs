@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::BadInput;
 use super::agent_args::AgentArgs;
 use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
@@ -12,8 +13,9 @@ use super::tool_args::ToolArgs;
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
-use crate::server::{ToolSetup, tool_setup};
+use crate::server::{ServerError, ToolSetup, tool_setup};
 use crate::toolbench::DataDir;
+use crate::tools::mcp::McpSpec;
 
 #[derive(Debug, Args)]
 pub struct SolverArgs {
@@ -36,15 +38,23 @@ pub struct Environment {
 }
 
 impl SolverArgs {
-    /// Builds the model, then the tool environment (whose LLM simulation may use the model), then loads
-    /// the prompts.
+    /// Builds the model, then the tool environment (whose LLM simulation may use the model) with the
+    /// MCP servers `mcp` (from `ToolArgs::resolve_tools`), then loads the prompts. An MCP server that
+    /// cannot be started or reached is the user's setup to fix (exit code 2).
     pub async fn environment(
         &self,
         config: &Config,
         data: &DataDir,
+        mcp: Vec<McpSpec>,
     ) -> anyhow::Result<Environment> {
         let llm = crate::llm::build(&self.llm.options(), config).await?;
-        let setup = tool_setup(&self.tool_args.options(), config, data, Some(llm.clone())).await?;
+        let mut options = self.tool_args.options();
+        options.mcp = mcp;
+        let setup = match tool_setup(&options, config, data, Some(llm.clone())).await {
+            Ok(s) => s,
+            Err(ServerError::Mcp(e)) => return Err(BadInput(e.to_string()).into()),
+            Err(e) => return Err(e.into()),
+        };
         let prompts = Arc::new(Prompts::load()?);
         Ok(Environment {
             llm,

@@ -147,11 +147,7 @@ fn error_reply(
     response: impl Into<String>,
     source: ReplySource,
 ) -> ToolReply {
-    ToolReply {
-        error: error.into(),
-        response: Value::String(response.into()),
-        source: Some(source),
-    }
+    ToolReply::new(error.into(), Value::String(response.into()), Some(source))
 }
 
 impl VirtualApi {
@@ -434,11 +430,11 @@ impl VirtualApi {
                 Err(e) => tracing::warn!("LLM simulation failed ({e}); using the schema simulator"),
             }
         }
-        ToolReply {
-            error: String::new(),
-            response: simulate(doc, template, args),
-            source: Some(ReplySource::Simulated),
-        }
+        ToolReply::new(
+            String::new(),
+            simulate(doc, template, args),
+            Some(ReplySource::Simulated),
+        )
     }
 
     async fn fault(&self, label: &str, key: &str) -> Option<Answer> {
@@ -477,11 +473,11 @@ impl VirtualApi {
             FaultKind::Huge => {
                 let unit = "All work and no play makes a huge response. ";
                 let body = unit.repeat(c.huge_bytes / unit.len() + 1);
-                Some(Answer::Reply(ToolReply {
-                    error: String::new(),
-                    response: Value::String(body),
-                    source: Some(ReplySource::Fault),
-                }))
+                Some(Answer::Reply(ToolReply::new(
+                    String::new(),
+                    Value::String(body),
+                    Some(ReplySource::Fault),
+                )))
             }
         }
     }

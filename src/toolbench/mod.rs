@@ -25,4 +25,4 @@ pub use dataset::{DATA_ENV, DataDir, SubsetStats, Task, load_id_file, load_queri
 pub use error::DataError;
 pub use missing::{MissingTool, missing_tools};
 pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
-pub use schema::{FINISH, Function, finish_schema, function_schemas};
+pub use schema::{Backend, FINISH, Function, finish_schema, function_schemas};

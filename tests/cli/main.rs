@@ -12,6 +12,7 @@ mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod llm_local;
+mod mcp;
 mod methods;
 mod repeats;
 mod report;

@@ -237,12 +237,25 @@ fn arguments_for(parameters: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A small value matching a JSON schema.
+/// A small value matching a JSON schema (`oneOf`/`anyOf`: the first branch; a type list: its first).
 fn instance(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
-    match schema["type"].as_str().unwrap_or("string") {
+    if let Some(value) = schema.get("const") {
+        return value.clone();
+    }
+    if let Some(first) = ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| schema[*k].as_array().and_then(|b| b.first()))
+    {
+        return instance(first);
+    }
+    let ty = match &schema["type"] {
+        Value::Array(types) => types.first().and_then(Value::as_str),
+        other => other.as_str(),
+    };
+    match ty.unwrap_or("string") {
         "object" => {
             let mut out = serde_json::Map::new();
             if let Some(props) = schema["properties"].as_object() {
