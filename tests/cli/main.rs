@@ -13,6 +13,7 @@ mod judge_evidence;
 mod llm_client;
 mod llm_local;
 mod mcp;
+mod mcp_files;
 mod methods;
 mod repeats;
 mod report;
