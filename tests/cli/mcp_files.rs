@@ -195,8 +195,16 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
     assert_eq!(file["sum2act"]["resources"][1]["kind"], "audio");
     assert_eq!(file["sum2act"]["resources"][1]["mime_type"], "audio/wav");
 
-    Test::new().arg("report").arg(&out).run().success();
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    // A merged copy carries the files, and its report finds them beside the answer file.
+    let merged = dir.path().join("merged");
+    Test::new().arg("merge").arg(&merged).arg(&out).run().success();
+    assert_eq!(
+        std::fs::read(merged.join("G1_instruction/101_react.resources/file-1.png")).unwrap(),
+        PNG
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+    Test::new().arg("report").arg(&merged).run().success();
+    let html = std::fs::read_to_string(merged.join("report.html")).unwrap();
     assert!(html.contains(&format!("data:image/png;base64,{}", b64(&PNG))), "no embedded image");
     assert!(html.contains(&format!("data:audio/wav;base64,{}", b64(&wav()))), "no embedded audio");
 }
