@@ -33,7 +33,9 @@ fn wav() -> Vec<u8> {
     let mut w = b"RIFF".to_vec();
     w.extend(36u32.to_le_bytes());
     w.extend(b"WAVEfmt ");
-    w.extend([16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0]);
+    w.extend([
+        16, 0, 0, 0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x80, 0x3e, 0, 0, 2, 0, 16, 0,
+    ]);
     w.extend(b"data");
     w.extend(0u32.to_le_bytes());
     w
@@ -104,7 +106,9 @@ impl ServerHandler for Studio {
 /// Serves `Studio` over streamable HTTP on loopback; its URL.
 fn studio() -> String {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
     let service = StreamableHttpService::new(
         || Ok(Studio),
         Arc::new(LocalSessionManager::default()),
@@ -143,9 +147,15 @@ fn script(req: &Value) -> (u16, Value) {
     let (name, args) = match calls_so_far(req) {
         0 => ("mcp__studio__measure", json!({"image": "<file-9>"})),
         1 => ("mcp__studio__draw", json!({"text": "hello"})),
-        2 => ("mcp__studio__measure", json!({"image": handle_in(req).unwrap_or_default()})),
+        2 => (
+            "mcp__studio__measure",
+            json!({"image": handle_in(req).unwrap_or_default()}),
+        ),
         3 => ("mcp__studio__speak", json!({"text": "hello"})),
-        _ => ("Finish", json!({"return_type": "give_answer", "final_answer": "drawn, measured, spoken"})),
+        _ => (
+            "Finish",
+            json!({"return_type": "give_answer", "final_answer": "drawn, measured, spoken"}),
+        ),
     };
     let call = json!({"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}});
     let reply = json!({
@@ -164,7 +174,14 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
     Test::new()
         .env("OPENAI_BASE_URL", &model.url)
         .batch_mock()
-        .args(["--subsets", "G1_instruction", "--limit", "1", "--method", "react"])
+        .args([
+            "--subsets",
+            "G1_instruction",
+            "--limit",
+            "1",
+            "--method",
+            "react",
+        ])
         .args(["--tools", "mcp", "--mcp", &studio(), "--out"])
         .arg(&out)
         .run()
@@ -177,7 +194,14 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
 
     // An unknown handle is refused by the harness, naming it.
     assert_eq!(obs(0)["failed"], true);
-    assert!(obs(0)["error"].as_str().unwrap().contains("unknown file handle <file-9>"), "{}", obs(0));
+    assert!(
+        obs(0)["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown file handle <file-9>"),
+        "{}",
+        obs(0)
+    );
     // The image is a file beside the answer file, shown to the model as a handle.
     let drawn = obs(1);
     assert_eq!(drawn["response"][1]["file"], "<file-1>", "{drawn}");
@@ -186,18 +210,36 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
     let stored = out.join("G1_instruction/101_react.resources/file-1.png");
     assert_eq!(std::fs::read(&stored).unwrap(), PNG);
     // The handle reached the server as that file's absolute path.
-    assert_eq!(steps[2]["arguments"], json!({"image": "<file-1>"}).to_string());
-    assert_eq!(obs(2)["response"], json!({"bytes": 69, "png": true, "absolute": true}), "{}", obs(2));
+    assert_eq!(
+        steps[2]["arguments"],
+        json!({"image": "<file-1>"}).to_string()
+    );
+    assert_eq!(
+        obs(2)["response"],
+        json!({"bytes": 69, "png": true, "absolute": true}),
+        "{}",
+        obs(2)
+    );
     // Audio too; the answer file and the record list both files.
     assert_eq!(obs(3)["response"]["file"], "<file-2>");
-    let listed: Vec<&str> = file["resources"].as_array().unwrap().iter().map(|r| r["handle"].as_str().unwrap()).collect();
+    let listed: Vec<&str> = file["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["handle"].as_str().unwrap())
+        .collect();
     assert_eq!(listed, ["<file-1>", "<file-2>"]);
     assert_eq!(file["sum2act"]["resources"][1]["kind"], "audio");
     assert_eq!(file["sum2act"]["resources"][1]["mime_type"], "audio/wav");
 
     // A merged copy carries the files, and its report finds them beside the answer file.
     let merged = dir.path().join("merged");
-    Test::new().arg("merge").arg(&merged).arg(&out).run().success();
+    Test::new()
+        .arg("merge")
+        .arg(&merged)
+        .arg(&out)
+        .run()
+        .success();
     assert_eq!(
         std::fs::read(merged.join("G1_instruction/101_react.resources/file-1.png")).unwrap(),
         PNG
@@ -205,6 +247,12 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
     std::fs::remove_dir_all(&out).unwrap();
     Test::new().arg("report").arg(&merged).run().success();
     let html = std::fs::read_to_string(merged.join("report.html")).unwrap();
-    assert!(html.contains(&format!("data:image/png;base64,{}", b64(&PNG))), "no embedded image");
-    assert!(html.contains(&format!("data:audio/wav;base64,{}", b64(&wav()))), "no embedded audio");
+    assert!(
+        html.contains(&format!("data:image/png;base64,{}", b64(&PNG))),
+        "no embedded image"
+    );
+    assert!(
+        html.contains(&format!("data:audio/wav;base64,{}", b64(&wav()))),
+        "no embedded audio"
+    );
 }
