@@ -527,3 +527,41 @@ fn caller_reply(error: String) -> ToolReply {
         Some(ReplySource::Caller),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Answers with the API it was asked for.
+    struct Echo;
+
+    #[async_trait::async_trait]
+    impl ToolSource for Echo {
+        async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+            let api = Value::String(request.api_name.clone());
+            Ok(ToolReply::new(String::new(), api, None))
+        }
+
+        fn describe(&self) -> String {
+            "echo".into()
+        }
+    }
+
+    #[tokio::test]
+    async fn an_exact_name_wins_over_a_longer_name_ending_with_it() {
+        let function = |api: &str| {
+            let doc: crate::toolbench::ApiDoc = serde_json::from_value(serde_json::json!({
+                "category_name": "C", "tool_name": "t", "api_name": api,
+                "required_parameters": [], "optional_parameters": []
+            }))
+            .unwrap_or_else(|e| panic!("{e}"));
+            Function::from_doc(&doc, "t")
+        };
+        let env = ToolEnv::new(Arc::new(Echo), ToolConfig::default());
+        let caller = env.caller(vec![function("xa"), function("a")]);
+        // `xa_for_t` also ends with `a_for_t`, and comes first.
+        assert_eq!(caller.call("a_for_t", "{}").await.response, "a");
+        // ToolBench's suffix match still finds the first function ending with a shorter name.
+        assert_eq!(caller.call("for_t", "{}").await.response, "xa");
+    }
+}

@@ -216,6 +216,28 @@ impl ResourceStore {
     }
 }
 
+/// The file handles a reply's response shows (the `file` of each stored part), in order.
+pub fn file_handles(response: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_handles(response, &mut out);
+    out
+}
+
+fn collect_handles(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(h)) = m.get("file")
+                && h.starts_with(HANDLE_OPEN)
+            {
+                out.push(h.clone());
+            }
+            m.values().for_each(|x| collect_handles(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_handles(x, out)),
+        _ => {}
+    }
+}
+
 /// A fresh folder for a caller with no episode folder (library use, `chat`).
 fn temp_dir() -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -295,6 +317,7 @@ mod tests {
         let mut reply = reply_with_image(Some(1));
         store.store_reply(&mut reply, "f");
         assert_eq!(reply.response[1]["file"], "<file-2>");
+        assert_eq!(file_handles(&reply.response), vec!["<file-2>"]);
 
         let mut args =
             json!({"image": "<file-2>", "note": "see <file-1> and <file-", "n": [ "<file-1>" ]})

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::tools::resources::file_handles;
+
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Segment {
@@ -244,6 +246,17 @@ fn lookup(
             ));
             return Ok(field.clone());
         }
+        // A task whose output is one file (an image, audio) passes that file: its handle, which
+        // the caller turns into the file's path for an MCP tool.
+        if r.path.is_empty()
+            && let [handle] = file_handles(v).as_slice()
+        {
+            notes.push(format!(
+                "`{param}`: took the file {handle} of <resource-{}>",
+                r.task
+            ));
+            return Ok(Value::String(handle.clone()));
+        }
         return Ok(v.clone());
     }
     let key = r.path.iter().rev().find_map(|s| match s {
@@ -329,6 +342,25 @@ mod tests {
         // A bare placeholder for a one-value parameter takes that field.
         assert_eq!(got["price"], json!(61000.5));
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn a_task_that_made_one_file_passes_its_handle() {
+        let mut outputs = Outputs::new();
+        outputs.insert(
+            1,
+            json!([{"width": 1}, {"type": "image", "mime_type": "image/png", "file": "<file-3>", "bytes": 9}]),
+        );
+        let mut notes = Vec::new();
+        let args = json!({"image": "<resource-1>"});
+        let got = resolve(
+            args.as_object().unwrap_or(&Map::new()),
+            &outputs,
+            &mut notes,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got["image"], "<file-3>");
+        assert!(notes[0].contains("took the file <file-3>"), "{notes:?}");
     }
 
     #[test]
