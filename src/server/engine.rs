@@ -294,6 +294,7 @@ impl VirtualApi {
 
     /// The catalogue's tool and API for the request's names; else the reply to give instead (a
     /// `--stb-compat` cache hit outside the catalogue, or ToolBench's error).
+    #[allow(clippy::result_large_err)]
     fn resolve(
         &self,
         names: &Names<'_>,

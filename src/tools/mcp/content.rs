@@ -120,10 +120,10 @@ fn part_of(block: &Value) -> Result<(Value, Option<(String, Vec<u8>)>), ToolErro
 /// stays text.
 fn text_value(text: &str) -> Value {
     let t = text.trim_start();
-    if t.starts_with('{') || t.starts_with('[') {
-        if let Ok(v) = serde_json::from_str::<Value>(text) {
-            return v;
-        }
+    if (t.starts_with('{') || t.starts_with('['))
+        && let Ok(v) = serde_json::from_str::<Value>(text)
+    {
+        return v;
     }
     Value::String(text.to_string())
 }
