@@ -18,8 +18,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value, json};
 
 use sum2act::server::mcp::{CatalogueMcp, serve_stdio};
-use sum2act::server::{SimulationMode, embedded_api};
-use sum2act::toolbench::DataDir;
+use sum2act::server::sample_api;
 use sum2act::tools::mcp::{McpHub, McpOptions, McpSpec, McpTransport};
 use sum2act::tools::{HttpSource, ToolConfig, ToolEnv};
 
@@ -51,22 +50,9 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted.get(i).map_or(0.0, |d| ms(*d))
 }
 
-fn sample() -> Result<DataDir, Box<dyn std::error::Error>> {
-    Ok(DataDir::open(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample"),
-    )?)
-}
-
 /// The child: `serve --mcp` over the sample, schema simulation behind the cache, no faults.
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let api = embedded_api(
-        &sample()?,
-        false,
-        SimulationMode::Schema,
-        &Default::default(),
-        None,
-    )?;
-    serve_stdio(CatalogueMcp::new(Arc::new(api))).await?;
+    serve_stdio(CatalogueMcp::new(Arc::new(sample_api()?))).await?;
     Ok(())
 }
 

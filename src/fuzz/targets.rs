@@ -291,16 +291,7 @@ fn fuzz_virtual_requests() {
     else {
         panic!("no runtime");
     };
-    let data = crate::toolbench::DataDir::open_or_default(None).unwrap_or_else(|e| panic!("{e}"));
-    let faults = crate::server::FaultConfig::default();
-    let api = crate::server::embedded_api(
-        &data,
-        false,
-        crate::server::SimulationMode::Schema,
-        &faults,
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let api = crate::server::sample_api().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<(String, String, String)> = api
         .catalog()
         .tools()

@@ -215,16 +215,7 @@ mod tests {
     use super::*;
 
     fn sample() -> CatalogueMcp {
-        let data = crate::toolbench::DataDir::open_or_default(None).unwrap();
-        let api = super::super::embedded_api(
-            &data,
-            false,
-            super::super::SimulationMode::Schema,
-            &Default::default(),
-            None,
-        )
-        .unwrap();
-        CatalogueMcp::new(Arc::new(api))
+        CatalogueMcp::new(Arc::new(super::super::sample_api().unwrap()))
     }
 
     #[tokio::test]

@@ -189,6 +189,19 @@ impl ToolSetup {
     }
 }
 
+/// The shipped sample's virtual API as `serve` answers by default (schema simulation behind the
+/// response cache, no faults, no saving): what tests, fuzzing and benches serve.
+pub fn sample_api() -> Result<VirtualApi, ServerError> {
+    let data = DataDir::open(&crate::toolbench::sample_dir())?;
+    embedded_api(
+        &data,
+        false,
+        SimulationMode::Schema,
+        &FaultConfig::default(),
+        None,
+    )
+}
+
 /// The virtual API of a data directory, configured from flags (used by `serve` and `tool_setup`).
 pub fn embedded_api(
     data: &DataDir,

@@ -314,6 +314,14 @@ mod tests {
         assert!(find("<resource-x> <resource-> plain").is_empty());
     }
 
+    /// `args` resolved against `outputs`, with the notes.
+    fn resolved(args: &Value, outputs: &Outputs) -> (Map<String, Value>, Vec<String>) {
+        let mut notes = Vec::new();
+        let got = resolve(args.as_object().unwrap_or(&Map::new()), outputs, &mut notes)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (got, notes)
+    }
+
     #[test]
     fn resolves_whole_embedded_and_fallback_references() {
         let mut outputs = Outputs::new();
@@ -328,13 +336,7 @@ mod tests {
             "id2": "<resource-1>.items[0].movie_id",
             "price": "<resource-2>",
         });
-        let mut notes = Vec::new();
-        let got = resolve(
-            args.as_object().unwrap_or(&Map::new()),
-            &outputs,
-            &mut notes,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let (got, notes) = resolved(&args, &outputs);
         assert_eq!(got["movie_id"], "tt02");
         assert_eq!(got["note"], "price 61000.5 USD");
         // The wrong path falls back to the first field of that name, with a note.
@@ -351,14 +353,7 @@ mod tests {
             1,
             json!([{"width": 1}, {"type": "image", "mime_type": "image/png", "file": "<file-3>", "bytes": 9}]),
         );
-        let mut notes = Vec::new();
-        let args = json!({"image": "<resource-1>"});
-        let got = resolve(
-            args.as_object().unwrap_or(&Map::new()),
-            &outputs,
-            &mut notes,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let (got, notes) = resolved(&json!({"image": "<resource-1>"}), &outputs);
         assert_eq!(got["image"], "<file-3>");
         assert!(notes[0].contains("took the file <file-3>"), "{notes:?}");
     }
