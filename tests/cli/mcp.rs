@@ -139,14 +139,22 @@ fn every_method_uses_serve_mcp_over_http() {
 }
 
 #[test]
-fn mcp_tools_join_the_querys_apis_and_are_recorded() {
+fn servers_at_once_join_the_querys_apis_under_their_own_names() {
     let model = Model::start(0);
     let dir = tempfile::tempdir().unwrap();
-    let spec = format!("catalogue={}", serve_mcp_command(""));
-    // With MCP servers given, the default tool set is the query's APIs plus theirs.
-    run_101(&model.url, "react", dir.path(), &["--mcp", &spec])
+    let data = small_catalogue(dir.path());
+    let http = Test::new()
+        .args(["serve", "--mcp", "http", "--port", "0", "--data"])
+        .arg(&data)
+        .serve();
+    let stdio = serve_mcp_command(&format!("--data {}", data.display()));
+    // With MCP servers given, the default tool set is the query's APIs plus theirs. Both servers call
+    // themselves `sum2act`: the second one's functions are spaced as `sum2act2`.
+    let servers = ["--mcp", stdio.as_str(), "--mcp", http.url.as_str()];
+    run_101(&model.url, "react", dir.path(), &servers)
         .success()
-        .stdout_has("MCP servers: catalogue (");
+        .stdout_has("MCP servers: sum2act (")
+        .stdout_has("; sum2act2 (");
     let file = answer(dir.path(), "react");
     let offered: Vec<String> = file["answer_generation"]["function"]
         .as_array()
@@ -154,24 +162,43 @@ fn mcp_tools_join_the_querys_apis_and_are_recorded() {
         .iter()
         .map(|f| f["name"].as_str().unwrap_or("").to_string())
         .collect();
-    let first_mcp = offered
-        .iter()
-        .position(|n| n.starts_with("mcp__catalogue__"));
-    assert!(matches!(first_mcp, Some(i) if i > 0), "{offered:?}");
+    let at = |prefix: &str| offered.iter().position(|n| n.starts_with(prefix));
+    let (first, second) = (at("mcp__sum2act__"), at("mcp__sum2act2__"));
+    assert!(
+        matches!((first, second), (Some(a), Some(b)) if 0 < a && a < b),
+        "{offered:?}"
+    );
+    // The query's 4 weather APIs, each server's 4, and Finish.
+    assert_eq!(offered.len(), 4 + 4 + 4 + 1, "{offered:?}");
     assert_eq!(offered.last().map(String::as_str), Some("Finish"));
     // `query` names the same set as `oracle`.
     let again = dir.path().join("again");
-    run_101(
-        &model.url,
-        "react",
-        &again,
-        &["--mcp", &spec, "--tools", "query+mcp"],
-    )
-    .success();
+    let mut args = servers.to_vec();
+    args.extend(["--tools", "query+mcp"]);
+    run_101(&model.url, "react", &again, &args).success();
     assert_eq!(
         answer(&again, "react")["answer_generation"]["function"],
         file["answer_generation"]["function"]
     );
+}
+
+#[test]
+fn chat_offers_and_calls_mcp_tools() {
+    let model = Model::start(0);
+    let dir = tempfile::tempdir().unwrap();
+    let data = small_catalogue(dir.path());
+    let spec = serve_mcp_command(&format!("--data {}", data.display()));
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("XDG_CACHE_HOME", dir.path())
+        .args(["chat", "--model", "mock", "--tools", "mcp", "--mcp", &spec])
+        .stdin("What is the weather in Lisbon right now?\n/tools\n/quit\n")
+        .run()
+        .success()
+        .no_panic()
+        .stdout_has("action:  mcp__sum2act__current_weather_for_skycast_weather")
+        .stdout_has("[mcp · code 0 · ok")
+        .stdout_has("  mcp__sum2act__forecast_for_skycast_weather");
 }
 
 #[test]
