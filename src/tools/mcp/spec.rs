@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use crate::config::McpEntry;
+use crate::toolbench::naming::is_secret;
 
 /// How to reach one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +35,14 @@ pub struct McpSpec {
 }
 
 impl McpSpec {
-    /// The command line or URL, for messages (no credentials: a URL's user and password are cut).
+    /// The command line or URL, for messages, manifests and logs: no credentials (a URL's user and
+    /// password, the values of secret-named flags and query parameters become `***`).
     pub fn shown(&self) -> String {
         match &self.transport {
             McpTransport::Stdio { program, args, .. } => {
-                let words = std::iter::once(program).chain(args);
+                let words = redacted(std::iter::once(program).chain(args));
                 let quoted: Vec<String> = words
+                    .iter()
                     .map(|w| shlex::try_quote(w).map_or_else(|_| w.clone(), |q| q.into_owned()))
                     .collect();
                 quoted.join(" ")
@@ -48,9 +51,23 @@ impl McpSpec {
                 Ok(mut u) => {
                     let _ = u.set_username("");
                     let _ = u.set_password(None);
+                    let pairs: Vec<(String, String)> = u
+                        .query_pairs()
+                        .map(|(k, v)| {
+                            let v = if is_secret(&k) {
+                                "***".into()
+                            } else {
+                                v.into_owned()
+                            };
+                            (k.into_owned(), v)
+                        })
+                        .collect();
+                    if !pairs.is_empty() {
+                        u.query_pairs_mut().clear().extend_pairs(pairs);
+                    }
                     u.to_string()
                 }
-                Err(_) => url.clone(),
+                Err(_) => "(an invalid URL)".to_string(),
             },
         }
     }
@@ -127,6 +144,31 @@ impl FromStr for McpSpec {
     }
 }
 
+/// The words of a command line with the values of secret-named flags hidden (`--token X`,
+/// `--api-key=X`).
+fn redacted<'a>(words: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut hide_next = false;
+    for w in words {
+        if std::mem::take(&mut hide_next) {
+            out.push("***".to_string());
+            continue;
+        }
+        if let Some(flag) = w.strip_prefix('-') {
+            match flag.split_once('=') {
+                Some((name, _)) if is_secret(name) => {
+                    out.push(format!("-{name}=***"));
+                    continue;
+                }
+                None => hide_next = is_secret(flag),
+                _ => {}
+            }
+        }
+        out.push(w.clone());
+    }
+    out
+}
+
 /// A server name usable in function names.
 pub fn valid_name(n: &str) -> bool {
     let mut chars = n.chars();
@@ -174,6 +216,16 @@ mod tests {
         assert_eq!(s.shown(), "http://127.0.0.1:9/mcp?a=b");
         let s: McpSpec = "web=https://example.org/mcp".parse().unwrap();
         assert_eq!(s.name.as_deref(), Some("web"));
+    }
+
+    #[test]
+    fn credentials_are_not_shown() {
+        let s: McpSpec = "srv --api-key sk-1 --token=t0 --port 9 -v".parse().unwrap();
+        assert_eq!(s.shown(), "srv --api-key '***' '--token=***' --port 9 -v");
+        let s: McpSpec = "https://x.example/mcp?api_key=sk-2&region=eu"
+            .parse()
+            .unwrap();
+        assert_eq!(s.shown(), "https://x.example/mcp?api_key=***&region=eu");
     }
 
     #[test]
