@@ -287,5 +287,6 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         finish: None,
         elapsed_ms: 0,
         resources: Vec::new(),
+        retries: Vec::new(),
     }
 }

@@ -94,7 +94,10 @@ pub async fn run(
     options.methods.catalogue_graph =
         super::index_graph::for_agent(args.solver.agent.method, set, &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args.solver.environment(config, &data, mcp).await?;
+    let env = args
+        .solver
+        .environment(config, &data, Some(&args.out), mcp)
+        .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     if let Some(hub) = setup.env.mcp() {
         for task in &mut selection.tasks {

@@ -58,7 +58,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     options.methods.catalogue_graph =
         super::index_graph::for_agent(args.solver.agent.method, tool_set(&args, choice), &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args.solver.environment(config, &data, mcp).await?;
+    let env = args
+        .solver
+        .environment(config, &data, Some(&args.out), mcp)
+        .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     if let Some(hub) = setup.env.mcp() {
         add_mcp(&mut task, choice, hub.functions());

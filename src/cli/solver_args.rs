@@ -1,6 +1,7 @@
 //! The flags of the commands that solve queries (`run`, `batch`, `chat`): the method, the model, the
 //! tool environment and the retriever, and the environment they build.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use clap::Args;
@@ -38,19 +39,21 @@ pub struct Environment {
 }
 
 impl SolverArgs {
-    /// Builds the model, then the tool environment (whose LLM simulation may use the model) with the
-    /// MCP servers `mcp` (from `ToolArgs::resolve_tools`), then loads the prompts. An MCP server that
-    /// cannot be started or reached is the user's setup to fix (exit code 2).
+    /// Builds the model, then the tool environment (whose LLM simulation may use the model; its world
+    /// defaults to `out/world`) with the MCP servers `mcp` (from `ToolArgs::resolve_tools`), then loads
+    /// the prompts. An MCP server that cannot be started or reached is the user's setup to fix (exit
+    /// code 2).
     pub async fn environment(
         &self,
         config: &Config,
         data: &DataDir,
+        out: Option<&Path>,
         mcp: Vec<McpSpec>,
     ) -> anyhow::Result<Environment> {
         let llm = crate::llm::build(&self.llm.options(), config).await?;
-        let mut options = self.tool_args.options();
-        options.mcp = mcp;
-        let setup = match tool_setup(&options, config, data, Some(llm.clone())).await {
+        let mut tools = self.tool_args.options(out);
+        tools.mcp = mcp;
+        let setup = match tool_setup(&tools, config, data, Some(llm.clone())).await {
             Ok(s) => s,
             Err(ServerError::Mcp(e)) => return Err(BadInput(e.to_string()).into()),
             Err(e) => return Err(e.into()),

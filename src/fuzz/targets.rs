@@ -322,6 +322,7 @@ fn fuzz_virtual_requests() {
         g.record(&text);
         let response = rt.block_on(crate::server::routes::virtual_api(
             State(api.clone()),
+            axum::http::HeaderMap::new(),
             Ok(Bytes::from(text)),
         ));
         let status = response.status().as_u16();

@@ -5,6 +5,7 @@ mod common;
 
 mod batch;
 mod broken_pipe;
+mod by_hand;
 mod eval;
 mod examples;
 mod hardening;
@@ -29,3 +30,4 @@ mod stabletoolbench;
 mod strict_params;
 mod tool_caller;
 mod tool_server;
+mod world;

@@ -237,25 +237,25 @@ fn arguments_for(parameters: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A small value matching a JSON schema (`oneOf`/`anyOf`: the first branch; a type list: its first).
-fn instance(schema: &Value) -> Value {
+/// A small value matching a JSON schema (the first branch of an `anyOf`/`oneOf`, the first of several
+/// types, a `const`).
+pub fn instance(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
     if let Some(value) = schema.get("const") {
         return value.clone();
     }
-    if let Some(first) = ["oneOf", "anyOf"]
-        .iter()
-        .find_map(|k| schema[*k].as_array().and_then(|b| b.first()))
-    {
-        return instance(first);
+    for k in ["anyOf", "oneOf"] {
+        if let Some(first) = schema[k].as_array().and_then(|b| b.first()) {
+            return instance(first);
+        }
     }
-    let ty = match &schema["type"] {
-        Value::Array(types) => types.first().and_then(Value::as_str),
-        other => other.as_str(),
+    let kind = match &schema["type"] {
+        Value::Array(types) => types.first().and_then(Value::as_str).unwrap_or("string"),
+        other => other.as_str().unwrap_or("string"),
     };
-    match ty.unwrap_or("string") {
+    match kind {
         "object" => {
             let mut out = serde_json::Map::new();
             if let Some(props) = schema["properties"].as_object() {
@@ -268,6 +268,7 @@ fn instance(schema: &Value) -> Value {
         "array" => json!([instance(&schema["items"])]),
         "integer" | "number" => json!(1),
         "boolean" => json!(true),
+        "null" => Value::Null,
         _ => json!("ok"),
     }
 }
