@@ -282,6 +282,29 @@ fn a_server_that_dies_mid_run_is_a_failed_call_and_exit_1() {
         "{call}"
     );
     assert!(!process_alive(&pid));
+    // `batch` writes the answer file and exits 1 the same way.
+    let run = dir.path().join("batch");
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .batch_mock()
+        .args([
+            "--subsets",
+            "G1_instruction",
+            "--limit",
+            "1",
+            "--method",
+            "react",
+        ])
+        .args(["--tools", "mcp", "--mcp", &spec, "--out"])
+        .arg(&run)
+        .run()
+        .failure(1)
+        .no_panic()
+        .stderr_has("stopped during the run");
+    assert_eq!(
+        answer(&run, "react")["sum2act"]["steps"][0]["observation"]["failed"],
+        true
+    );
 }
 
 #[test]

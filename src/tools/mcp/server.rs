@@ -43,6 +43,9 @@ impl Default for McpOptions {
     }
 }
 
+/// The longest tool name kept (the MCP specification's limit).
+const MAX_TOOL_NAME: usize = 128;
+
 /// Lines of a server's stderr kept for error messages, and their length.
 const STDERR_LINES: usize = 20;
 const STDERR_LINE_CHARS: usize = 300;
@@ -166,6 +169,15 @@ impl McpServer {
             Ok(Err(e)) => return Err(fail(format!("it did not list its tools ({e})"))),
             Err(_) => return Err(fail("it did not list its tools in time".into())),
         };
+        // The MCP spec's limit on tool names: a longer one is left out rather than shown to models.
+        let named = tools.len();
+        tools.retain(|t| !t.name.is_empty() && t.name.len() <= MAX_TOOL_NAME);
+        if tools.len() < named {
+            tracing::warn!(
+                "MCP server {shown}: {} tools with an empty name or one over {MAX_TOOL_NAME} bytes left out",
+                named - tools.len()
+            );
+        }
         if tools.len() > options.max_tools {
             tracing::warn!(
                 "MCP server {shown}: {} tools, only the first {} are used",
