@@ -28,14 +28,36 @@ pub fn reply_schema(template: Option<&Value>) -> Option<Value> {
         return None;
     }
     let object = template_schema(t);
-    let response =
-        json!({"anyOf": [object, {"type": "array", "items": object, "maxItems": MAX_ITEMS}]});
+    // The prompt tells the simulator to complain as the real API would when the arguments cannot work:
+    // that reply must fit the schema too, or strict structured output forbids it.
+    let response = json!({"anyOf": [
+        object,
+        {"type": "array", "items": object, "maxItems": MAX_ITEMS},
+        complaint_schema(),
+    ]});
     Some(json!({
         "type": "object",
         "properties": {"error": {"type": "string"}, "response": response},
         "required": ["error", "response"],
         "additionalProperties": false,
     }))
+}
+
+/// The API's complaint about arguments that cannot work: `{"message": "..."}`, as the prompt's example.
+fn complaint_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+        "additionalProperties": false,
+    })
+}
+
+/// A reply that is only the API's complaint (see [`complaint_schema`]), not a success missing fields.
+fn is_complaint(response: &Value) -> bool {
+    response
+        .as_object()
+        .is_some_and(|m| m.len() == 1 && m.get("message").is_some_and(Value::is_string))
 }
 
 fn nodes(v: &Value) -> usize {
@@ -111,6 +133,9 @@ pub fn missing_fields(response: &Value, template: Option<&Value>) -> Option<Stri
     let Some(Value::Object(t)) = template.filter(|t| gives_shape(t)) else {
         return None;
     };
+    if is_complaint(response) {
+        return None;
+    }
     let got = match response {
         Value::Array(items) => items.first().and_then(Value::as_object),
         other => other.as_object(),
@@ -157,6 +182,14 @@ mod tests {
         assert!(crate::llm::gbnf::grammar(&reply).is_ok(), "{reply}");
         // A template object may come as a list of such objects; lists as long as the template says.
         assert_eq!(reply["properties"]["response"]["anyOf"][1]["type"], "array");
+        // ... and the API's complaint about arguments that cannot work fits it too.
+        let complaint = json!({"message": "Invalid value for parameter 'n'"});
+        let any_of = &reply["properties"]["response"]["anyOf"];
+        assert_eq!(any_of[2]["required"], json!(["message"]));
+        assert_eq!(
+            crate::llm::json_check::problems(&complaint, &any_of[2]),
+            Vec::<String>::new()
+        );
         let long = template_schema(&json!({"rows": [{"a": "str", "_list_length": 81}]}));
         assert_eq!(long["properties"]["rows"]["maxItems"], 81);
         let huge = template_schema(&json!({"rows": ["list of str with length 6387"]}));
@@ -170,6 +203,11 @@ mod tests {
         let t = json!({"city": "str", "temp": "float"});
         assert_eq!(
             missing_fields(&json!({"city": "Paris", "temp": 12.5}), Some(&t)),
+            None
+        );
+        // A complaint is an answer of its own, not a success reply missing the template's fields.
+        assert_eq!(
+            missing_fields(&json!({"message": "Invalid city"}), Some(&t)),
             None
         );
         let why = missing_fields(&json!({"answer": "x"}), Some(&t)).unwrap_or_default();

@@ -63,13 +63,15 @@ struct Index {
 }
 
 impl Index {
+    fn contains(&self, fact: &Fact) -> bool {
+        self.by_value
+            .get(&norm(&fact.value))
+            .is_some_and(|ids| ids.iter().any(|&i| self.facts[i] == *fact))
+    }
+
     fn add(&mut self, fact: Fact) {
-        let key = norm(&fact.value);
-        let dup = self
-            .by_value
-            .get(&key)
-            .is_some_and(|ids| ids.iter().any(|&i| self.facts[i] == fact));
-        if !dup {
+        if !self.contains(&fact) {
+            let key = norm(&fact.value);
             self.by_value.entry(key).or_default().push(self.facts.len());
             self.facts.push(fact);
         }
@@ -117,12 +119,17 @@ impl EntityMemory {
         index.offset += end as u64 + 1;
     }
 
-    /// Takes the facts a reply fixes (nothing from an error reply).
+    /// Takes the facts a reply fixes (nothing from an error reply; nothing known already, so a recorded
+    /// reply served again adds nothing).
     pub fn remember(&self, call: &Call, args: &Map<String, Value>, reply: &ToolReply) {
         if !reply.error.is_empty() {
             return;
         }
-        let facts = extract(&call.api_label(), args, &reply.response);
+        self.refresh();
+        let mut facts = extract(&call.api_label(), args, &reply.response);
+        if let Ok(index) = self.index.lock() {
+            facts.retain(|f| !index.contains(f));
+        }
         if facts.is_empty() {
             return;
         }
@@ -454,6 +461,13 @@ mod tests {
         let reply = ToolReply::new(String::new(), json!({"items": many}), None);
         let writer = EntityMemory::open(Some(dir.path()));
         writer.remember(&call, &Map::new(), &reply);
+        let written = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        writer.remember(&call, &Map::new(), &reply);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(FILE)).unwrap(),
+            written,
+            "a reply seen again adds no line"
+        );
         // Another process's memory reads the same file.
         let reader = EntityMemory::open(Some(dir.path()));
         let found = reader.recall(&args(json!({"ids": "tt0003, tt0004"})));
