@@ -34,6 +34,25 @@ pub fn run_101(model: &str, method: &str, out: &Path, extra: &[&str]) -> common:
         .run()
 }
 
+/// `batch` of the first G1_instruction query (101) with `react`, the scripted model at `model` and
+/// only the tools of the MCP server `spec`, writing into `out`.
+pub fn batch_101_react(model: &str, spec: &str, out: &Path) -> common::Outcome {
+    Test::new()
+        .env("OPENAI_BASE_URL", model)
+        .batch_mock()
+        .args([
+            "--subsets",
+            "G1_instruction",
+            "--limit",
+            "1",
+            "--method",
+            "react",
+        ])
+        .args(["--tools", "mcp", "--mcp", spec, "--out"])
+        .arg(out)
+        .run()
+}
+
 fn answer(out: &Path, method: &str) -> Value {
     let path = out.join(format!("G1_instruction/101_{method}.json"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -284,20 +303,7 @@ fn a_server_that_dies_mid_run_is_a_failed_call_and_exit_1() {
     assert!(!process_alive(&pid));
     // `batch` writes the answer file and exits 1 the same way.
     let run = dir.path().join("batch");
-    Test::new()
-        .env("OPENAI_BASE_URL", &model.url)
-        .batch_mock()
-        .args([
-            "--subsets",
-            "G1_instruction",
-            "--limit",
-            "1",
-            "--method",
-            "react",
-        ])
-        .args(["--tools", "mcp", "--mcp", &spec, "--out"])
-        .arg(&run)
-        .run()
+    batch_101_react(&model.url, &spec, &run)
         .failure(1)
         .no_panic()
         .stderr_has("stopped during the run");

@@ -171,20 +171,7 @@ fn a_file_from_one_tool_reaches_another_by_handle_and_the_report_shows_it() {
     let model = endpoint(script);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    Test::new()
-        .env("OPENAI_BASE_URL", &model.url)
-        .batch_mock()
-        .args([
-            "--subsets",
-            "G1_instruction",
-            "--limit",
-            "1",
-            "--method",
-            "react",
-        ])
-        .args(["--tools", "mcp", "--mcp", &studio(), "--out"])
-        .arg(&out)
-        .run()
+    crate::mcp::batch_101_react(&model.url, &studio(), &out)
         .success()
         .no_panic();
     let path = out.join("G1_instruction/101_react.json");
