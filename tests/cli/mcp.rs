@@ -70,6 +70,14 @@ fn mcp_observations(file: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// `serve --mcp http` on a free port over `data`.
+fn serve_mcp_http(data: &Path) -> common::Served {
+    Test::new()
+        .args(["serve", "--mcp", "http", "--port", "0", "--data"])
+        .arg(data)
+        .serve()
+}
+
 /// A data directory with one tool of the sample, the weather API query 101 needs: few enough
 /// functions that `plan` names them in its schema (so the scripted plan calls one), and words in
 /// common with the query (so `graph`'s relevance, which falls back to word overlap with the script,
@@ -149,10 +157,7 @@ fn every_method_uses_serve_mcp_over_stdio() {
 fn every_method_uses_serve_mcp_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let data = small_catalogue(dir.path());
-    let served = Test::new()
-        .args(["serve", "--mcp", "http", "--port", "0", "--data"])
-        .arg(&data)
-        .serve();
+    let served = serve_mcp_http(&data);
     assert!(served.url.ends_with("/mcp"), "{}", served.line);
     every_method_calls_the_server(&served.url);
 }
@@ -162,10 +167,7 @@ fn servers_at_once_join_the_querys_apis_under_their_own_names() {
     let model = Model::start(0);
     let dir = tempfile::tempdir().unwrap();
     let data = small_catalogue(dir.path());
-    let http = Test::new()
-        .args(["serve", "--mcp", "http", "--port", "0", "--data"])
-        .arg(&data)
-        .serve();
+    let http = serve_mcp_http(&data);
     let stdio = serve_mcp_command(&format!("--data {}", data.display()));
     // With MCP servers given, the default tool set is the query's APIs plus theirs. Both servers call
     // themselves `sum2act`: the second one's functions are spaced as `sum2act2`.
