@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::sample_harness::{
-    Turns, context_with, failed_reply, finish_saying, ok_reply, prompts_for, raw_call, run,
-    state_reply, weather_task as task,
+    Turns, assert_one_reply_format, context_with, failed_reply, finish_saying, ok_reply,
+    prompts_for, raw_call, run, state_reply, weather_task as task,
 };
 use super::state::State;
 use super::sum2act::Sum2Act;
@@ -553,6 +553,7 @@ fn every_method_writes_a_convertible_answer_file() {
         let back = Episode::from_json(&file)
             .unwrap_or_else(|| panic!("{method}: episode does not read back"));
         assert_eq!(back.counters, ep.counters);
+        assert_one_reply_format(&h.llm.requests());
     }
 }
 
