@@ -371,7 +371,9 @@ fn megabyte_replies_are_capped_everywhere() {
             "{method}: answer file of {} bytes",
             file.len()
         );
-        assert!(ep.answer.len() <= 64 * 1024, "{method}");
+        // The model's answer is cut at the cap; Sum2Act may append its own (bounded) "Not obtained"
+        // lines for failed parts.
+        assert!(ep.answer.len() <= 64 * 1024 + 4 * 1024, "{method}");
         assert!(ep.counters.cut_replies >= 2, "{method}: {:?}", ep.counters);
         for r in llm.requests() {
             let sent: usize = r
