@@ -313,9 +313,11 @@ pub fn clean_whole(part: &str) -> String {
 /// are planning a trip") rather than something asked for.
 pub fn is_framing(part: &str) -> bool {
     let lower = clean_whole(part).to_lowercase();
-    let about_me = ["i ", "i'm ", "i've ", "my ", "we ", "we're ", "our ", "as a "]
-        .iter()
-        .any(|p| lower.starts_with(p));
+    let about_me = [
+        "i ", "i'm ", "i've ", "my ", "we ", "we're ", "our ", "as a ",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p));
     is_thanks(part) || (about_me && strength(part).is_none())
 }
 

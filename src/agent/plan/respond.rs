@@ -1,5 +1,5 @@
 //! HuggingGPT's response generation: one model call writes the final answer from the request and
-//! what the calls returned, through `Finish`. With no successful call there is nothing to answer
+//! what the calls returned (each whole, up to `--observation-read-chars`), through `Finish`. With no successful call there is nothing to answer
 //! from, and the episode gives up without asking the model. An answer cut at the token cap is kept
 //! as cut, as the step-by-step methods keep theirs.
 
@@ -8,20 +8,22 @@ use serde_json::json;
 use super::execute::{TaskRun, TaskStatus};
 use crate::agent::common::kept_as_cut;
 use crate::agent::parse::{self, Action};
+use crate::agent::reading::recorded_text;
 use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
 use crate::toolbench::FINISH;
 
-/// Characters of one result shown to the answer call.
-const RESULT_CHARS: usize = 700;
+/// Characters of one result shown to the re-planning call (it needs what worked, not all of it).
+pub const REPLAN_RESULT_CHARS: usize = 700;
 
-/// The results as the answer and re-planning calls see them, one line per task.
-pub fn results_text(runs: &[TaskRun]) -> String {
+/// The results as the answer and re-planning calls see them, one line per task, each result up to
+/// `chars` characters (the answer call reads them whole, up to `--observation-read-chars`).
+pub fn results_text(runs: &[TaskRun], chars: usize) -> String {
     let mut out = String::new();
     for r in runs {
         let what = match (r.status, &r.observation) {
-            (TaskStatus::Done, Some(obs)) => clip(&obs.text, RESULT_CHARS),
+            (TaskStatus::Done, Some(obs)) => recorded_text(obs, chars),
             (TaskStatus::Skipped, _) => format!("not run: {}", r.error),
             _ => format!("failed: {}", r.error),
         };
@@ -55,7 +57,13 @@ pub async fn respond(
     }
     let prompt = ctx.prompts.render(
         "plan_response",
-        &[("query", query), ("results", &results_text(runs))],
+        &[
+            ("query", query),
+            (
+                "results",
+                &results_text(runs, ctx.options.observation_read_chars),
+            ),
+        ],
     )?;
     let request = CompletionRequest::new("respond", vec![Message::user(prompt)])
         .with_tools(
@@ -63,7 +71,7 @@ pub async fn respond(
             ToolChoice::Function(FINISH.into()),
         )
         .tools_described()
-        .with_max_tokens(ctx.options.max_tokens);
+        .with_max_tokens(ctx.options.answer_max_tokens);
     let (reply, cut) = match ctx.complete(&request).await {
         Ok(c) => {
             let cut = c.finish_reason.as_deref() == Some("length");

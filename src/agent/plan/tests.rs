@@ -470,7 +470,10 @@ fn an_answer_cut_at_the_token_cap_is_kept() {
             assert_eq!(ep.answer, "The Matrix (1999) has the id cb01");
             assert!(last.thought.contains("cut"), "{}", last.thought);
             assert!(
-                last.notes.iter().any(|n| n.contains("384 token cap")),
+                last.notes.iter().any(|n| n.contains(&format!(
+                    "{} token cap",
+                    crate::agent::DEFAULT_ANSWER_MAX_TOKENS
+                ))),
                 "{:?}",
                 last.notes
             );
