@@ -81,4 +81,6 @@ mod hardening_tests;
 #[cfg(test)]
 mod sample_harness;
 #[cfg(test)]
+mod sum2act_keeps_tests;
+#[cfg(test)]
 mod tests;

@@ -133,3 +133,38 @@ fn give_up() -> Action {
         arguments: json!({"return_type": "give_up_and_restart"}).to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::common::harness_observation;
+
+    /// The answer call reads a result whole (up to the read cap), not a 700-character copy: a field
+    /// after 1,500 characters of text is there to answer from.
+    #[test]
+    fn the_answer_call_reads_results_past_the_toolbench_cut() {
+        let plot = "A thief steals secrets through dreams. ".repeat(40);
+        let obs = crate::tools::Observation {
+            failed: false,
+            error: String::new(),
+            response: json!({"plot": plot, "rating": "8.8"}),
+            ..harness_observation("details_for_imdb", "{}", "")
+        };
+        let run = TaskRun {
+            id: 1,
+            tool: "details_for_imdb".into(),
+            arguments: "{}".into(),
+            status: TaskStatus::Done,
+            start_ms: 0,
+            end_ms: 1,
+            error: String::new(),
+            notes: Vec::new(),
+            observation: Some(obs),
+        };
+        let runs = [run];
+        let read = results_text(&runs, crate::agent::reading::DEFAULT_READ_CHARS);
+        assert!(read.contains("\"rating\": \"8.8\""), "{read}");
+        let replan = results_text(&runs, REPLAN_RESULT_CHARS);
+        assert!(!replan.contains("8.8"));
+    }
+}
