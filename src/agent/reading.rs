@@ -45,6 +45,8 @@ impl KeptValue {
 pub struct Reading {
     /// The reply text (opaque data replaced by its reference), at most the cap plus `...`.
     pub text: String,
+    /// The response as read (opaque data replaced by its reference).
+    pub shown: Value,
     /// The values this reading gave references to.
     pub values: Vec<KeptValue>,
 }
@@ -73,7 +75,55 @@ pub fn read(obs: &Observation, step: u32, cap: usize) -> Reading {
     let shown = mark(&obs.response, "response", step, &mut values);
     Reading {
         text: truncate(reply_text(&obs.error, &shown), cap),
+        shown,
         values,
+    }
+}
+
+/// Longest result written as one fact of its values; a longer one is kept by reference.
+const RESULT_FACT_CHARS: usize = 1_000;
+
+impl Reading {
+    /// The result's own values as one fact (`name: city: Lisbon; temperature: 21.4; …`), whole; a
+    /// result too long for one fact is kept whole by reference (`[value 3.0]`). For a state manager
+    /// that says a result answers a part but writes no fact stating it.
+    pub fn result_fact(&mut self, name: &str, step: u32) -> String {
+        let mut leaves = Vec::new();
+        collect_leaves(&self.shown, "", &mut leaves);
+        let text = leaves.join("; ");
+        if text.chars().count() <= RESULT_FACT_CHARS {
+            return format!("{name}: {text}");
+        }
+        let whole = KeptValue {
+            step,
+            k: 0,
+            path: "response".into(),
+            what: "the whole result".into(),
+            value: self.shown.clone(),
+        };
+        let reference = whole.reference();
+        self.values.push(whole);
+        format!("{name} returned a result too long for one fact, kept whole: {reference}")
+    }
+}
+
+/// `path: value` for every scalar of `value` (the path from the last key or index).
+fn collect_leaves(value: &Value, path: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                collect_leaves(v, k, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                collect_leaves(v, &format!("{path}[{i}]"), out);
+            }
+        }
+        Value::Null => {}
+        Value::String(s) if s.trim().is_empty() => {}
+        Value::String(s) => out.push(format!("{path}: {s}")),
+        other => out.push(format!("{path}: {other}")),
     }
 }
 
@@ -212,13 +262,21 @@ fn replace(text: &str, mut with: impl FnMut(u32, usize) -> Option<String>) -> St
     out
 }
 
-/// A value as an answer shows it: a string as it is, a list one item a line, anything else as JSON.
+/// A value as an answer shows it: a string as it is, a list one item a line, an object one field a
+/// line (its lists as lists).
 fn render(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
             .map(|i| format!("\n- {}", item_text(i)))
+            .collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Array(_) => format!("\n{k}:{}", render(v)),
+                _ => format!("\n{k}: {}", item_text(v)),
+            })
             .collect(),
         other => other.to_string(),
     }
@@ -307,6 +365,25 @@ mod tests {
         );
         // An unknown reference stays as written.
         assert_eq!(expand("see [value 9.9]", &r.values), "see [value 9.9]");
+    }
+
+    #[test]
+    fn a_result_becomes_one_fact_of_its_values_or_a_reference() {
+        let obs = observation(
+            json!({"city": "Lisbon", "temperature": 21.4, "tags": ["sunny"], "note": ""}),
+        );
+        let mut r = read(&obs, 1, DEFAULT_READ_CHARS);
+        assert_eq!(
+            r.result_fact("weather", 1),
+            "weather: city: Lisbon; temperature: 21.4; tags[0]: sunny"
+        );
+        let big = observation(
+            json!({"items": (0..200).map(|i| format!("item {i}")).collect::<Vec<_>>()}),
+        );
+        let mut r = read(&big, 2, DEFAULT_READ_CHARS);
+        let fact = r.result_fact("list", 2);
+        assert!(fact.ends_with("[value 2.0]"), "{fact}");
+        assert!(expand(&fact, &r.values).contains("- item 199"));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::toolbench::claims::content_words;
-use crate::toolbench::request_asks::{asks, is_framing, with_dropped_asks};
+use crate::toolbench::request_asks::{adds_topics, asks, is_framing, with_dropped_asks};
 use crate::toolbench::request_parts::{MAX_PART_CHARS, MAX_PARTS, validate_split};
 
 use super::failure::FailureKind;
@@ -27,8 +27,9 @@ const MAX_MODEL_PART_CHARS: usize = MAX_PART_CHARS;
 
 /// The parts of the request. Its asks (`request_asks::asks`: what it asks for, framing left out) come
 /// first; when there are several (or `--decompose` asks for it), the model splits the request, and its
-/// parts are kept when they are made of the request's words and are not the user's framing, with
-/// every ask they dropped added back whole: a split may refine the asks, never lose one.
+/// parts are kept when they are made of the request's words (naming nothing it does not) and are not
+/// the user's framing, with every ask they dropped added back whole: a split may refine the asks,
+/// never lose or invent one.
 pub async fn request_parts(
     task: &Task,
     ctx: &SolveContext,
@@ -45,7 +46,7 @@ pub async fn request_parts(
         .into_iter()
         .filter(|p| !p.split_whitespace().any(|w| w.contains('_')))
         .filter(|p| p.trim().chars().count() < MAX_MODEL_PART_CHARS)
-        .filter(|p| !is_framing(p))
+        .filter(|p| !is_framing(p) && !adds_topics(&task.query, p))
         .collect();
     let parts = match validate_split(&task.query, &proposed) {
         Some(parts) => {

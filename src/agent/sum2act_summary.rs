@@ -40,7 +40,7 @@ pub async fn summarise(
         on_failure(ctx, state, action, obs, &reason, kind);
         return Ok(Summary::Failed);
     }
-    let reading = reading::read(obs, n, ctx.options.observation_read_chars);
+    let mut reading = reading::read(obs, n, ctx.options.observation_read_chars);
     let Some(mut update) = ask_state_manager(ctx, task, state, action, &reading, notes).await?
     else {
         let reason = "the state manager's reply about this result was unreadable";
@@ -53,6 +53,12 @@ pub async fn summarise(
         );
         return Ok(Summary::Failed);
     };
+    // It says the result answers parts but wrote no fact stating it (a small model does): the result's
+    // own values are kept, whole, as one fact (never a cut dump; not in place of facts it dropped).
+    if update.success && update.new_facts.is_empty() && !update.parts.is_empty() {
+        notes.push("state manager named parts but wrote no fact; kept the result's values".into());
+        update.new_facts.push(reading.result_fact(&action.name, n));
+    }
     // A fact the result does not hold was invented by the state manager.
     drop_unsupported_facts(
         task,

@@ -309,6 +309,15 @@ pub fn clean_whole(part: &str) -> String {
     }
 }
 
+/// Whether a part names something the request does not: a topic word found nowhere in the request
+/// (a small model "splits" a weather request into temperature, humidity, wind direction, …).
+pub fn adds_topics(query: &str, part: &str) -> bool {
+    let request = content_words(query);
+    topic_words(part)
+        .iter()
+        .any(|w| !request.iter().any(|r| same_stem(r, w)))
+}
+
 /// Whether a part is the user talking about themselves ("I am a movie critic", "My family and I
 /// are planning a trip") rather than something asked for.
 pub fn is_framing(part: &str) -> bool {
@@ -485,6 +494,15 @@ mod tests {
                 "could you provide the details of the movies with the ids tt0111161 and tt0068646, including their ratings?"
             ]
         );
+        let weather = "What is the weather in Lisbon right now? Please use metric units.";
+        assert!(adds_topics(
+            weather,
+            "What is the wind direction in Lisbon right now?"
+        ));
+        assert!(!adds_topics(
+            weather,
+            "the weather in Lisbon, in metric unit"
+        ));
         assert!(is_framing("I am a movie critic"));
         assert!(is_framing("Thank you for your help!"));
         assert!(!is_framing("I'd like the ratings of both movies"));
