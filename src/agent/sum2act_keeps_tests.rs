@@ -191,6 +191,24 @@ fn inception() -> Value {
     json!({"title": "Inception", "plot": plot, "rating": "8.8", "poster": poster, "cast": cast})
 }
 
+/// The checklist an episode recorded (its parts' texts).
+fn recorded_checklist(ep: &Episode) -> Vec<String> {
+    let parts = ep.details["subtasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect()
+}
+
+/// A fact listing the first `n` actors of the cast.
+fn cast_fact(n: usize) -> String {
+    let names: Vec<String> = (1..=n).map(|i| format!("Actor Number{i}")).collect();
+    format!("The cast of Inception: {}", names.join(", "))
+}
+
 #[test]
 fn fault_1_one_reply_format_per_request() {
     let h = harness(
@@ -245,14 +263,7 @@ fn fault_2_the_checklist_is_the_request_and_a_split_never_drops_an_ask() {
         AgentOptions::default(),
     );
     let ep = run(Sum2Act::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
-    let checklist: Vec<String> = ep.details["subtasks"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| p.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let checklist = recorded_checklist(&ep);
     assert_eq!(
         checklist,
         vec![
@@ -378,13 +389,7 @@ fn fault_3_a_timeout_is_retried_and_a_part_fails_only_when_its_tools_are_down() 
 
 #[test]
 fn faults_4_and_5_facts_keep_whole_values_read_past_the_toolbench_cut() {
-    let cast_fact = format!(
-        "The cast of Inception: {}",
-        (1..=60)
-            .map(|i| format!("Actor Number{i}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let cast_fact = cast_fact(60);
     let fact = cast_fact.clone();
     let h = harness(
         MOVIE,
@@ -432,13 +437,7 @@ fn faults_4_and_5_facts_keep_whole_values_read_past_the_toolbench_cut() {
 
 #[test]
 fn fault_4_a_shortened_view_has_the_answer_written_from_the_whole_facts() {
-    let long = format!(
-        "The cast of Inception: {}",
-        (1..=40)
-            .map(|i| format!("Actor Number{i}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let long = cast_fact(40);
     let fact = long.clone();
     let whole = format!("Inception is rated 8.8. {long}.");
     let answer = whole.clone();
@@ -588,14 +587,7 @@ fn recorded_checklists_keep_every_ask() {
         else {
             continue;
         };
-        let parts: Vec<String> = ep.details["subtasks"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| p.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let parts = recorded_checklist(&ep);
         if parts.is_empty() {
             continue;
         }
