@@ -274,3 +274,15 @@ pub fn assert_one_reply_format(requests: &[CompletionRequest]) {
         }
     }
 }
+
+/// The checklist an episode recorded (its parts' texts).
+pub fn recorded_checklist(ep: &Episode) -> Vec<String> {
+    let parts = ep.details["subtasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect()
+}

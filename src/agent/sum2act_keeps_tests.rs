@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::sample_harness::{
     Turns, assert_one_reply_format, context_with, failed_reply, finish_saying, ok_reply,
-    prompt_text, prompts_for, raw_call, run,
+    prompt_text, prompts_for, raw_call, recorded_checklist, run,
 };
 use super::sum2act::Sum2Act;
 use super::*;
@@ -189,18 +189,6 @@ fn inception() -> Value {
     );
     let cast: Vec<String> = (1..=80).map(|i| format!("Actor Number{i}")).collect();
     json!({"title": "Inception", "plot": plot, "rating": "8.8", "poster": poster, "cast": cast})
-}
-
-/// The checklist an episode recorded (its parts' texts).
-fn recorded_checklist(ep: &Episode) -> Vec<String> {
-    let parts = ep.details["subtasks"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    parts
-        .iter()
-        .filter_map(|p| p.as_str().map(str::to_string))
-        .collect()
 }
 
 /// A fact listing the first `n` actors of the cast.
@@ -547,63 +535,4 @@ fn fault_6_a_retry_is_no_repeat_for_the_baselines_and_the_nudge_keeps_the_first_
         "Inception is rated 8.8 on IMDb.\nIt is 21 C in Paris."
     );
     assert!(ep.steps[1].notes.iter().any(|n| n.contains("nudged")));
-}
-
-/// Every `*_sum2act.json` answer file under `dir`, recursively.
-fn answer_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.filter_map(Result::ok).map(|e| e.path()) {
-        if path.is_dir() {
-            answer_files(&path, out);
-        } else if path.to_string_lossy().ends_with("_sum2act.json") {
-            out.push(path);
-        }
-    }
-}
-
-/// The recorded checklists of Sum2Act runs keep every ask of their request and hold no framing: the
-/// shipped reference runs, and any run folders in `SUM2ACT_CHECKLIST_RUNS` (`:`-separated; the
-/// strong-model reference runs are checked this way).
-#[test]
-fn recorded_checklists_keep_every_ask() {
-    let mut dirs =
-        vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("eval/reference")];
-    if let Ok(extra) = std::env::var("SUM2ACT_CHECKLIST_RUNS") {
-        dirs.extend(extra.split(':').filter(|d| !d.is_empty()).map(Into::into));
-    }
-    let mut files = Vec::new();
-    for d in &dirs {
-        answer_files(d, &mut files);
-    }
-    let mut checked = 0;
-    let mut wrong = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap_or_default();
-        let Some(ep) = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| Episode::from_json(&v))
-        else {
-            continue;
-        };
-        let parts = recorded_checklist(&ep);
-        if parts.is_empty() {
-            continue;
-        }
-        checked += 1;
-        let missing = missing_words(&ep.query, &parts);
-        let framing: Vec<&String> = parts.iter().filter(|p| is_framing(p)).collect();
-        if !missing.is_empty() || !framing.is_empty() {
-            wrong.push(format!(
-                "{}: dropped {missing:?}, framing {framing:?}",
-                f.display()
-            ));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{checked} checklists checked:\n{}",
-        wrong.join("\n")
-    );
 }
