@@ -155,21 +155,29 @@ fn strip_list_marker(sentence: &str) -> &str {
         .unwrap_or(t)
 }
 
-/// A text stating concrete values (number, date, id, URL, e-mail) of which none is found in the
-/// evidence, or whose names and list items are mostly found nowhere (a name alone is matched loosely,
-/// so one miss is not enough). A value kept by reference (`[value 3.1]`) comes from an observation.
+/// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, unless it also
+/// states one a tool observation holds (a strong model rewrites a date or rounds a number beside the
+/// values it copied; a value the request gave does not vouch for the rest), or whose names and list
+/// items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough). A value
+/// kept by reference (`[value 3.1]`) comes from an observation.
 pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
-    unsupported_checks(&check_claims(&neutral(text), evidence))
+    let request: String = evidence
+        .iter()
+        .filter(|e| e.kind == SourceKind::Request)
+        .map(|e| normalize(&e.text))
+        .collect();
+    unsupported_checks(&check_claims(&neutral(text), evidence), &request)
 }
 
-/// [`unsupported`] on claims already looked up.
-fn unsupported_checks(checks: &[ClaimCheck]) -> bool {
-    let values: Vec<bool> = checks
+/// [`unsupported`] on claims already looked up; `request` is the normalised request, whose values
+/// vouch for nothing even where a result repeats them (the season a standings table was asked for).
+fn unsupported_checks(checks: &[ClaimCheck], request: &str) -> bool {
+    let values: Vec<&ClaimCheck> = checks.iter().filter(|c| c.claim.kind.is_value()).collect();
+    let invented = values.iter().any(|c| !c.supported());
+    let vouched = values
         .iter()
-        .filter(|c| c.claim.kind.is_value())
-        .map(ClaimCheck::supported)
-        .collect();
-    if !values.is_empty() && !values.iter().any(|s| *s) {
+        .any(|c| c.observed() && !request.contains(&normalize(&c.claim.text)));
+    if invented && !vouched {
         return true;
     }
     let names: Vec<bool> = checks
@@ -209,6 +217,13 @@ pub fn states_value(fact: &str, evidence: &[Evidence]) -> bool {
     if check_claims(&text, evidence).iter().any(|c| c.observed()) {
         return true;
     }
+    // A list of field names ("order_id; status") names where values are, it states none.
+    let field_list = text
+        .split([';', ','])
+        .all(|item| item.split_whitespace().count() <= 1);
+    if field_list {
+        return false;
+    }
     let observed: String = evidence
         .iter()
         .filter(|e| e.kind == SourceKind::Observation)
@@ -230,8 +245,10 @@ fn from_facts(facts: &[String], evidence: &[Evidence]) -> String {
         .map(|f| f.trim().trim_end_matches('.'))
         .filter(|f| !f.is_empty() && !is_raw_result(f))
         .filter(|f| {
-            let checks = check_claims(&neutral(f), evidence);
-            !unsupported_checks(&checks) && checks.iter().any(|c| c.observed())
+            let observed = check_claims(&neutral(f), evidence)
+                .iter()
+                .any(|c| c.observed());
+            !unsupported(f, evidence) && observed
         })
         .collect();
     if kept.is_empty() {
@@ -357,6 +374,16 @@ mod tests {
         assert!(unsupported("The concert is on 2024-08-01.", &ev));
         assert!(!unsupported("Ravi Silva plays on 2024-07-20.", &ev));
         assert!(!unsupported("Lionel Messi is famous.", &ev));
+        // A rewritten value beside an observed one stays; a value the request gave vouches for nothing.
+        assert!(!unsupported("Ravi Silva plays on 2024-07-20 at 8 pm.", &ev));
+        let season = evidence(
+            "Show me the 2023 standings.",
+            &[("s".into(), "{}".into(), "season 2023: City 91".into())],
+        );
+        assert!(unsupported(
+            "City play Real Madrid on 2024-05-30 in the 2023 season.",
+            &season
+        ));
     }
 
     #[test]
