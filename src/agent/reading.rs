@@ -306,16 +306,11 @@ mod tests {
 
     fn observation(response: Value) -> Observation {
         Observation {
-            function: "f".into(),
-            arguments: "{}".into(),
-            text: String::new(),
-            code: 0,
             error: String::new(),
             response,
             source: ReplySource::Cache,
             failed: false,
-            finish: None,
-            elapsed_ms: 0,
+            ..crate::agent::common::harness_observation("f", "{}", "")
         }
     }
 

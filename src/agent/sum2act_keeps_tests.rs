@@ -140,11 +140,16 @@ fn harness(
     }));
     let source = Arc::new(source);
     let task = task(query);
+    // The caller makes no retries of its own: what the agent does after a timeout is under test.
+    let config = ToolConfig {
+        retries: 0,
+        ..ToolConfig::default()
+    };
     let ctx = context_with(
         llm.clone(),
         task.functions.clone(),
         source.clone(),
-        ToolConfig::default(),
+        config,
         options,
     );
     Harness {
