@@ -13,6 +13,8 @@ mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod llm_local;
+mod mcp;
+mod mcp_files;
 mod media_server;
 mod media_tasks;
 mod methods;
