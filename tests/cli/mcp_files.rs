@@ -119,7 +119,7 @@ fn studio() -> String {
 }
 
 /// The function calls of the conversation so far.
-fn calls_so_far(req: &Value) -> usize {
+pub(crate) fn calls_so_far(req: &Value) -> usize {
     req["messages"]
         .as_array()
         .into_iter()
@@ -129,7 +129,7 @@ fn calls_so_far(req: &Value) -> usize {
 }
 
 /// The last `<file-N>` handle a tool result shows.
-fn handle_in(req: &Value) -> Option<String> {
+pub(crate) fn handle_in(req: &Value) -> Option<String> {
     let results: Vec<&Value> = req["messages"]
         .as_array()?
         .iter()

@@ -15,7 +15,9 @@ use sum2act::toolbench::{DataDir, Function, Query};
 use sum2act::tools::{ReplySource, ToolSource};
 
 use crate::common::mcp::{McpChild, binary, text};
-use crate::common::{sample, tools};
+use crate::common::{Test, sample, tools};
+use crate::hardening::endpoint;
+use crate::mcp_files::{calls_so_far, handle_in};
 
 #[derive(Debug, Deserialize)]
 struct ReferenceFile {
@@ -271,4 +273,109 @@ fn walk(value: &Value, is_file: bool, out: &mut Vec<String>) {
         }
         _ => {}
     }
+}
+
+/// The text of every tool result so far.
+fn tool_results(req: &Value) -> String {
+    let results: Vec<&Value> = req["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool" || m["role"] == "function")
+        .collect();
+    serde_json::to_string(&results).unwrap_or_default()
+}
+
+/// A model solving query 715 as its reference does: the receipt's record from DocuVault, its scan
+/// (a URL the media server finds in url_cache) turned upright, the turned image (a file handle) read by
+/// OCR, and an answer quoting what OCR read.
+fn receipt_solver(req: &Value) -> (u16, Value) {
+    let seen = tool_results(req);
+    let (name, args) = match calls_so_far(req) {
+        0 => (
+            "get_document_for_docuvault".to_string(),
+            json!({"document_id": "RCP-7731"}),
+        ),
+        1 => {
+            let start = seen.find("https://scans.docuvault.example/").unwrap_or(0);
+            let end = seen[start..].find(".png").map_or(start, |e| start + e + 4);
+            let url = seen[start..end].to_string();
+            (
+                "mcp__media__image_rotate".to_string(),
+                json!({"image": url, "degrees": -90}),
+            )
+        }
+        2 => (
+            "mcp__media__ocr".to_string(),
+            json!({"image": handle_in(req).unwrap_or_default()}),
+        ),
+        _ => {
+            let total = seen
+                .split("TOTAL")
+                .nth(1)
+                .map(|t| t.chars().take(9).collect::<String>())
+                .unwrap_or_default();
+            (
+                "Finish".to_string(),
+                json!({"return_type": "give_answer", "final_answer": format!("You paid TOTAL{total} in all.")}),
+            )
+        }
+    };
+    let call = json!({"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}});
+    let reply = json!({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "mock",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    });
+    (200, reply)
+}
+
+#[test]
+fn a_mixed_query_runs_end_to_end_with_the_media_server() {
+    if !installed("tesseract") {
+        eprintln!("skipped: tesseract is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let model = endpoint(receipt_solver);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let media = format!("{} media-server --offline", env!("CARGO_BIN_EXE_sum2act"));
+    Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .run_query("715", "M1_media")
+        .args(["--method", "react", "--mcp", &media, "--out"])
+        .arg(&out)
+        .run()
+        .success()
+        .no_panic()
+        .stdout_has("mcp__media__ocr");
+    let path = out.join("M1_media/715_react.json");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let steps = file["sum2act"]["steps"].as_array().unwrap();
+    let obs: Vec<&Value> = steps.iter().map(|s| &s["observation"]).collect();
+    assert_eq!(obs[0]["source"], "cache", "{}", obs[0]);
+    assert_eq!(
+        (obs[1]["source"].as_str(), obs[1]["failed"].as_bool()),
+        (Some("mcp"), Some(false)),
+        "{}",
+        obs[1]
+    );
+    assert_eq!(
+        steps[2]["arguments"],
+        json!({"image": "<file-1>"}).to_string()
+    );
+    assert!(
+        obs[2]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("TOTAL 2.80 EUR"),
+        "{}",
+        obs[2]
+    );
+    assert!(
+        out.join("M1_media/715_react.resources/file-1.png")
+            .is_file()
+    );
+    let answer = file["answer_generation"]["final_answer"].to_string();
+    assert!(answer.contains("2.80"), "{answer}");
 }
