@@ -157,13 +157,7 @@ fn script(req: &Value) -> (u16, Value) {
             json!({"return_type": "give_answer", "final_answer": "drawn, measured, spoken"}),
         ),
     };
-    let call = json!({"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}});
-    let reply = json!({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "mock",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    });
-    (200, reply)
+    (200, common::mock_openai::call_reply(name, &args))
 }
 
 #[test]
