@@ -6,20 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::common::mcp::{McpChild, binary, json};
-
-fn installed(program: &str) -> bool {
-    let found = std::process::Command::new(program)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
-        eprintln!("skipped: `{program}` is not installed (scripts/setup.sh installs it)");
-    }
-    found
-}
+use crate::common::mcp::{McpChild, binary, installed, json};
 
 async fn server() -> McpChild {
     McpChild::spawn(&["media-server", "--offline"], &[]).await

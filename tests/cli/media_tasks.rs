@@ -14,7 +14,7 @@ use sum2act::server::VirtualApi;
 use sum2act::toolbench::{DataDir, Function, Query};
 use sum2act::tools::{ReplySource, ToolSource};
 
-use crate::common::mcp::{McpChild, binary, text};
+use crate::common::mcp::{McpChild, binary, installed, text};
 use crate::common::{Test, sample, tools};
 use crate::hardening::endpoint;
 use crate::mcp_files::{calls_so_far, handle_in};
@@ -139,26 +139,10 @@ fn every_query_has_a_consistent_reference() {
     }
 }
 
-fn installed(program: &str) -> bool {
-    std::process::Command::new(program)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn every_reference_solves_its_query_from_recorded_data() {
-    let missing: Vec<_> = ["tesseract", "espeak-ng", "pocketsphinx_continuous"]
-        .into_iter()
-        .filter(|p| !installed(p))
-        .collect();
-    if !missing.is_empty() {
-        eprintln!(
-            "skipped: {} not installed (scripts/setup.sh installs them)",
-            missing.join(", ")
-        );
+    let programs = ["tesseract", "espeak-ng", "pocketsphinx_continuous"];
+    if !programs.into_iter().all(installed) {
         return;
     }
     let (queries, refs) = load();
@@ -327,7 +311,6 @@ fn receipt_solver(req: &Value) -> (u16, Value) {
 #[test]
 fn a_mixed_query_runs_end_to_end_with_the_media_server() {
     if !installed("tesseract") {
-        eprintln!("skipped: tesseract is not installed (scripts/setup.sh installs it)");
         return;
     }
     let model = endpoint(receipt_solver);

@@ -9,6 +9,21 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
+/// Whether a system program the media tools run is installed; says "skipped" when it is not (tests that
+/// need it return early; scripts/setup.sh installs them all, so CI runs them).
+pub fn installed(program: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        eprintln!("skipped: `{program}` is not installed (scripts/setup.sh installs it)");
+    }
+    found
+}
+
 /// A running `sum2act ARGS` with an MCP session open on its stdio.
 pub struct McpChild {
     pub client: RunningService<RoleClient, ()>,
