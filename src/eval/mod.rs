@@ -14,11 +14,14 @@ pub mod judge;
 mod judge_tests;
 pub mod labels;
 pub mod metrics;
+pub mod observations;
 pub mod pass_rate;
 pub mod repeats;
 pub mod report;
 pub mod requirements;
 pub mod rules;
+#[cfg(test)]
+mod rubric_tests;
 pub mod stats;
 pub mod tool_metrics;
 pub mod win_rate;
