@@ -104,6 +104,25 @@ pub const PART_PROMPT: &str = "judge_part";
 /// Longest raw reply kept in the log.
 const MAX_RAW_CHARS: usize = 600;
 
+/// Hashes of the judge's prompt templates, by name: what a measured agreement depends on.
+pub fn prompt_hashes(prompts: &Prompts) -> std::collections::BTreeMap<String, String> {
+    [
+        ANSWER_PROMPT,
+        TRAJECTORY_PROMPT,
+        PREFER_PROMPT,
+        SPLIT_PROMPT,
+        PART_PROMPT,
+    ]
+    .iter()
+    .filter_map(|n| {
+        prompts
+            .template(n)
+            .ok()
+            .map(|t| (n.to_string(), short_hash(t)))
+    })
+    .collect()
+}
+
 /// The judge, on top of any model of the LLM layer.
 pub struct Judge {
     llm: Arc<dyn LlmClient>,
@@ -154,21 +173,7 @@ impl Judge {
 
     /// Hashes of the judge's prompt templates (for reports).
     pub fn prompt_hashes(&self) -> Vec<(String, String)> {
-        [
-            ANSWER_PROMPT,
-            TRAJECTORY_PROMPT,
-            PREFER_PROMPT,
-            SPLIT_PROMPT,
-            PART_PROMPT,
-        ]
-        .iter()
-        .filter_map(|n| {
-            self.prompts
-                .template(n)
-                .ok()
-                .map(|t| (n.to_string(), short_hash(t)))
-        })
-        .collect()
+        prompt_hashes(&self.prompts).into_iter().collect()
     }
 
     /// Label from the final answer alone.

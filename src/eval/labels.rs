@@ -228,6 +228,9 @@ pub fn check_ids(
 pub struct Matching {
     /// (label name, human, judge majority) of labels that apply to this run's answers.
     pub pairs: Vec<(String, Label, Label)>,
+    /// The judge's mean score (0..1) of each pair's answer, in the order of `pairs`.
+    #[serde(default)]
+    pub scores: Vec<f64>,
     /// Labels whose answer changed since labelling (hash mismatch): not used.
     pub stale: Vec<String>,
     /// Labels Unsure by the person: shown, not scored.
@@ -286,7 +289,10 @@ pub fn match_run(
         matched.insert(e.name());
         match e.parsed_label() {
             Some(Label::Unsure) | None => m.human_unsure.push(e.name()),
-            Some(human) => m.pairs.push((e.name(), human, verdict.majority())),
+            Some(human) => {
+                m.pairs.push((e.name(), human, verdict.majority()));
+                m.scores.push(verdict.score);
+            }
         }
     }
     // A label of another answer of a query whose present answer is labelled too is not stale.

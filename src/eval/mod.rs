@@ -5,6 +5,7 @@
 //! prompt hash and input hash, so re-running an evaluation is free and gives identical numbers.
 
 pub mod cache;
+pub mod calibration;
 pub mod evidence;
 pub mod evidence_judge;
 pub mod headline;

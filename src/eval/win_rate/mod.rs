@@ -310,8 +310,8 @@ async fn judge_rounds(
 }
 
 /// One judged round: the two answers in the round's seeded order, the judge's preference mapped back
-/// to reference or candidate.
-async fn judge_round(
+/// to reference (`a`) or candidate (`b`).
+pub async fn judge_round(
     judge: &Judge,
     key: &QueryKey,
     r: u32,
