@@ -362,6 +362,7 @@ fn summary_json(
             "log": log,
             "agreement": calibration,
             "trusted": headline::trusted(calibration),
+            "trust_threshold": headline::TRUSTED_AGREEMENT,
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
