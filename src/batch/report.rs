@@ -70,7 +70,9 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
 /// The template with its two markers filled in one pass (neither filling is searched for the other's
 /// marker, so no run name or query can move data into the page's markup).
 fn fill(headline: &str, data: &str) -> String {
-    let (head, rest) = TEMPLATE.split_once(HEADLINE_MARKER).unwrap_or((TEMPLATE, ""));
+    let (head, rest) = TEMPLATE
+        .split_once(HEADLINE_MARKER)
+        .unwrap_or((TEMPLATE, ""));
     let (middle, tail) = rest.split_once(DATA_MARKER).unwrap_or((rest, ""));
     [head, headline, middle, data, tail].concat()
 }
@@ -322,8 +324,13 @@ mod tests {
         assert_eq!(TEMPLATE.matches(DATA_MARKER).count(), 1);
         assert_eq!(TEMPLATE.matches(HEADLINE_MARKER).count(), 1);
         assert!(TEMPLATE.find(HEADLINE_MARKER) < TEMPLATE.find(DATA_MARKER));
-        let page = fill("<p>__SUM2ACT_DATA__</p>", "{\"q\": \"__SUM2ACT_HEADLINE__\"}");
-        assert!(page.contains("<p>__SUM2ACT_DATA__</p>") && page.contains("\"__SUM2ACT_HEADLINE__\""));
+        let page = fill(
+            "<p>__SUM2ACT_DATA__</p>",
+            "{\"q\": \"__SUM2ACT_HEADLINE__\"}",
+        );
+        assert!(
+            page.contains("<p>__SUM2ACT_DATA__</p>") && page.contains("\"__SUM2ACT_HEADLINE__\"")
+        );
     }
 
     #[test]

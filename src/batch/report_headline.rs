@@ -23,7 +23,9 @@ fn standing(run: &Value) -> (&'static str, String) {
     if run["judged"].as_bool() != Some(true) {
         return ("unjudged", "not judged".into());
     }
-    let agreement = judge["agreement"].as_str().unwrap_or("agreement not measured");
+    let agreement = judge["agreement"]
+        .as_str()
+        .unwrap_or("agreement not measured");
     if judge["trusted"].as_bool() == Some(true) {
         ("calibrated", format!("calibrated judge: {agreement}"))
     } else if judge["agreement_value"].is_number() {
@@ -108,9 +110,16 @@ mod tests {
     fn an_uncalibrated_judge_follows_the_judge_free_figures() {
         let html = render(&[run("demo", false, Some(0.667))]);
         assert!(html.contains("The judge-free figures lead: the judge of demo is not calibrated"));
-        assert!(html.contains("uncalibrated judge: agreement 66.7%, kappa 0.33, n = 6 (below 70%)"));
+        assert!(
+            html.contains("uncalibrated judge: agreement 66.7%, kappa 0.33, n = 6 (below 70%)")
+        );
         assert!(html.contains("100.0% (uncalibrated judge) by m (evidence judge)"));
-        assert!(html.find("evidence-backed") < html.find("judge&#39;s pass rate").or(html.find("judge's pass rate")));
+        assert!(
+            html.find("evidence-backed")
+                < html
+                    .find("judge&#39;s pass rate")
+                    .or(html.find("judge's pass rate"))
+        );
         let unmeasured = render(&[run("x", false, None)]);
         assert!(unmeasured.contains("uncalibrated judge: agreement not measured"));
         let good = render(&[run("y", true, Some(0.9))]);

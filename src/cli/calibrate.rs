@@ -15,7 +15,9 @@ use super::exit::classify;
 use super::judge_args::{JudgeArgs, current_prompt_hashes};
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::calibration::measure::{Measurement, RunRows, in_split, labelled_only, pool, rows};
+use crate::eval::calibration::measure::{
+    Measurement, RunRows, in_split, labelled_only, pool, rows,
+};
 use crate::eval::calibration::pairs::{self, PairMeasurement};
 use crate::eval::calibration::{Entry, Registry, Split, Verdicts, split_words};
 use crate::eval::headline::MAX_UNUSABLE_SHARE;
@@ -135,7 +137,14 @@ pub async fn run(
     let model = llm.model_id();
     report(&args, &model, &label_set, &measurements, pairs.as_ref())?;
     if let Some(path) = &args.save {
-        save(path, &args, &model, &label_set, &measurements, pairs.as_ref())?;
+        save(
+            path,
+            &args,
+            &model,
+            &label_set,
+            &measurements,
+            pairs.as_ref(),
+        )?;
     }
     let share = unusable.0 as f64 / unusable.1.max(1) as f64;
     if share > MAX_UNUSABLE_SHARE {

@@ -168,7 +168,15 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
     };
     let (calibration, matching) = calibrate(labels, &set, &input, &pr, &known, &mut files)?;
     let ms = crate::eval::metrics(&set, Some(&pr));
-    let summary = summary_json(&set, &judge, &pr, &log, (calibration.as_ref(), &choice), &ms, &tools);
+    let summary = summary_json(
+        &set,
+        &judge,
+        &pr,
+        &log,
+        (calibration.as_ref(), &choice),
+        &ms,
+        &tools,
+    );
     let judged = Judged {
         ms,
         summary,

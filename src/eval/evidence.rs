@@ -78,7 +78,11 @@ pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
     )];
     for o in observations(answer, CLAIM_OBSERVATION_CHARS) {
         let label = format!("step {} {}", o.step, o.name);
-        out.push(Evidence::new(SourceKind::Observation, label.clone(), o.text));
+        out.push(Evidence::new(
+            SourceKind::Observation,
+            label.clone(),
+            o.text,
+        ));
         out.push(Evidence::new(SourceKind::Arguments, label, o.arguments));
     }
     out

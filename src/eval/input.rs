@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{EvalError, QueryKey};
+use crate::toolbench::answer;
 pub use crate::toolbench::answer::Counters;
 use crate::toolbench::answer::{FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::{read_json, write_json_atomic};
-use crate::toolbench::answer;
 
 /// Folder inside a run directory where the evaluator writes; never read as answers.
 pub const EVAL_DIR: &str = "eval";

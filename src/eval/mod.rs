@@ -20,9 +20,9 @@ pub mod pass_rate;
 pub mod repeats;
 pub mod report;
 pub mod requirements;
-pub mod rules;
 #[cfg(test)]
 mod rubric_tests;
+pub mod rules;
 pub mod stats;
 pub mod tool_metrics;
 pub mod win_rate;

@@ -222,7 +222,10 @@ mod tests {
         let text = render(&obs, 2000);
         assert!(text.chars().count() < 2100, "{}", text.chars().count());
         assert!(text.contains("step 1: f1({})\n") && text.contains("step 3: f3({})"));
-        assert!(text.contains(&"x".repeat(100)), "short observations stay whole");
+        assert!(
+            text.contains(&"x".repeat(100)),
+            "short observations stay whole"
+        );
         assert!(text.contains("more characters not shown"));
         assert_eq!(render(&obs, 1_000_000).matches("not shown").count(), 0);
         assert_eq!(render(&[], 100), "(the assistant called no API)");

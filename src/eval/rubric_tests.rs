@@ -29,7 +29,10 @@ const JUDGE_PROMPTS: [&str; 4] = [
 
 #[test]
 fn judge_prompts_state_the_rubric_word_for_word() {
-    let rubric: Vec<&str> = RUBRIC_PAGE.lines().filter(|l| l.starts_with("- ")).collect();
+    let rubric: Vec<&str> = RUBRIC_PAGE
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .collect();
     let prompts = Prompts::embedded();
     for name in JUDGE_PROMPTS {
         let template = prompts.template(name).unwrap();

@@ -309,7 +309,11 @@ mod tests {
             "The status of flight TP1350 on 2024-06-14 is not available: flight not found.",
             r#"{"error": "", "response": {"message": "Flight not found"}}"#,
         );
-        assert_eq!(rule(&negative), None, "a reported result, not a restatement");
+        assert_eq!(
+            rule(&negative),
+            None,
+            "a reported result, not a restatement"
+        );
         let key_only = answer(
             q,
             "Here is the status of flight TP1350 on 2024-06-14 message.",

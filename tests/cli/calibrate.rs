@@ -43,8 +43,10 @@ fn labels(root: &Path) -> PathBuf {
             judged_solved
         };
         for (method, solved) in [("react", react), ("dfsdt", id != 104)] {
-            entries.push(json!({"subset": "G1_instruction", "query_id": id, "method": method,
-                "model": "agent-model", "label": if solved { "Solved" } else { "Unsolved" }}));
+            entries.push(
+                json!({"subset": "G1_instruction", "query_id": id, "method": method,
+                "model": "agent-model", "label": if solved { "Solved" } else { "Unsolved" }}),
+            );
         }
     }
     let path = root.join("labels.json");
@@ -57,11 +59,14 @@ fn calibrate(url: &str, runs: &[&Path], labels: &Path, out: &Path) -> common::Te
     for r in runs {
         t = t.arg(r);
     }
-    t.arg("--labels")
-        .arg(labels)
-        .arg("--out")
-        .arg(out)
-        .args(["--base-url", url, "--judge", "mock-judge", "--votes", "1"])
+    t.arg("--labels").arg(labels).arg("--out").arg(out).args([
+        "--base-url",
+        url,
+        "--judge",
+        "mock-judge",
+        "--votes",
+        "1",
+    ])
 }
 
 fn measured(report: &Value, mode: &str) -> Value {
@@ -89,7 +94,10 @@ fn both_modes_are_measured_per_method_and_the_halves_partition_the_labels() {
         .stdout_has("(all labels)")
         .stdout_has("per method");
     let stdout = text.stdout();
-    assert!(stdout.contains("evidence") && stdout.contains("tooleval"), "{stdout}");
+    assert!(
+        stdout.contains("evidence") && stdout.contains("tooleval"),
+        "{stdout}"
+    );
     let all: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("calibration.json")).unwrap())
             .unwrap();
@@ -112,7 +120,9 @@ fn both_modes_are_measured_per_method_and_the_halves_partition_the_labels() {
             .success();
         let v: Value = serde_json::from_str(&t.stdout()).unwrap();
         assert_eq!(v["split"], split);
-        n += measured(&v, "tooleval")["calibration"]["n"].as_u64().unwrap();
+        n += measured(&v, "tooleval")["calibration"]["n"]
+            .as_u64()
+            .unwrap();
     }
     assert_eq!(n, 24);
 }
@@ -132,8 +142,7 @@ fn saved_figures_choose_the_eval_default_mode_and_are_printed_beside_the_pass_ra
             .success()
             .stdout_has("recorded in");
     }
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(&registry).unwrap()).unwrap();
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&registry).unwrap()).unwrap();
     let entries = saved["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 4, "two modes × two halves");
     assert!(entries.iter().all(|e| e["judge_model"] == "mock-judge"
@@ -165,7 +174,9 @@ fn saved_figures_choose_the_eval_default_mode_and_are_printed_beside_the_pass_ra
         .run()
         .success();
     assert!(
-        flagged.stdout().starts_with("judge mock-judge: tooleval mode, set by --judge-mode"),
+        flagged
+            .stdout()
+            .starts_with("judge mock-judge: tooleval mode, set by --judge-mode"),
         "{}",
         flagged.stdout()
     );
@@ -196,7 +207,10 @@ fn the_preference_judge_is_measured_against_paired_labels() {
         .success()
         .stdout_has("preference judge on 2 paired labels: agreement 100.0%")
         .stdout_has("1 labelled ties, 0 stale and 1 missing pairs left out");
-    assert!(!out.stdout().contains("tooleval "), "--judge-mode limits the modes");
+    assert!(
+        !out.stdout().contains("tooleval "),
+        "--judge-mode limits the modes"
+    );
     std::fs::write(&file, "{\"format\": 1, \"pairs\": [{\"subset\": \"G1\"}]}").unwrap();
     calibrate(&url, &[&react], &labels, &tmp.path().join("bad"))
         .arg("--pairs")

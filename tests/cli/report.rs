@@ -251,7 +251,9 @@ fn judged_run(root: &Path, labels: Option<&Path>) -> PathBuf {
 
 /// The headline section of a report page.
 fn headline_section(html: &str) -> &str {
-    let start = html.find("<section id=\"headline\">").expect("headline section");
+    let start = html
+        .find("<section id=\"headline\">")
+        .expect("headline section");
     let end = start + html[start..].find("</section>").expect("end of headline");
     &html[start..end]
 }
@@ -274,8 +276,14 @@ fn an_uncalibrated_judge_does_not_lead_the_report() {
         head.contains("The judge-free figures lead: the judge of react is not calibrated"),
         "{head}"
     );
-    assert!(head.contains("uncalibrated judge: agreement not measured"), "{head}");
-    assert!(head.contains("50.0% (uncalibrated judge) by mock-judge (evidence judge)"), "{head}");
+    assert!(
+        head.contains("uncalibrated judge: agreement not measured"),
+        "{head}"
+    );
+    assert!(
+        head.contains("50.0% (uncalibrated judge) by mock-judge (evidence judge)"),
+        "{head}"
+    );
     // The headline and the judge-free chart come before the judge's chart.
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
     assert!(at("<section id=\"headline\">") < at("<section id=\"free\">"));
@@ -307,7 +315,10 @@ fn a_calibrated_judge_leads_with_its_agreement_beside_it() {
         .success();
     let html = std::fs::read_to_string(&out).unwrap();
     let head = headline_section(&html);
-    assert!(head.contains("Pass rates are those of judges whose agreement"), "{head}");
+    assert!(
+        head.contains("Pass rates are those of judges whose agreement"),
+        "{head}"
+    );
     assert!(
         head.contains("calibrated judge: agreement 100.0%, kappa 1.00, n = 3"),
         "{head}"
@@ -347,7 +358,10 @@ fn uncalibrated_verdicts_are_marked_and_chart_labels_do_not_overlap_in_chromium(
 "##,
     );
     assert!(result.contains("labels=2 overlaps=0"), "{result}");
-    assert!(result.contains("solved=0 uncal=4"), "no green Solved badge: {result}");
+    assert!(
+        result.contains("solved=0 uncal=4"),
+        "no green Solved badge: {result}"
+    );
     assert!(result.contains("first=judge says"), "{result}");
     assert!(
         result.contains("title=Pass rate per subset — by an uncalibr"),

@@ -21,7 +21,8 @@ pub fn in_split(entries: &[LabelEntry], split: Split) -> Vec<LabelEntry> {
         .iter()
         .filter(|e| {
             split == Split::All
-                || (!e.subset.is_empty() && split.holds(&QueryKey::new(e.subset.clone(), e.query_id)))
+                || (!e.subset.is_empty()
+                    && split.holds(&QueryKey::new(e.subset.clone(), e.query_id)))
         })
         .cloned()
         .collect()

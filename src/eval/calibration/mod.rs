@@ -250,7 +250,12 @@ impl Registry {
     pub fn record(&mut self, entry: Entry) {
         self.entries.retain(|e| {
             (&e.judge_model, e.mode, &e.label_set, e.split)
-                != (&entry.judge_model, entry.mode, &entry.label_set, entry.split)
+                != (
+                    &entry.judge_model,
+                    entry.mode,
+                    &entry.label_set,
+                    entry.split,
+                )
         });
         self.entries.push(entry);
     }

@@ -93,7 +93,8 @@ pub fn load(path: &Path) -> Result<Vec<PairLabel>, EvalError> {
 /// The answer a side names among the runs: `Err(())` when its answer changed since labelling.
 fn find<'a>(sets: &'a [AnswerSet], key: &QueryKey, side: &Side) -> Option<Result<&'a Answer, ()>> {
     let set = sets.iter().find(|s| {
-        s.method == side.method && (side.model.is_empty() || s.model.is_empty() || s.model == side.model)
+        s.method == side.method
+            && (side.model.is_empty() || s.model.is_empty() || s.model == side.model)
     })?;
     let answer = set.answers.get(key)?;
     if !side.answer_hash.is_empty() && answer_hash(&answer.final_text()) != side.answer_hash {

@@ -12,10 +12,7 @@ fn entry(model: &str, mode: Verdicts, split: Split, agreement: f64) -> Entry {
         agreement,
         kappa: agreement - 0.3,
         confusion: vec![vec![10, 2, 0], vec![3, 25, 0]],
-        prompts: BTreeMap::from([(
-            "judge_part".to_string(),
-            "aaaa".to_string(),
-        )]),
+        prompts: BTreeMap::from([("judge_part".to_string(), "aaaa".to_string())]),
         votes: 1,
         measured: String::new(),
         command: String::new(),
@@ -48,9 +45,16 @@ fn the_default_mode_is_the_best_measured_on_the_calibrate_half() {
     let c = r.choose("strong", &prompts("aaaa"));
     assert_eq!(c.mode, JudgeMode::Evidence, "{}", c.why);
     assert_eq!(c.chosen_by, "registry");
-    assert!(c.why.contains("92.0%") && c.why.contains("calibrate half"), "{}", c.why);
+    assert!(
+        c.why.contains("92.0%") && c.why.contains("calibrate half"),
+        "{}",
+        c.why
+    );
     // The report half is never used to choose (tooleval's 99% there does not count).
-    assert_eq!(r.choose("small", &prompts("aaaa")).mode, JudgeMode::Evidence);
+    assert_eq!(
+        r.choose("small", &prompts("aaaa")).mode,
+        JudgeMode::Evidence
+    );
     // An unmeasured model takes the best-measured mode of any model, and says whose.
     let other = r.choose("new-model", &prompts("aaaa"));
     assert_eq!(other.mode, JudgeMode::Evidence);
@@ -59,7 +63,10 @@ fn the_default_mode_is_the_best_measured_on_the_calibrate_half() {
     let old = r.choose("strong", &prompts("bbbb"));
     assert!(old.why.contains("earlier prompts"), "{}", old.why);
     let empty = Registry::default().choose("strong", &prompts("aaaa"));
-    assert_eq!((empty.mode, empty.chosen_by), (JudgeMode::Evidence, "default"));
+    assert_eq!(
+        (empty.mode, empty.chosen_by),
+        (JudgeMode::Evidence, "default")
+    );
 }
 
 #[test]
@@ -71,17 +78,28 @@ fn the_printed_figure_is_the_held_out_one() {
     assert_eq!((f.split, f.agreement), (Split::Report, 0.90));
     let c = f.calibration();
     assert_eq!(c.confusion, [[10, 2, 0], [3, 25, 0]]);
-    assert_eq!((c.label_set.as_str(), c.split.as_str()), ("eval/labels/x.json", "report"));
-    assert!(r.figure("small", Verdicts::Preference, &prompts("aaaa")).is_none());
+    assert_eq!(
+        (c.label_set.as_str(), c.split.as_str()),
+        ("eval/labels/x.json", "report")
+    );
+    assert!(
+        r.figure("small", Verdicts::Preference, &prompts("aaaa"))
+            .is_none()
+    );
 }
 
 #[test]
 fn halves_are_fixed_by_query_and_split_the_queries() {
-    let keys: Vec<QueryKey> = (0..200).map(|i| QueryKey::new("G1_instruction", i)).collect();
+    let keys: Vec<QueryKey> = (0..200)
+        .map(|i| QueryKey::new("G1_instruction", i))
+        .collect();
     let calibrate = keys.iter().filter(|k| half(k) == Split::Calibrate).count();
     assert!((80..=120).contains(&calibrate), "{calibrate} of 200");
     // Stable across machines and releases: a few known values.
-    assert_eq!(half(&QueryKey::new("G1_instruction", 101)), half(&QueryKey::new("G1_instruction", 101)));
+    assert_eq!(
+        half(&QueryKey::new("G1_instruction", 101)),
+        half(&QueryKey::new("G1_instruction", 101))
+    );
     for k in &keys {
         assert!(Split::All.holds(k));
         assert_ne!(Split::Calibrate.holds(k), Split::Report.holds(k));
@@ -105,6 +123,12 @@ fn the_registry_round_trips_and_replaces_a_measurement() {
     assert_eq!(back.entries[1].agreement, 0.8);
     std::fs::write(&path, "{\"format\": 2}").unwrap();
     let err = Registry::load(&path).unwrap_err().to_string();
-    assert!(err.contains("reg.json") && err.contains("registry"), "{err}");
-    assert!(Registry::shipped().format == 2, "the shipped registry parses");
+    assert!(
+        err.contains("reg.json") && err.contains("registry"),
+        "{err}"
+    );
+    assert!(
+        Registry::shipped().format == 2,
+        "the shipped registry parses"
+    );
 }

@@ -4,8 +4,8 @@
 use crate::eval::evidence::EvidenceReport;
 use crate::eval::evidence_judge::{PartResult, SplitBy, judge_answer};
 use crate::eval::input::Answer;
-use crate::eval::observations::judge_view;
 use crate::eval::judge::{Judge, Verdict};
+use crate::eval::observations::judge_view;
 use crate::eval::{EvalError, Label, QueryKey};
 
 /// What the judge said about one answer.
