@@ -134,17 +134,15 @@ pub async fn run(
         }
         None => None,
     };
-    let model = llm.model_id();
-    report(&args, &model, &label_set, &measurements, pairs.as_ref())?;
+    let outcome = Outcome {
+        model: llm.model_id(),
+        label_set,
+        measurements,
+        pairs,
+    };
+    report(&args, &outcome)?;
     if let Some(path) = &args.save {
-        save(
-            path,
-            &args,
-            &model,
-            &label_set,
-            &measurements,
-            pairs.as_ref(),
-        )?;
+        save(path, &args, &outcome)?;
     }
     let share = unusable.0 as f64 / unusable.1.max(1) as f64;
     if share > MAX_UNUSABLE_SHARE {
@@ -216,13 +214,16 @@ fn judge_for(
     Ok(judge)
 }
 
-fn report(
-    args: &CalibrateArgs,
-    model: &str,
-    label_set: &str,
-    ms: &[Measurement],
-    pairs: Option<&PairMeasurement>,
-) -> anyhow::Result<()> {
+/// What a calibration measured.
+struct Outcome {
+    model: String,
+    label_set: String,
+    measurements: Vec<Measurement>,
+    pairs: Option<PairMeasurement>,
+}
+
+fn report(args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
+    let (model, label_set, ms, pairs) = (&o.model, &o.label_set, &o.measurements, o.pairs.as_ref());
     let summary = json!({
         "judge": model,
         "label_set": label_set,
@@ -267,14 +268,8 @@ fn pairs_line(p: &PairMeasurement) -> String {
 }
 
 /// Records each measurement in the registry at `path`.
-fn save(
-    path: &Path,
-    args: &CalibrateArgs,
-    model: &str,
-    label_set: &str,
-    ms: &[Measurement],
-    pairs: Option<&PairMeasurement>,
-) -> anyhow::Result<()> {
+fn save(path: &Path, args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
+    let (model, label_set) = (&o.model, &o.label_set);
     let mut registry = Registry::load(path).map_err(classify)?;
     let prompts = current_prompt_hashes()?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
@@ -301,10 +296,10 @@ fn save(
         measured: measured.clone(),
         command: command.clone(),
     };
-    for m in ms {
+    for m in &o.measurements {
         registry.record(entry(m.mode, &m.calibration));
     }
-    if let Some(p) = pairs {
+    if let Some(p) = &o.pairs {
         registry.record(entry(Verdicts::Preference, &p.calibration));
     }
     registry.save(path).map_err(classify)?;

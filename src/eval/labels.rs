@@ -198,6 +198,16 @@ impl LabelEntry {
     }
 }
 
+impl LabelEntry {
+    /// Whether the label is about answers of `set`: made on its data, for its method and model (any,
+    /// when the label leaves them empty).
+    pub fn applies_to(&self, set: &AnswerSet, data: Option<&Path>) -> bool {
+        self.same_data(data)
+            && (self.method.is_empty() || self.method == set.method)
+            && (self.model.is_empty() || set.model.is_empty() || self.model == set.model)
+    }
+}
+
 /// Checks that every label made on `data` names one of its queries, where the data has that subset.
 pub fn check_ids(
     path: &Path,
@@ -251,10 +261,7 @@ pub fn match_run(
     let mut m = Matching::default();
     let mut matched = BTreeSet::new();
     for e in entries {
-        let applies = e.same_data(data)
-            && (e.method.is_empty() || e.method == set.method)
-            && (e.model.is_empty() || set.model.is_empty() || e.model == set.model);
-        if !applies {
+        if !e.applies_to(set, data) {
             continue;
         }
         let keys: Vec<QueryKey> = if e.subset.is_empty() {

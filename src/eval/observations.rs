@@ -149,32 +149,42 @@ fn fair_shares(lengths: &[usize], budget: usize) -> Vec<usize> {
     shares
 }
 
+/// Answers with our record, for tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::eval::QueryKey;
-    use crate::eval::input::{Converted, ConvertedAnswer, Record};
-    use serde_json::json;
+pub(crate) mod fixture {
+    use serde_json::{Value, json};
 
-    /// An answer whose one call's observation was cut at 40 characters in the answer file, with our
-    /// record holding the whole reply.
-    fn cut_answer(with_record: bool) -> Answer {
-        let response = json!({"films": [{"title": "Bolt", "runtime": "96 min"}, {"title": "Wall-E", "runtime": "98 min"}]});
-        let full = RecordObservation {
-            text: String::new(),
-            error: String::new(),
-            response: response.clone(),
-        }
-        .full_text();
-        let shown = format!("{}...", cut(&full, 40));
-        let details = json!([{"role": "tool", "message": {"name": "films_for_x", "arguments": "{\"year\": 2008}", "response": shown}, "next": [
-            {"role": "tool", "message": {"name": "Finish", "arguments": "{}", "response": ""}, "next": []}]}]);
+    use super::{RecordObservation, RecordStep};
+    use crate::eval::QueryKey;
+    use crate::eval::input::{Answer, Converted, ConvertedAnswer, Record};
+
+    /// An answer of our run format: one call to `name` whose observation the answer file keeps cut at
+    /// `cut_at` characters (ToolBench: 1,024) while our record keeps the whole `response`, then
+    /// `final_answer`.
+    pub fn recorded(
+        query: &str,
+        name: &str,
+        response: Value,
+        final_answer: &str,
+        cut_at: usize,
+    ) -> Answer {
+        let full = json!({"error": "", "response": response}).to_string();
+        let shown = match full.char_indices().nth(cut_at) {
+            Some((i, _)) => format!("{}...", &full[..i]),
+            None => full,
+        };
+        let finish =
+            json!({"return_type": "give_answer", "final_answer": final_answer}).to_string();
+        let details = json!([{"role": "tool", "message": {"name": name, "arguments": "{}", "response": shown}, "next": [
+            {"role": "tool", "message": {"name": "Finish", "arguments": finish, "response": ""}, "next": []}]}]);
         let record = Record {
+            finish: crate::toolbench::answer::FinishKind::GiveAnswer.into(),
+            answer: final_answer.into(),
             steps: vec![RecordStep {
-                action: "films_for_x".into(),
-                arguments: "{\"year\": 2008}".into(),
+                action: name.into(),
+                arguments: "{}".into(),
                 observation: RecordObservation {
-                    text: shown.clone(),
+                    text: shown,
                     error: String::new(),
                     response,
                 },
@@ -184,17 +194,34 @@ mod tests {
         Answer {
             key: QueryKey::new("G1", 1),
             converted: Converted {
-                query: "films of 2008 and their runtimes".into(),
-                available_tools: vec![],
+                query: query.into(),
+                available_tools: vec![json!({"name": name}), json!({"name": "Finish"})],
                 answer: ConvertedAnswer {
                     method: "react".into(),
                     total_steps: 4,
-                    final_answer: String::new(),
+                    final_answer: finish,
                     answer_details: details,
                 },
             },
-            record: with_record.then_some(record),
+            record: Some(record),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An answer whose one call's observation was cut at 40 characters in the answer file, with our
+    /// record holding the whole reply (or not).
+    fn cut_answer(with_record: bool) -> Answer {
+        let response = json!({"films": [{"title": "Bolt", "runtime": "96 min"}, {"title": "Wall-E", "runtime": "98 min"}]});
+        let mut a = fixture::recorded("films of 2008", "films_for_x", response, "", 40);
+        if !with_record {
+            a.record = None;
+        }
+        a
     }
 
     #[test]

@@ -8,14 +8,14 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::Label;
 use super::cache::JudgeCache;
 use super::evidence::check_answer;
 use super::evidence_judge::judge_answer;
-use super::input::{Answer, Converted, ConvertedAnswer, Record};
+use super::input::Answer;
 use super::judge::{Judge, JudgeOptions};
-use super::observations::{RecordObservation, RecordStep};
+use super::observations::fixture::recorded;
 use super::rules::decide;
-use super::{Label, QueryKey};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::prompts::Prompts;
 
@@ -62,45 +62,9 @@ fn judge_prompts_state_the_rubric_word_for_word() {
     }
 }
 
-/// An answer of our run format: one call (`name`, `response` as the agent's record holds it) and the
-/// final answer; the answer file's copy of the observation is cut at 1,024 characters, as ToolBench's.
+/// An answer with one call whose observation the answer file keeps cut at 1,024 characters.
 fn answer(query: &str, name: &str, response: serde_json::Value, final_answer: &str) -> Answer {
-    let full = json!({"error": "", "response": response}).to_string();
-    let shown = match full.char_indices().nth(1024) {
-        Some((i, _)) => format!("{}...", &full[..i]),
-        None => full,
-    };
-    let finish = json!({"return_type": "give_answer", "final_answer": final_answer}).to_string();
-    let details = json!([{"role": "tool", "message": {"name": name, "arguments": "{}", "response": shown}, "next": [
-        {"role": "tool", "message": {"name": "Finish", "arguments": finish, "response": ""}, "next": []}]}]);
-    let record = Record {
-        finish: crate::toolbench::answer::FinishKind::GiveAnswer.into(),
-        answer: final_answer.into(),
-        steps: vec![RecordStep {
-            action: name.into(),
-            arguments: "{}".into(),
-            observation: RecordObservation {
-                text: shown,
-                error: String::new(),
-                response,
-            },
-        }],
-        ..Record::default()
-    };
-    Answer {
-        key: QueryKey::new("G1", 1),
-        converted: Converted {
-            query: query.into(),
-            available_tools: vec![json!({"name": name}), json!({"name": "Finish"})],
-            answer: ConvertedAnswer {
-                method: "react".into(),
-                total_steps: 4,
-                final_answer: finish,
-                answer_details: details,
-            },
-        },
-        record: Some(record),
-    }
+    recorded(query, name, response, final_answer, 1024)
 }
 
 /// The evidence judge's single vote on `a` (rules first), with a judge model that says every part

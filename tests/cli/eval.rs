@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::judged::run_dir;
 use serde_json::{Value, json};
-use sum2act::toolbench::answer::{ChainStep, Generation, cot_answer_file};
 
 /// A judge endpoint: status Solved when the answer mentions a number with "JPY"/"USD", Unsolved
 /// otherwise; preference for the answer that contains "BEST". Counts its calls.
@@ -48,74 +48,6 @@ fn mock_judge() -> (String, Arc<AtomicUsize>) {
     );
     let addr = common::http::serve_on_thread(app);
     (format!("http://{addr}/v1"), calls)
-}
-
-/// Writes one answer file in the run-directory format (ToolBench CoT file + our `sum2act` record).
-fn answer_file(dir: &Path, subset: &str, id: u64, method: &str, query: &str, answer: Option<&str>) {
-    let functions = vec![
-        json!({"name": "convert_currency_for_fx_rates_hub"}),
-        json!({"name": "Finish"}),
-    ];
-    let mut steps = vec![ChainStep {
-        thought: "convert".into(),
-        name: "convert_currency_for_fx_rates_hub".into(),
-        arguments: "{\"amount\": 250, \"from_currency\": \"EUR\", \"to_currency\": \"JPY\"}".into(),
-        observation: "{\"error\": \"\", \"response\": {\"result\": 42230.0}}".into(),
-        code: 0,
-    }];
-    let finish_args = answer
-        .map(|a| json!({"return_type": "give_answer", "final_answer": a}).to_string())
-        .unwrap_or_default();
-    if answer.is_some() {
-        steps.push(ChainStep {
-            thought: String::new(),
-            name: "Finish".into(),
-            arguments: finish_args.clone(),
-            observation: "{\"response\":\"successfully giving the final answer.\"}".into(),
-            code: 3,
-        });
-    }
-    let generation = Generation {
-        query,
-        functions: &functions,
-        final_answer: &finish_args,
-        query_count: 2,
-        total_tokens: 1000,
-        system: "system",
-    };
-    let winner = answer.map(|_| 0);
-    let mut file = cot_answer_file(&generation, &[steps], winner, 12);
-    file["sum2act"] = json!({
-        "method": method, "model": "agent-model", "subset": subset, "query_id": id, "query": query,
-        "finish": if answer.is_some() { "give_answer" } else { "limit" },
-        "answer": answer.unwrap_or(""), "steps": [],
-        "counters": {"llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 100, "tool_calls": 1,
-                     "failed_tool_calls": 0, "hallucinated_calls": 0, "steps": 2, "wall_ms": 10, "cost_usd": 0.001}
-    });
-    let path = dir.join(subset).join(format!("{id}_{method}.json"));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
-}
-
-fn run_dir(root: &Path, method: &str, answers: &[(u64, Option<&str>)]) -> std::path::PathBuf {
-    let dir = root.join(method);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("run.json"),
-        json!({"method": method, "model": "agent-model"}).to_string(),
-    )
-    .unwrap();
-    for (id, answer) in answers {
-        answer_file(
-            &dir,
-            "G1_instruction",
-            *id,
-            method,
-            &format!("Please convert 250 EUR to JPY ({id})."),
-            *answer,
-        );
-    }
-    dir
 }
 
 fn read(path: &Path) -> Value {

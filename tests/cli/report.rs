@@ -249,6 +249,19 @@ fn judged_run(root: &Path, labels: Option<&Path>) -> PathBuf {
     run
 }
 
+/// `sum2act report RUN --out DIR/report.html`, and the page.
+fn report_of(dir: &Path, run: &Path) -> String {
+    let out = dir.join("report.html");
+    Test::new()
+        .arg("report")
+        .arg(run)
+        .arg("--out")
+        .arg(&out)
+        .run()
+        .success();
+    std::fs::read_to_string(&out).unwrap()
+}
+
 /// The headline section of a report page.
 fn headline_section(html: &str) -> &str {
     let start = html
@@ -262,15 +275,7 @@ fn headline_section(html: &str) -> &str {
 fn an_uncalibrated_judge_does_not_lead_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let run = judged_run(dir.path(), None);
-    let out = dir.path().join("report.html");
-    Test::new()
-        .arg("report")
-        .arg(&run)
-        .arg("--out")
-        .arg(&out)
-        .run()
-        .success();
-    let html = std::fs::read_to_string(&out).unwrap();
+    let html = report_of(dir.path(), &run);
     let head = headline_section(&html);
     assert!(
         head.contains("The judge-free figures lead: the judge of react is not calibrated"),
@@ -305,15 +310,7 @@ fn a_calibrated_judge_leads_with_its_agreement_beside_it() {
     )
     .unwrap();
     let run = judged_run(dir.path(), Some(&labels));
-    let out = dir.path().join("report.html");
-    Test::new()
-        .arg("report")
-        .arg(&run)
-        .arg("--out")
-        .arg(&out)
-        .run()
-        .success();
-    let html = std::fs::read_to_string(&out).unwrap();
+    let html = report_of(dir.path(), &run);
     let head = headline_section(&html);
     assert!(
         head.contains("Pass rates are those of judges whose agreement"),
@@ -335,13 +332,7 @@ fn uncalibrated_verdicts_are_marked_and_chart_labels_do_not_overlap_in_chromium(
     }
     let dir = tempfile::tempdir().unwrap();
     let run = judged_run(dir.path(), None);
-    Test::new()
-        .arg("report")
-        .arg(&run)
-        .arg("--out")
-        .arg(dir.path().join("report.html"))
-        .run()
-        .success();
+    report_of(dir.path(), &run);
     let result = probe_in_chromium(
         dir.path(),
         "report.html",

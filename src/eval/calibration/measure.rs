@@ -28,20 +28,12 @@ pub fn in_split(entries: &[LabelEntry], split: Split) -> Vec<LabelEntry> {
         .collect()
 }
 
-/// Whether `e` labels an answer of `set` (its method and model; any when the label leaves them
-/// empty).
-fn applies(e: &LabelEntry, set: &AnswerSet, data: Option<&Path>) -> bool {
-    e.same_data(data)
-        && (e.method.is_empty() || e.method == set.method)
-        && (e.model.is_empty() || set.model.is_empty() || e.model == set.model)
-}
-
 /// `set` reduced to the answers some label of `entries` applies to: only they are judged.
 pub fn labelled_only(set: &AnswerSet, entries: &[LabelEntry], data: Option<&Path>) -> AnswerSet {
     let mut out = set.clone();
     out.expected.retain(|k| {
         entries.iter().any(|e| {
-            applies(e, set, data)
+            e.applies_to(set, data)
                 && e.query_id == k.query_id
                 && (e.subset.is_empty() || e.subset == k.subset)
         })

@@ -127,7 +127,9 @@ pub fn answer_file(dir: &Path, method: &str, id: u64, answer: Option<&str>) {
     file["sum2act"] = json!({
         "method": method, "model": "agent-model", "subset": "G1_instruction", "query_id": id, "query": query,
         "finish": if answer.is_some() { "give_answer" } else { "limit" },
-        "answer": answer.unwrap_or(""), "steps": [], "counters": {}
+        "answer": answer.unwrap_or(""), "steps": [],
+        "counters": {"llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 100, "tool_calls": 1,
+                     "failed_tool_calls": 0, "hallucinated_calls": 0, "steps": 2, "wall_ms": 10, "cost_usd": 0.001}
     });
     let path = dir
         .join("G1_instruction")
