@@ -23,7 +23,7 @@ pub fn agreement_line(judge: &str, known: Option<&Calibration>) -> String {
             super::headline::agreement(Some(c))
         ),
         None => format!(
-            "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act eval RUN_DIR --labels LABELS.json` (ToolEval reports 87.1% for its ChatGPT judge)"
+            "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act calibrate RUN_DIR... --labels LABELS.json [--pairs PAIRS.json] --save REGISTRY` (ToolEval reports 87.1% for its ChatGPT judge)"
         ),
     }
 }
