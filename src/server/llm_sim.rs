@@ -75,7 +75,7 @@ impl LlmSimulator {
             )
             .map_err(|e| e.to_string())?;
         let mut request = CompletionRequest::new(
-            "tool-simulator",
+            crate::llm::purpose::TOOL_SIMULATOR,
             vec![Message::system(system), Message::user(user)],
         )
         .with_max_tokens(1024)
