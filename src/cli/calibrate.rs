@@ -272,7 +272,10 @@ fn save(path: &Path, args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
     let (model, label_set) = (&o.model, &o.label_set);
     let mut registry = Registry::load(path).map_err(classify)?;
     let prompts = current_prompt_hashes()?;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let command = std::iter::once("sum2act".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
     let measured = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let entry = |mode: Verdicts, c: &Calibration| Entry {
         judge_model: model.to_string(),
