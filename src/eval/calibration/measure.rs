@@ -129,12 +129,33 @@ pub fn pool(judge: &str, mode: Verdicts, split: Split, runs: &[RunRows]) -> Opti
         split,
         calibration: c,
         methods,
-        stale: runs.iter().flat_map(|r| r.matching.stale.clone()).collect(),
+        stale: stale_everywhere(runs),
         human_unsure: runs
             .iter()
             .flat_map(|r| r.matching.human_unsure.clone())
             .collect(),
     })
+}
+
+/// Labels stale in every run: a label of one run's answer is not stale because another run of the
+/// same method and model (an earlier version) answered the query differently.
+fn stale_everywhere(runs: &[RunRows]) -> Vec<String> {
+    let used: std::collections::BTreeSet<&String> = runs
+        .iter()
+        .flat_map(|r| {
+            let m = &r.matching;
+            m.pairs.iter().map(|p| &p.0).chain(&m.human_unsure)
+        })
+        .collect();
+    let mut stale: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.matching.stale.iter())
+        .filter(|n| !used.contains(n))
+        .cloned()
+        .collect();
+    stale.sort();
+    stale.dedup();
+    stale
 }
 
 /// The measurements of both modes as one table, and the per-method rates beside the labels.

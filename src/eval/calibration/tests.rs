@@ -132,3 +132,47 @@ fn the_registry_round_trips_and_replaces_a_measurement() {
         "the shipped registry parses"
     );
 }
+
+#[test]
+fn pooled_runs_give_per_method_rates_and_only_labels_stale_everywhere() {
+    use super::measure::{RunRows, pool};
+    use crate::eval::Label::{Solved, Unsolved};
+    use crate::eval::labels::Matching;
+    let run = |method: &str,
+               pairs: Vec<(&str, crate::eval::Label, crate::eval::Label, f64)>,
+               stale: &[&str]| RunRows {
+        method: method.into(),
+        matching: Matching {
+            pairs: pairs
+                .iter()
+                .map(|(n, h, j, _)| (n.to_string(), *h, *j))
+                .collect(),
+            scores: pairs.iter().map(|p| p.3).collect(),
+            stale: stale.iter().map(|s| s.to_string()).collect(),
+            ..Matching::default()
+        },
+    };
+    let runs = vec![
+        // Two versions of one method: the label of G1/2 matches the second run's answer.
+        run(
+            "sum2act",
+            vec![("G1/1 sum2act", Solved, Solved, 1.0)],
+            &["G1/2 sum2act"],
+        ),
+        run(
+            "sum2act",
+            vec![("G1/2 sum2act", Unsolved, Solved, 2.0 / 3.0)],
+            &["G1/1 sum2act", "G1/3 sum2act"],
+        ),
+        run("react", vec![("G1/1 react", Unsolved, Unsolved, 0.0)], &[]),
+    ];
+    let m = pool("j", Verdicts::Evidence, Split::All, &runs).unwrap();
+    assert_eq!(m.calibration.n, 3);
+    assert_eq!(m.calibration.confusion, [[1, 0, 0], [1, 1, 0]]);
+    assert_eq!(m.stale, vec!["G1/3 sum2act".to_string()]);
+    let s = m.methods.iter().find(|r| r.method == "sum2act").unwrap();
+    assert_eq!((s.n, s.labelled), (2, 50.0));
+    assert!((s.judged - 250.0 / 3.0).abs() < 1e-9);
+    assert!((s.difference() - (250.0 / 3.0 - 50.0)).abs() < 1e-9);
+    assert!(pool("j", Verdicts::Evidence, Split::All, &[]).is_none());
+}
