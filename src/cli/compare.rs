@@ -151,11 +151,18 @@ fn print_text(
     let model = judge.model_id();
     let registry = args.judge.registry()?;
     let prompts = super::judge_args::current_prompt_hashes()?;
+    // The candidate run's own `eval --labels` measurement first, as `eval` shows it.
+    let own = crate::toolbench::io::read_json::<crate::eval::Calibration>(
+        &args.run_b.join(EVAL_DIR).join("calibration.json"),
+    )
+    .ok();
     for verdicts in [Verdicts::from(judge.options().mode), Verdicts::Preference] {
         let name = format!("{model} ({} judge)", verdicts.as_str());
-        let known = registry
-            .figure(model, verdicts, &prompts)
-            .map(|e| e.calibration());
+        let known = own.clone().filter(|c| c.judge == name).or_else(|| {
+            registry
+                .figure(model, verdicts, &prompts)
+                .map(|e| e.calibration())
+        });
         println!("{}", report::agreement_line(&name, known.as_ref()));
     }
     print!("{}", report::comparison_table(comparison));

@@ -85,6 +85,11 @@ impl JudgeArgs {
     /// The calibration registry: `--calibration FILE`, else the shipped one.
     pub fn registry(&self) -> anyhow::Result<Registry> {
         match &self.calibration {
+            Some(path) if !path.is_file() => Err(super::BadInput(format!(
+                "--calibration {}: no such registry file",
+                path.display()
+            ))
+            .into()),
             Some(path) => Registry::load(path).map_err(classify),
             None => Ok(Registry::shipped()),
         }

@@ -236,3 +236,23 @@ fn the_preference_judge_is_measured_against_paired_labels() {
         .failure(2)
         .stderr_has("no label of");
 }
+
+#[test]
+fn a_missing_registry_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_dir(
+        tmp.path(),
+        "react",
+        &[(101, Some("250 EUR is 42,230 JPY."))],
+    );
+    common::Test::new()
+        .arg("eval")
+        .arg(&run)
+        .args(["--base-url", "http://127.0.0.1:9/v1", "--judge", "m"])
+        .arg("--calibration")
+        .arg(tmp.path().join("nope.json"))
+        .run()
+        .failure(2)
+        .no_panic()
+        .stderr_has("nope.json");
+}

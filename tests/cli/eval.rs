@@ -157,7 +157,9 @@ fn compare_reports_win_rate_with_intervals() {
         .stdout_has("sum2act (candidate) vs react (reference)")
         .stdout_has("ties count 0")
         .stdout_has("judge mock-judge (tooleval judge): agreement with human labels NOT MEASURED")
-        .stdout_has("judge mock-judge (preference judge): agreement with human labels NOT MEASURED");
+        .stdout_has(
+            "judge mock-judge (preference judge): agreement with human labels NOT MEASURED",
+        );
     let dir = b.join("eval/compare_react");
     let c = read(&dir.join("compare.json"));
     let overall = &c["overall"];
