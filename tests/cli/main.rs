@@ -29,3 +29,4 @@ mod stabletoolbench;
 mod strict_params;
 mod tool_caller;
 mod tool_server;
+mod world;
