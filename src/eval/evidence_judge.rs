@@ -5,13 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::evidence::CLAIM_OBSERVATION_CHARS;
 use super::evidence::EvidenceReport;
 use super::input::Answer;
 use super::judge::{Judge, PartQuestion};
 use super::observations::{observations, render};
 use super::requirements::split_fallback;
 use super::{EvalError, Label};
-use crate::toolbench::FINISH;
 use crate::toolbench::claims::content_words;
 
 /// Who split the request.
@@ -113,9 +113,9 @@ const ASKING_WORDS: &[&str] = &[
     "show", "tell", "want", "would",
 ];
 
-/// Whether some tool call (its function name, arguments or result) shares a content word with `part`:
-/// an answer cannot have taken a part from the tools when no call concerned it ("the status of flight
-/// TP1350" after only an airport lookup).
+/// Whether some tool call (its function name, arguments or whole result) shares a content word with
+/// `part`: an answer cannot have taken a part from the tools when no call concerned it ("the status of
+/// flight TP1350" after only an airport lookup).
 pub fn part_backed(answer: &Answer, part: &str) -> bool {
     let wanted: Vec<String> = content_words(part)
         .into_iter()
@@ -124,16 +124,14 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
     if wanted.is_empty() {
         return true;
     }
-    answer
-        .tool_steps()
+    observations(answer, CLAIM_OBSERVATION_CHARS)
         .iter()
-        .filter(|s| s.name != FINISH)
-        .any(|s| {
+        .any(|o| {
             let words = content_words(&format!(
                 "{} {} {}",
-                s.name.replace('_', " "),
-                s.arguments,
-                s.response
+                o.name.replace('_', " "),
+                o.arguments,
+                o.text
             ));
             wanted.iter().any(|w| words.contains(w))
         })
