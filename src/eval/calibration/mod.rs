@@ -272,9 +272,11 @@ impl Registry {
                 .filter(usable)
                 .filter(|e| !of_model || e.judge_model == model)
                 .filter(|e| !fresh || e.fresh(prompts))
+                // Ties go to the larger n, then to the evidence judge (the default without figures).
                 .max_by(|a, b| {
-                    (a.agreement, a.kappa, a.n)
-                        .partial_cmp(&(b.agreement, b.kappa, b.n))
+                    let key = |e: &Entry| (e.agreement, e.kappa, e.n, e.mode == Verdicts::Evidence);
+                    key(a)
+                        .partial_cmp(&key(b))
                         .unwrap_or(std::cmp::Ordering::Equal)
                 })
                 .cloned()

@@ -62,6 +62,19 @@ fn the_default_mode_is_the_best_measured_on_the_calibrate_half() {
     // Figures of earlier prompts count only when nothing newer exists, and say so.
     let old = r.choose("strong", &prompts("bbbb"));
     assert!(old.why.contains("earlier prompts"), "{}", old.why);
+    // An exact tie goes to the evidence judge, whatever the order of the entries.
+    for order in [[0, 1], [1, 0]] {
+        let tied = [
+            entry("tie", Verdicts::Tooleval, Split::All, 0.5),
+            entry("tie", Verdicts::Evidence, Split::All, 0.5),
+        ];
+        let r = Registry {
+            format: 2,
+            description: String::new(),
+            entries: order.iter().map(|&i| tied[i].clone()).collect(),
+        };
+        assert_eq!(r.choose("tie", &prompts("aaaa")).mode, JudgeMode::Evidence);
+    }
     let empty = Registry::default().choose("strong", &prompts("aaaa"));
     assert_eq!(
         (empty.mode, empty.chosen_by),
