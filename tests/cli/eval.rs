@@ -6,48 +6,29 @@ use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use common::judged::run_dir;
+use common::judged::{Behaviour, mock_judge_replying, run_dir};
 use serde_json::{Value, json};
 
 /// A judge endpoint: status Solved when the answer mentions a number with "JPY"/"USD", Unsolved
 /// otherwise; preference for the answer that contains "BEST". Counts its calls.
-fn mock_judge() -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = calls.clone();
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, Ordering::SeqCst);
-                let prompt = body["messages"][0]["content"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                let content = if let (Some(a), Some(b)) =
-                    (prompt.find("Answer A:"), prompt.find("Answer B:"))
-                {
-                    let best = prompt.find("BEST");
-                    let pick = if best.is_some_and(|i| i > b && i > a) {
-                        "B"
-                    } else {
-                        "A"
-                    };
-                    json!({"reason": "more complete", "better": pick}).to_string()
-                } else {
-                    let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
-                    let solved = answer.contains("JPY") || answer.contains("USD");
-                    let label = if solved { "Solved" } else { "Unsolved" };
-                    json!({"reason": "checked the facts", "answer_status": label}).to_string()
-                };
-                axum::Json(common::http::judge_reply(&content, (100, 20)))
-            }
-        }),
-    );
-    let addr = common::http::serve_on_thread(app);
-    (format!("http://{addr}/v1"), calls)
+fn mock_judge() -> (String, Arc<Behaviour>) {
+    mock_judge_replying(|prompt| {
+        if let (Some(a), Some(b)) = (prompt.find("Answer A:"), prompt.find("Answer B:")) {
+            let best = prompt.find("BEST");
+            let pick = if best.is_some_and(|i| i > b && i > a) {
+                "B"
+            } else {
+                "A"
+            };
+            return json!({"reason": "more complete", "better": pick});
+        }
+        let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
+        let solved = answer.contains("JPY") || answer.contains("USD");
+        let label = if solved { "Solved" } else { "Unsolved" };
+        json!({"reason": "checked the facts", "answer_status": label})
+    })
 }
 
 fn read(path: &Path) -> Value {
@@ -56,7 +37,7 @@ fn read(path: &Path) -> Value {
 
 #[test]
 fn eval_scores_a_run_and_reruns_from_the_cache() {
-    let (url, calls) = mock_judge();
+    let (url, judge) = mock_judge();
     let tmp = tempfile::tempdir().unwrap();
     let run = run_dir(
         tmp.path(),
@@ -84,7 +65,7 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         .stdout_has("missing answers count as failures");
     assert!(out.stdout().contains("33.3 ± 0.0"), "{}", out.stdout());
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        judge.calls.load(Ordering::SeqCst),
         6,
         "two answers × three votes; query 103 is decided by rule"
     );
@@ -118,13 +99,13 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         .stdout_has("6 answered from the log this time")
         .no_panic();
     let again = read(&run.join("eval/pass_rate.json"));
-    assert_eq!(calls.load(Ordering::SeqCst), 6);
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 6);
     assert_eq!(report, again);
 }
 
 #[test]
 fn compare_reports_win_rate_with_intervals() {
-    let (url, calls) = mock_judge();
+    let (url, judge) = mock_judge();
     let tmp = tempfile::tempdir().unwrap();
     let a = run_dir(
         tmp.path(),
@@ -187,7 +168,7 @@ fn compare_reports_win_rate_with_intervals() {
         "{prefs}"
     );
     assert!(dir.join("compare.csv").is_file());
-    let before = calls.load(Ordering::SeqCst);
+    let before = judge.calls.load(Ordering::SeqCst);
     common::Test::new()
         .arg("compare")
         .arg(&a)
@@ -197,7 +178,7 @@ fn compare_reports_win_rate_with_intervals() {
         .run()
         .success();
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        judge.calls.load(Ordering::SeqCst),
         before,
         "the second comparison is answered from the judge log"
     );

@@ -57,6 +57,11 @@ fn reply_for(prompt: &str) -> Value {
 
 /// A mock judge endpoint on loopback: its base URL and its behaviour switches.
 pub fn mock_judge() -> (String, Arc<Behaviour>) {
+    mock_judge_replying(reply_for)
+}
+
+/// A mock judge endpoint that answers each prompt with `reply(prompt)`.
+pub fn mock_judge_replying(reply: fn(&str) -> Value) -> (String, Arc<Behaviour>) {
     let behaviour = Arc::new(Behaviour::default());
     let shared = behaviour.clone();
     let app = axum::Router::new().route(
@@ -76,7 +81,7 @@ pub fn mock_judge() -> (String, Arc<Behaviour>) {
                 let content = if b.unusable.load(Ordering::SeqCst) {
                     json!({"reason": "I think it is fine"}).to_string()
                 } else {
-                    reply_for(&prompt).to_string()
+                    reply(&prompt).to_string()
                 };
                 Ok(axum::Json(super::http::judge_reply(&content, (100, 20))))
             }
