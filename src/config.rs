@@ -26,6 +26,26 @@ pub struct Config {
     pub agent: AgentSection,
     /// USD per million tokens, by model id.
     pub prices: BTreeMap<String, Price>,
+    /// MCP servers whose tools the agents get (`[[mcp]]`, with `--tools ...+mcp`).
+    pub mcp: Vec<McpEntry>,
+}
+
+/// One MCP server: `command` (with `args`, `env`) for stdio, or `url` for streamable HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpEntry {
+    /// The name its functions are spaced under (default: the name the server gives itself).
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Extra environment of the command. Never written out (run manifests copy the config, and
+    /// these may be secrets).
+    #[serde(skip_serializing)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    /// Name of the environment variable holding a bearer token for `url` (the token never goes in
+    /// the file).
+    pub bearer_token_env: Option<String>,
 }
 
 /// One OpenAI-compatible endpoint.
@@ -114,6 +134,10 @@ pub struct AgentSection {
     pub state_token_budget: u32,
     /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
     pub max_reply_bytes: usize,
+    /// Tokens of a call that writes a final answer or a Sum2Act state update.
+    pub answer_max_tokens: u32,
+    /// Characters of an observation read by Sum2Act's state manager and plan/graph's answer call.
+    pub observation_read_chars: usize,
 }
 
 impl Default for AgentSection {
@@ -122,6 +146,8 @@ impl Default for AgentSection {
             max_steps: 30,
             state_token_budget: 600,
             max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
+            answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,
+            observation_read_chars: crate::agent::reading::DEFAULT_READ_CHARS,
         }
     }
 }

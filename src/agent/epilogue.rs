@@ -170,6 +170,7 @@ fn episode(
         counters,
         details: ending.details,
         error: ending.error,
+        resources: ctx.tools.resources(),
         answer_file,
     }
 }

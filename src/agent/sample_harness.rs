@@ -117,20 +117,16 @@ pub fn context_with(
 
 /// The reply of an API that answered `response`.
 pub fn ok_reply(response: Value) -> ToolReply {
-    ToolReply {
-        error: String::new(),
-        response,
-        source: None,
-    }
+    ToolReply::new(String::new(), response, None)
 }
 
 /// The reply of an API that does not work, as ToolBench's server words it.
 pub fn failed_reply() -> ToolReply {
-    ToolReply {
-        error: "API not working error...".into(),
-        response: Value::String(String::new()),
-        source: None,
-    }
+    ToolReply::new(
+        "API not working error...".into(),
+        Value::String(String::new()),
+        None,
+    )
 }
 
 /// `api` of the Weather tool, with one required `city` parameter.
@@ -253,4 +249,36 @@ pub fn schema(r: &CompletionRequest) -> Value {
         ResponseFormat::JsonSchema { schema, .. } => schema.clone(),
         _ => Value::Null,
     }
+}
+
+/// Each request asks for one reply format: one that offers functions never also asks, in its system
+/// or user messages, for a JSON text object (on the grammar path the LLM layer states that format
+/// itself), nor for a JSON response format.
+pub fn assert_one_reply_format(requests: &[CompletionRequest]) {
+    use crate::llm::Role;
+    for r in requests.iter().filter(|r| !r.tools.is_empty()) {
+        assert_eq!(r.response_format, ResponseFormat::Text, "{}", r.purpose);
+        for m in r.messages.iter().filter(|m| m.role != Role::Assistant) {
+            for marker in ["JSON object", "{\"name\"", "Answer with JSON", "JSON only"] {
+                assert!(
+                    !m.content.contains(marker),
+                    "{} asks for functions and for {marker:?}: {}",
+                    r.purpose,
+                    m.content
+                );
+            }
+        }
+    }
+}
+
+/// The checklist an episode recorded (its parts' texts).
+pub fn recorded_checklist(ep: &Episode) -> Vec<String> {
+    let parts = ep.details["subtasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect()
 }

@@ -16,6 +16,7 @@ pub mod method;
 mod missing;
 mod model;
 pub mod naming;
+pub mod request_asks;
 pub mod request_parts;
 mod schema;
 pub mod stb_export;
@@ -25,4 +26,4 @@ pub use dataset::{DATA_ENV, DataDir, SubsetStats, Task, load_id_file, load_queri
 pub use error::DataError;
 pub use missing::{MissingTool, missing_tools};
 pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
-pub use schema::{FINISH, Function, finish_schema, function_schemas};
+pub use schema::{Backend, FINISH, Function, finish_schema, function_schemas};

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::resources::{Attachment, Resource};
+
 /// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
@@ -33,6 +35,8 @@ pub enum ReplySource {
     Caller,
     /// Fault injection.
     Fault,
+    /// A tool of an MCP server.
+    Mcp,
 }
 
 impl ReplySource {
@@ -44,6 +48,7 @@ impl ReplySource {
             ReplySource::Remote => "remote",
             ReplySource::Caller => "caller",
             ReplySource::Fault => "fault",
+            ReplySource::Mcp => "mcp",
         }
     }
 
@@ -56,6 +61,7 @@ impl ReplySource {
             "remote" => ReplySource::Remote,
             "caller" => ReplySource::Caller,
             "fault" => ReplySource::Fault,
+            "mcp" => ReplySource::Mcp,
             _ => return None,
         })
     }
@@ -70,6 +76,22 @@ pub struct ToolReply {
     pub response: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ReplySource>,
+    /// Binary outputs (an MCP tool's images and audio), stored as files by the caller; the
+    /// `response` marks where each goes (see `tools::resources`). Never on the wire.
+    #[serde(skip)]
+    pub attachments: Vec<Attachment>,
+}
+
+impl ToolReply {
+    /// A reply with no binary outputs.
+    pub fn new(error: String, response: Value, source: Option<ReplySource>) -> Self {
+        ToolReply {
+            error,
+            response,
+            source,
+            attachments: Vec::new(),
+        }
+    }
 }
 
 /// How an episode ended through the `Finish` function.
@@ -99,6 +121,9 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish: Option<Finish>,
     pub elapsed_ms: u64,
+    /// Files this call produced (images, audio), stored in the episode's folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
     /// Attempts that failed transiently and were retried before this outcome (timeouts, HTTP 429/5xx,
     /// an unreachable server), in order: a reader sees what the harness did, not only the last try.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
