@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
 use crate::prompts::Prompts;
 use crate::tools::observation::code;
-use crate::tools::{Observation, ToolCaller};
+use crate::tools::{Observation, ReplySource, ToolCaller};
 
 use super::episode::{Counters, Step};
 use super::sampling::Sampling;
@@ -85,6 +85,8 @@ pub struct SolveContext {
     pub options: AgentOptions,
     pub observer: Arc<dyn Observer>,
     counters: Mutex<Counters>,
+    /// The first tool call's error that never reached the tool server.
+    unreachable: Mutex<Option<String>>,
     started: Instant,
     /// Set for repeats `r > 0` of a batch: every call is sampled with an episode-specific seed.
     sampling: Option<Sampling>,
@@ -105,6 +107,7 @@ impl SolveContext {
             options,
             observer,
             counters: Mutex::new(Counters::default()),
+            unreachable: Mutex::new(None),
             started: Instant::now(),
             sampling: None,
         }
@@ -163,9 +166,28 @@ impl SolveContext {
                 if obs.code == code::NO_SUCH_FUNCTION {
                     c.hallucinated_calls += 1;
                 }
+                if obs.source == ReplySource::Unreachable {
+                    c.unreachable_tool_calls += 1;
+                }
             });
+            if obs.source == ReplySource::Unreachable
+                && let Ok(mut first) = self.unreachable.lock()
+            {
+                first.get_or_insert_with(|| obs.error.clone());
+            }
         }
         obs
+    }
+
+    /// Why the episode is not a result although it ended: the tool server could not be reached for
+    /// some of its calls (the first such error, with the count). `None` when every call was answered.
+    pub fn environment_failure(&self) -> Option<String> {
+        let first = self.unreachable.lock().ok()?.clone()?;
+        let c = self.counters(0);
+        Some(format!(
+            "the tool server could not be reached ({} of {} tool calls got no reply): {first}",
+            c.unreachable_tool_calls, c.tool_calls
+        ))
     }
 
     /// Counts a successful call whose result added nothing new (kept apart from failed calls).

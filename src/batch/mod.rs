@@ -23,6 +23,7 @@ mod summary;
 
 use std::path::PathBuf;
 
+pub use fail_fast::FAIL_FAST_AFTER;
 pub use job::{Job, JobError, Solved};
 pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{

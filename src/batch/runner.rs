@@ -10,7 +10,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio::task::{JoinError, JoinSet};
 
-use super::fail_fast::FailFast;
+use super::fail_fast::{FailFast, ToolOutage};
 use super::job::{Job, JobError, Solved};
 use super::plan::answer_path_repeat;
 use super::stop::StopSignal;
@@ -52,6 +52,10 @@ pub struct BatchOutcome {
     pub setup_error: Option<String>,
     /// Episodes of this invocation that ended in `error` (kept as `.error` files, not as answers).
     pub errors: usize,
+    /// Of those, episodes whose tool server could not be reached.
+    pub unreachable: usize,
+    /// Episodes in a row could not reach the tool server (this error): the batch stopped.
+    pub tool_outage: Option<String>,
     /// Every selected query with an answer file (resumed and new), in selection order.
     pub episodes: Vec<EpisodeView>,
     pub wall_s: f64,
@@ -63,6 +67,7 @@ impl BatchOutcome {
         self.failed.is_empty()
             && self.errors == 0
             && self.setup_error.is_none()
+            && self.tool_outage.is_none()
             && self.not_started == 0
             && self.abandoned == 0
             && self.fatal.is_none()
@@ -106,6 +111,7 @@ struct Tally<'a> {
     found: Vec<Option<EpisodeView>>,
     outcome: BatchOutcome,
     fail_fast: FailFast,
+    outage: ToolOutage,
 }
 
 impl<'a> Tally<'a> {
@@ -120,6 +126,7 @@ impl<'a> Tally<'a> {
             units,
             outcome: BatchOutcome::default(),
             fail_fast: FailFast::new(0),
+            outage: ToolOutage::new(),
         };
         let mut todo = Vec::new();
         let mut cleaned = BTreeSet::new();
@@ -165,7 +172,10 @@ impl<'a> Tally<'a> {
 
     /// Whether no more queries may be launched.
     fn stopped(&self, stop: &StopSignal) -> bool {
-        stop.level() >= 1 || self.outcome.fatal.is_some() || self.outcome.setup_error.is_some()
+        stop.level() >= 1
+            || self.outcome.fatal.is_some()
+            || self.outcome.setup_error.is_some()
+            || self.outcome.tool_outage.is_some()
     }
 
     /// Records one finished (or crashed) query.
@@ -176,8 +186,14 @@ impl<'a> Tally<'a> {
                 if view.finish.is(FinishKind::Error) {
                     outcome.errors += 1;
                 }
+                if view.counters.unreachable_tool_calls > 0 {
+                    outcome.unreachable += 1;
+                }
                 if let Some(e) = self.fail_fast.record(&view) {
                     outcome.setup_error.get_or_insert(e);
+                }
+                if let Some(e) = self.outage.record(&view) {
+                    outcome.tool_outage.get_or_insert(e);
                 }
                 self.found[i] = Some(view);
                 outcome.ran += 1;

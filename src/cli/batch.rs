@@ -15,7 +15,7 @@ use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
-    BatchOptions, BatchOutcome, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
+    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
     StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
@@ -266,6 +266,17 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
         );
         return Some(ExitCode::from(2));
     }
+    if let Some(outage) = &outcome.tool_outage {
+        eprintln!(
+            "error: {FAIL_FAST_AFTER} episodes in a row could not reach the tool server, so the batch stopped ({} queries not started): {outage}",
+            outcome.not_started
+        );
+        eprintln!(
+            "{} episode(s) met the outage (kept as {{subset}}/{{query_id}}_{}.error, not as answers); check --tool-server, then rerun the same command to run them again",
+            outcome.unreachable, manifest.method
+        );
+        return Some(ExitCode::from(1));
+    }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
             "error: the batch stopped early ({} queries not started): {fatal}",
@@ -281,6 +292,12 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
             "error: {} episode(s) ended in error (kept as {{subset}}/{{query_id}}_{}.error, not as answers); rerun the same command to run them again",
             outcome.errors, manifest.method
         );
+        if outcome.unreachable > 0 {
+            eprintln!(
+                "in {} of them the tool server could not be reached; check --tool-server",
+                outcome.unreachable
+            );
+        }
         if args.eval {
             eprintln!("not judging an incomplete run (--eval skipped)");
         }

@@ -113,6 +113,9 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         "error: the episode stopped early: {}",
         crate::terminal::safe_line(&error)
     );
+    if episode.counters.unreachable_tool_calls > 0 {
+        eprintln!("check --tool-server, then run the query again");
+    }
     Ok(ExitCode::from(1))
 }
 

@@ -314,7 +314,11 @@ impl ToolCaller {
             Err(e) => {
                 let (code, error) = failure(&e);
                 tracing::warn!(function = name, "tool call failed: {e}");
-                self.observe(name, arguments, caller_reply(error), code, true)
+                let mut reply = caller_reply(error);
+                if e.is_environment() {
+                    reply.source = Some(ReplySource::Unreachable);
+                }
+                self.observe(name, arguments, reply, code, true)
             }
         }
     }

@@ -49,9 +49,9 @@ impl HttpSource {
     /// A client for `url` (e.g. `http://127.0.0.1:8080/virtual`).
     pub fn new(url: &str, key: Option<String>) -> Result<Self, ToolError> {
         let parsed = reqwest::Url::parse(url)
-            .map_err(|e| ToolError::Other(format!("invalid tool server URL `{url}`: {e}")))?;
+            .map_err(|e| ToolError::InvalidUrl(format!("invalid tool server URL `{url}`: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ToolError::Other(format!(
+            return Err(ToolError::InvalidUrl(format!(
                 "invalid tool server URL `{url}`: the scheme must be http or https"
             )));
         }
@@ -94,9 +94,21 @@ impl HttpSource {
     }
 
     fn unreachable(&self, e: reqwest::Error) -> ToolError {
+        // The innermost cause says why ("Connection refused"); reqwest's own text only says that
+        // sending failed. The URL is left out: it may hold a key, and the message names it shown.
+        let e = e.without_url();
+        let mut cause: &dyn std::error::Error = &e;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        let message = if std::ptr::addr_eq(cause, &e) {
+            e.to_string()
+        } else {
+            format!("{e}: {cause}")
+        };
         ToolError::Unreachable {
             url: self.shown.clone(),
-            message: e.without_url().to_string(),
+            message,
         }
     }
 }
@@ -179,6 +191,21 @@ impl ToolSource for HttpSource {
             ));
         };
         reply_from_object(&mut obj, source.unwrap_or(ReplySource::Remote))
+    }
+
+    /// A `GET` of the URL: any HTTP reply but 404 means a server is there (a `/virtual` endpoint
+    /// answers 405 to a `GET`); nothing is sent that a server could act on.
+    async fn check(&self) -> Result<(), ToolError> {
+        let resp = self
+            .client
+            .get(self.url.clone())
+            .send()
+            .await
+            .map_err(|e| self.unreachable(e))?;
+        match resp.status().as_u16() {
+            404 => Err(ToolError::Status(404)),
+            _ => Ok(()),
+        }
     }
 
     fn describe(&self) -> String {

@@ -27,8 +27,23 @@ pub enum ToolError {
     BadReply(String),
     #[error("cannot reach tool server {url}: {message}")]
     Unreachable { url: String, message: String },
+    /// The URL is not one a client can use (bad syntax, not http/https): the user's input.
+    #[error("{0}")]
+    InvalidUrl(String),
     #[error("{0}")]
     Other(String),
+}
+
+impl ToolError {
+    /// No `/virtual` endpoint answered: the connection failed, or the URL's path is not served
+    /// (HTTP 404/405). The tool environment is down or misconfigured; an API's own error reply, a
+    /// timeout or a server error are answers and do not count.
+    pub fn is_environment(&self) -> bool {
+        matches!(
+            self,
+            ToolError::Unreachable { .. } | ToolError::Status(404 | 405)
+        )
+    }
 }
 
 /// Something that answers `/virtual` requests: a remote server over HTTP, or an in-process catalogue.
@@ -38,4 +53,9 @@ pub trait ToolSource: Send + Sync {
 
     /// A short description for manifests and logs (never includes a key).
     fn describe(&self) -> String;
+
+    /// Whether the source answers at all, checked once before a run spends model calls on it.
+    async fn check(&self) -> Result<(), ToolError> {
+        Ok(())
+    }
 }

@@ -33,6 +33,9 @@ pub enum ReplySource {
     Caller,
     /// Fault injection.
     Fault,
+    /// No reply: the tool server could not be reached (the caller wrote the error). An environment
+    /// failure, not an answer of the API: the episode is not kept as a result.
+    Unreachable,
 }
 
 impl ReplySource {
@@ -44,6 +47,7 @@ impl ReplySource {
             ReplySource::Remote => "remote",
             ReplySource::Caller => "caller",
             ReplySource::Fault => "fault",
+            ReplySource::Unreachable => "unreachable",
         }
     }
 
@@ -56,6 +60,7 @@ impl ReplySource {
             "remote" => ReplySource::Remote,
             "caller" => ReplySource::Caller,
             "fault" => ReplySource::Fault,
+            "unreachable" => ReplySource::Unreachable,
             _ => return None,
         })
     }

@@ -11,7 +11,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use common::{Model, Test};
+use common::{Model, Test, run_files as files};
 use serde_json::{Value, json};
 
 type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
@@ -97,18 +97,6 @@ fn batch(url: &str, out: &Path) -> Test {
         .arg(out)
 }
 
-/// Files of one subset folder of a run directory.
-fn files(out: &Path, subset: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
 
 #[test]
 fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {

@@ -27,3 +27,4 @@ mod stabletoolbench;
 mod strict_params;
 mod tool_caller;
 mod tool_server;
+mod tool_server_down;

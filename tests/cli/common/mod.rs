@@ -20,6 +20,19 @@ pub fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
 }
 
+/// The file names in one subset folder of a run directory, sorted (none when it does not exist).
+pub fn run_files(out: &Path, subset: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 pub struct Test {
     cmd: Command,
     stdin: Option<String>,
