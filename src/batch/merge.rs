@@ -123,11 +123,15 @@ fn check_compatible(
 fn copy_answers(dir: &Path, out: &Path, outcome: &mut MergeOutcome) -> Result<(), BatchError> {
     let (files, bad) = scan_run_dir(dir)?;
     outcome.unreadable.extend(bad);
-    for (path, _, view) in files {
-        let Some(name) = path.file_name() else {
+    for (path, _, _) in files {
+        // The file keeps its folder and name: both come from the input's listing, never from a
+        // record's content, so nothing lands outside `out`.
+        let (Some(name), Some(folder)) =
+            (path.file_name(), path.parent().and_then(|p| p.file_name()))
+        else {
             continue;
         };
-        let dest = out.join(&view.subset).join(name);
+        let dest = out.join(folder).join(name);
         let bytes = std::fs::read(&path).map_err(|e| BatchError::io(&path, e))?;
         if dest.is_file() {
             match std::fs::read(&dest) {

@@ -94,7 +94,9 @@ pub fn scan_run_dir(run_dir: &Path) -> Result<(Vec<AnswerFile>, Vec<PathBuf>), B
             }
             match read_answer_file(&path) {
                 Some((value, mut view)) => {
-                    if view.subset.is_empty() {
+                    // The folder is where the file is; a record's own subset is only trusted when
+                    // it is a plain name (a path there would lead writers outside the run).
+                    if crate::toolbench::check_subset_name(&view.subset).is_err() {
                         view.subset = dir
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())

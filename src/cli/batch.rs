@@ -11,12 +11,12 @@ use serde_json::Value;
 
 use super::exit::classify;
 use super::solver_args::SolverArgs;
-use super::values::named;
+use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
-    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
-    StopSignal, Summary, make_progress, run_batch, select_with,
+    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, Selection,
+    Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
@@ -26,7 +26,7 @@ use crate::toolbench::{Catalog, DataDir};
 #[derive(Debug, Args)]
 pub struct BatchArgs {
     /// Subsets to run, comma-separated (default: every queries/*.json of the data directory).
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    #[arg(long, value_delimiter = ',', value_name = "A,B", value_parser = subset_name)]
     pub subsets: Vec<String>,
     /// The first N queries of each subset.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]

@@ -25,7 +25,7 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_B")]
     pub run_b: PathBuf,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Judge rounds per query (the answer order is shuffled in each).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]

@@ -36,10 +36,10 @@ pub struct EvalArgs {
     #[arg(long, value_name = "IDS.json|DIR")]
     pub ids: Option<PathBuf>,
     /// Subset of --converted / --ids (default: the converted file's base name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::values::subset_name)]
     pub subset: Option<String>,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Human labels (eval/labels/*.json) to measure the judge's agreement with people: agreement and
     /// Cohen's kappa on the labels of this run's subsets, method, model and unchanged answers.

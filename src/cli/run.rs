@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// The request to solve. Omit it and give --query-id to take a query from the data directory.
     pub instruction: Option<String>,
     /// Subset of the query (default: search every subset for --query-id).
-    #[arg(long)]
+    #[arg(long, value_parser = super::values::subset_name)]
     pub subset: Option<String>,
     /// Id of a query in the data directory.
     #[arg(long)]

@@ -97,7 +97,6 @@ fn batch(url: &str, out: &Path) -> Test {
         .arg(out)
 }
 
-
 #[test]
 fn a_rejected_key_stops_the_batch_with_exit_2_and_writes_no_answers() {
     let model = rejecting();

@@ -17,6 +17,7 @@ mod repeats;
 mod report;
 mod retrieve;
 mod run;
+mod safe_paths;
 mod sample_data;
 mod serve_command;
 mod serve_fidelity;

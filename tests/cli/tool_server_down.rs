@@ -44,7 +44,10 @@ fn a_tool_server_that_never_answers_stops_the_batch_with_exit_2_naming_the_flag(
         .success()
         .stdout_has("6 new, 0 resumed");
     let written = run_files(&out, "G1_instruction");
-    assert!(!written.iter().any(|f| f.ends_with(".error")), "{written:?}");
+    assert!(
+        !written.iter().any(|f| f.ends_with(".error")),
+        "{written:?}"
+    );
 }
 
 #[test]
@@ -100,5 +103,8 @@ fn an_apis_own_error_answers_are_results_not_an_outage() {
         .success()
         .stdout_has("6 new");
     let written = run_files(&out, "G1_instruction");
-    assert!(!written.iter().any(|f| f.ends_with(".error")), "{written:?}");
+    assert!(
+        !written.iter().any(|f| f.ends_with(".error")),
+        "{written:?}"
+    );
 }
