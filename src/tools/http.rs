@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct HttpSource {
     url: reqwest::Url,
-    /// The URL without credentials, for messages.
+    /// The URL with its credentials masked, for messages.
     shown: String,
     key: Option<String>,
     client: reqwest::Client,
@@ -71,11 +71,8 @@ impl HttpSource {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ToolError::Other(format!("cannot build the HTTP client: {e}")))?;
-        let mut shown = parsed.clone();
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
         Ok(HttpSource {
-            shown: shown.to_string(),
+            shown: crate::redact::url(parsed.as_str()),
             url: parsed,
             key: key.filter(|k| !k.is_empty()),
             client,
@@ -209,7 +206,7 @@ impl ToolSource for HttpSource {
     }
 
     fn describe(&self) -> String {
-        // Credentials in the URL (user:password@host) stay out of manifests and logs.
+        // Credentials in the URL (user:password@host, a key parameter) stay out of manifests and logs.
         format!("tool server {}", self.shown)
     }
 }

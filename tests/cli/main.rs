@@ -19,6 +19,7 @@ mod retrieve;
 mod run;
 mod safe_paths;
 mod sample_data;
+mod secrets;
 mod serve_command;
 mod serve_fidelity;
 mod serve_llm;
