@@ -15,8 +15,8 @@ use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolSet, task_for};
 use crate::batch::{
-    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, Selection,
-    Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
+    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, RunLock,
+    Selection, Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
@@ -83,6 +83,9 @@ pub async fn run(
     let shard = check_flags(&args)?;
     let (data, catalog) = super::open_data(global)?;
     let selection = select(&args, &data, &catalog, shard)?;
+    // Held until the batch returns: a second writer on this run directory is refused (before the
+    // model is loaded, so the refusal is immediate).
+    let _lock = RunLock::acquire(&args.out, "batch", "--out").map_err(classify)?;
 
     let mut options = args.solver.agent.options(config);
     options.methods.catalogue_graph =

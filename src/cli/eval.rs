@@ -207,6 +207,8 @@ pub fn load_set(
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (input, set, out) = open_input(&args)?;
+    // One evaluation at a time writes a report folder (and its judge log).
+    let _lock = crate::batch::RunLock::acquire(&out, "eval", "--out").map_err(classify)?;
     let mut files: Vec<PathBuf> = Vec::new();
     if input.is_dir() && input.join("run.json").is_file() {
         files.extend(

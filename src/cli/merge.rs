@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::exit::classify;
-use crate::batch::{Summary, merge::merge, scan_run_dir};
+use crate::batch::{RunLock, Summary, merge::merge, scan_run_dir};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -23,6 +23,7 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let _lock = RunLock::acquire(&args.out, "merge", "OUT").map_err(classify)?;
     let outcome = merge(&args.out, &args.runs, args.force).map_err(classify)?;
     println!(
         "merged {} run(s) into {}: {} answer files copied, {} already there",

@@ -17,6 +17,7 @@ mod repeats;
 mod report;
 mod retrieve;
 mod run;
+mod run_lock;
 mod safe_paths;
 mod sample_data;
 mod secrets;

@@ -158,6 +158,17 @@ impl Test {
         Served { child, url, line }
     }
 
+    /// Starts the command in the background with its output discarded (the test waits, signals or
+    /// kills it).
+    pub fn spawn(mut self) -> Child {
+        self.cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn sum2act")
+    }
+
     pub fn run(mut self) -> Outcome {
         use std::io::Write;
         self.cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
