@@ -12,7 +12,7 @@ use super::exit::classify;
 use super::llm_args::LlmArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::headline::{self, MAX_UNUSABLE_SHARE, judge_name, unusable_share};
+use crate::eval::headline::{self, judge_name};
 use crate::eval::labels::{self, LabelEntry, Matching};
 use crate::eval::report::{self, calibration_registry, known_calibration};
 use crate::eval::{
@@ -416,6 +416,8 @@ fn summary_json(
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
+        "valid": headline::valid(&pr.overall),
+        "invalid_reason": headline::invalid_reason(&pr.overall),
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
         "tool_metrics": tools.metrics,
@@ -477,22 +479,17 @@ fn print_text(j: &Judged, tools: &ToolReport, out: &Path) {
 
 /// Exit 1, loudly, when more than 5% of the judge's votes were unusable: such a pass rate is not a result.
 fn unusable_exit(pr: &PassRate) -> ExitCode {
-    let g = &pr.overall;
-    if unusable_share(g) <= MAX_UNUSABLE_SHARE {
+    let Some(reason) = headline::invalid_reason(&pr.overall) else {
         return ExitCode::SUCCESS;
-    }
+    };
     let raw = pr
         .queries
         .iter()
         .flat_map(|q| q.unusable_replies.iter().map(move |r| (q.key(), r)))
         .next();
     eprintln!(
-        "error: {} of {} judge votes ({:.1}%) got no usable verdict from {} (limit {:.0}%): the pass rate is not valid",
-        g.unusable_votes,
-        g.judged_votes,
-        unusable_share(g) * 100.0,
+        "error: {reason} from {}: the pass rate is not valid (pass_rate.csv marks it `valid = no`)",
         judge_name(pr),
-        MAX_UNUSABLE_SHARE * 100.0
     );
     if let Some((key, raw)) = raw {
         eprintln!("first unusable reply ({key}): {raw}");

@@ -45,6 +45,24 @@ pub fn unusable_share(g: &GroupPassRate) -> f64 {
     }
 }
 
+/// Whether a group's pass rate is a result: at most [`MAX_UNUSABLE_SHARE`] of its votes unusable.
+pub fn valid(g: &GroupPassRate) -> bool {
+    unusable_share(g) <= MAX_UNUSABLE_SHARE
+}
+
+/// Why a group's pass rate is not valid (`N of M judge votes (P%) got no usable verdict`), if it is not.
+pub fn invalid_reason(g: &GroupPassRate) -> Option<String> {
+    (!valid(g)).then(|| {
+        format!(
+            "{} of {} judge votes ({:.1}%) got no usable verdict (limit {:.0}%)",
+            g.unusable_votes,
+            g.judged_votes,
+            unusable_share(g) * 100.0,
+            MAX_UNUSABLE_SHARE * 100.0
+        )
+    })
+}
+
 /// The judge-free and evidence figures per subset.
 pub fn judge_free_table(s: &mut String, pr: &PassRate) {
     let _ = writeln!(s, "judge-free and evidence figures (no model involved):");
