@@ -45,6 +45,22 @@ pub fn check_subset_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// Longest query text accepted, in bytes. ToolBench's queries are under 2 KiB; a longer one is a broken
+/// file or a paste gone wrong, and would be sent to the model in every prompt of its episode.
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// Refuses a query text over [`MAX_QUERY_BYTES`].
+pub fn check_query_text(text: &str) -> Result<(), String> {
+    if text.len() <= MAX_QUERY_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "the query is {} bytes, over the limit of {} KiB (MAX_QUERY_BYTES; ToolBench's queries are under 2 KiB)",
+        text.len(),
+        MAX_QUERY_BYTES / 1024
+    ))
+}
+
 /// A data directory on disk.
 #[derive(Debug, Clone)]
 pub struct DataDir {
@@ -149,6 +165,8 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, DataError> {
     let queries: Vec<Query> = read_json(path)?;
     let mut seen = BTreeSet::new();
     for (i, q) in queries.iter().enumerate() {
+        check_query_text(&q.query)
+            .map_err(|why| DataError::invalid(path, format!("[{i}].query"), why))?;
         if !seen.insert(q.query_id) {
             return Err(DataError::invalid(
                 path,

@@ -13,6 +13,7 @@ mod judge_evidence;
 mod llm_client;
 mod llm_local;
 mod methods;
+mod query_limit;
 mod repeats;
 mod report;
 mod retrieve;
