@@ -9,7 +9,7 @@ use crate::prompts::Prompts;
 use crate::tools::observation::code;
 use crate::tools::{Observation, ReplySource, ToolCaller};
 
-use super::episode::{Counters, Step};
+use super::episode::{Counters, ErrorCause, Step};
 use super::sampling::Sampling;
 
 /// Limits and switches shared by all methods.
@@ -87,6 +87,8 @@ pub struct SolveContext {
     counters: Mutex<Counters>,
     /// The first tool call's error that never reached the tool server.
     unreachable: Mutex<Option<String>>,
+    /// Whether the last failed model call was a setup error ([`LlmError::is_setup`]).
+    last_llm_failure_is_setup: Mutex<Option<bool>>,
     started: Instant,
     /// Set for repeats `r > 0` of a batch: every call is sampled with an episode-specific seed.
     sampling: Option<Sampling>,
@@ -108,6 +110,7 @@ impl SolveContext {
             observer,
             counters: Mutex::new(Counters::default()),
             unreachable: Mutex::new(None),
+            last_llm_failure_is_setup: Mutex::new(None),
             started: Instant::now(),
             sampling: None,
         }
@@ -140,6 +143,9 @@ impl SolveContext {
             }
             Err(_) => false,
         };
+        if let (Err(e), Ok(mut last)) = (&result, self.last_llm_failure_is_setup.lock()) {
+            *last = Some(e.is_setup());
+        }
         self.update(|c| {
             if cut {
                 c.cut_replies += 1;
@@ -177,6 +183,18 @@ impl SolveContext {
             }
         }
         obs
+    }
+
+    /// Whose failure an episode that ended in `error` is: the tool server's when it could not be
+    /// reached, else the setup's when the last failed model call was a setup error, else an outage.
+    pub fn error_cause(&self) -> ErrorCause {
+        if self.environment_failure().is_some() {
+            return ErrorCause::ToolServer;
+        }
+        match self.last_llm_failure_is_setup.lock().ok().and_then(|l| *l) {
+            Some(true) => ErrorCause::Setup,
+            _ => ErrorCause::Outage,
+        }
     }
 
     /// Why the episode is not a result although it ended: the tool server could not be reached for

@@ -175,6 +175,7 @@ fn episode(
         steps: ending.steps,
         counters,
         details: ending.details,
+        error_cause: (finish == FinishKind::Error).then(|| ctx.error_cause()),
         error,
         answer_file,
     }

@@ -3,6 +3,7 @@
 //! outage of the tool server: episodes in a row that could not reach it.
 
 use super::summary::EpisodeView;
+use crate::toolbench::answer::ErrorCause;
 
 /// The batch stops as a setup error when its first episodes (this many, or all of them when fewer
 /// are to run) all ended in the same error without ever getting a reply from the model.
@@ -26,8 +27,9 @@ impl FailFast {
         }
     }
 
-    /// Records one finished episode; returns the setup error once the first ones all agree.
-    pub(super) fn record(&mut self, view: &EpisodeView) -> Option<String> {
+    /// Records one finished episode; returns the shared error, and whose failure it is, once the
+    /// first ones all agree.
+    pub(super) fn record(&mut self, view: &EpisodeView) -> Option<(String, Option<ErrorCause>)> {
         if self.decided {
             return None;
         }
@@ -51,7 +53,7 @@ impl FailFast {
         match &self.streak {
             Some((e, n)) if *n >= self.needed => {
                 self.decided = true;
-                Some(e.clone())
+                Some((e.clone(), view.error_cause))
             }
             _ => None,
         }

@@ -17,7 +17,7 @@ use super::stop::StopSignal;
 use super::summary::{EpisodeView, read_answer_file};
 use super::{BatchError, Progress};
 use crate::toolbench::Task;
-use crate::toolbench::answer::FinishKind;
+use crate::toolbench::answer::{ErrorCause, FinishKind};
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Clone)]
@@ -48,8 +48,11 @@ pub struct BatchOutcome {
     /// The error that stopped the batch.
     pub fatal: Option<String>,
     /// The first episodes all failed with this same error before reaching the model (a rejected
-    /// key, an unknown model, an endpoint that is not there): the batch stopped; exit code 2.
+    /// key, an unknown model, an endpoint that is not there; or a model that is there but times
+    /// out): the batch stopped.
     pub setup_error: Option<String>,
+    /// Whose failure `setup_error` is: the setup's (exit code 2) or an outage's (1).
+    pub setup_cause: Option<ErrorCause>,
     /// Episodes of this invocation that ended in `error` (kept as `.error` files, not as answers).
     pub errors: usize,
     /// Of those, episodes whose tool server could not be reached.
@@ -189,8 +192,11 @@ impl<'a> Tally<'a> {
                 if view.counters.unreachable_tool_calls > 0 {
                     outcome.unreachable += 1;
                 }
-                if let Some(e) = self.fail_fast.record(&view) {
-                    outcome.setup_error.get_or_insert(e);
+                if let Some((e, cause)) = self.fail_fast.record(&view)
+                    && outcome.setup_error.is_none()
+                {
+                    outcome.setup_error = Some(e);
+                    outcome.setup_cause = cause;
                 }
                 if let Some(e) = self.outage.record(&view) {
                     outcome.tool_outage.get_or_insert(e);

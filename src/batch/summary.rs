@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
-use crate::toolbench::answer::{Counters, FinishKind, OUR_KEY, RecordedFinish};
+use crate::toolbench::answer::{Counters, ErrorCause, FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::parse_json;
 
 /// The part of an answer file's `sum2act` record that batch bookkeeping needs.
@@ -29,6 +29,9 @@ pub struct EpisodeView {
     /// Why an `error` episode stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whose failure that was (older files: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_cause: Option<ErrorCause>,
 }
 
 impl EpisodeView {

@@ -20,6 +20,7 @@ use crate::batch::{
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
+use crate::toolbench::answer::ErrorCause;
 use crate::toolbench::io::write_json_atomic;
 use crate::toolbench::{Catalog, DataDir};
 
@@ -264,6 +265,13 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
             "error: the first episodes all failed with the same error before the model answered once, so the batch stopped ({} queries not started): {setup}",
             outcome.not_started
         );
+        if outcome.setup_cause == Some(ErrorCause::Outage) {
+            // The model is there but does not answer: an outage of the run, not bad input.
+            eprintln!(
+                "the model is there but did not answer (a timeout or a server error): check it, or raise --llm-timeout, then rerun the same command"
+            );
+            return Some(ExitCode::from(1));
+        }
         eprintln!(
             "check the model flags (--base-url, --model, the API key), then rerun the same command"
         );

@@ -33,7 +33,7 @@ pub struct LlmArgs {
     #[arg(long, value_name = "N")]
     pub llm_retries: Option<u32>,
     /// Seconds before an LLM call times out (default: config `llm.timeout_secs`).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub llm_timeout: Option<u64>,
     /// Context size of the embedded model, shared by its parallel sequences (default: config `llm.context`).
     #[arg(long, value_name = "TOKENS")]

@@ -115,15 +115,18 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Opens `--data` (or the default) and loads its tool catalogue; broken tool files are reported and
-/// skipped, the rest loads.
+/// Opens `--data` (or the default) and loads its tool catalogue. A broken tool file is bad input, as
+/// in `data stats`: skipping it would quietly drop the queries that use its tool (exit 2, naming it).
 pub(crate) fn open_data(
     global: &GlobalArgs,
 ) -> Result<(crate::toolbench::DataDir, crate::toolbench::Catalog), crate::toolbench::DataError> {
     let data = crate::toolbench::DataDir::open_or_default(global.data.as_deref())?;
     let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
+    if let Some(first) = load.broken.first() {
+        return Err(crate::toolbench::DataError::Other(format!(
+            "{} tool file(s) cannot be read; fix or remove them (`sum2act data stats` lists them all). First: {first}",
+            load.broken.len()
+        )));
     }
     Ok((data, load.catalog))
 }

@@ -60,7 +60,7 @@ pub struct ToolArgs {
     #[arg(long, value_name = "N")]
     pub tool_rate_limit: Option<u32>,
     /// Seconds before a tool call times out.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub tool_timeout: Option<u64>,
     /// Observation length in characters before it is cut (ToolBench: 1024).
     #[arg(long, value_name = "N")]

@@ -7,6 +7,7 @@ mod batch;
 mod broken_pipe;
 mod eval;
 mod examples;
+mod exit_codes;
 mod hardening;
 mod judge_calibration;
 mod judge_evidence;
