@@ -20,7 +20,7 @@ use crate::batch::{
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
-use crate::toolbench::answer::ErrorCause;
+use crate::toolbench::answer::{ErrorCause, FinishKind};
 use crate::toolbench::io::write_json_atomic;
 use crate::toolbench::{Catalog, DataDir};
 
@@ -229,10 +229,21 @@ fn print_outcome(
     selection: &Selection,
     shard: Shard,
 ) {
+    // Episodes that ended in error are kept as `.error` records, not as answer files.
+    let errors = outcome
+        .episodes
+        .iter()
+        .filter(|e| e.finish.is(FinishKind::Error))
+        .count();
     println!(
-        "run directory: {} ({} answer files; {} new, {} resumed{})",
+        "run directory: {} ({} answer files{}; {} new, {} resumed{})",
         args.out.display(),
-        outcome.episodes.len(),
+        outcome.episodes.len() - errors,
+        if errors > 0 {
+            format!(", {errors} error records")
+        } else {
+            String::new()
+        },
         outcome.ran,
         outcome.resumed,
         if shard.count > 1 {

@@ -393,6 +393,13 @@ fn failure(e: &ToolError) -> (u8, String) {
             code::HTTP_ERROR,
             format!("request invalid, data error: {m}"),
         ),
+        ToolError::TooLarge(cap) => (
+            code::HTTP_ERROR,
+            format!(
+                "request invalid, data error: reply larger than {}",
+                super::size(*cap)
+            ),
+        ),
         other => (
             code::HTTP_ERROR,
             format!("request invalid, data error. {other}"),

@@ -173,10 +173,7 @@ impl ToolSource for HttpSource {
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| self.unreachable(e))? {
             if body.len() + chunk.len() > self.max_reply_bytes {
-                return Err(ToolError::BadReply(format!(
-                    "reply larger than {} bytes",
-                    self.max_reply_bytes
-                )));
+                return Err(ToolError::TooLarge(self.max_reply_bytes));
             }
             body.extend_from_slice(&chunk);
         }

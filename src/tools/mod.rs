@@ -25,6 +25,9 @@ pub enum ToolError {
     Status(u16),
     #[error("tool server reply is not JSON: {0}")]
     BadReply(String),
+    /// The reply was refused unread beyond the cap: memory stays bounded whatever a server sends.
+    #[error("tool server reply larger than {} (refused)", size(*.0))]
+    TooLarge(usize),
     #[error("cannot reach tool server {url}: {message}")]
     Unreachable { url: String, message: String },
     /// The URL is not one a client can use (bad syntax, not http/https): the user's input.
@@ -32,6 +35,15 @@ pub enum ToolError {
     InvalidUrl(String),
     #[error("{0}")]
     Other(String),
+}
+
+/// A byte count as people read it: `8 MiB`, or `1000 bytes` when not a whole number of MiB.
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 impl ToolError {

@@ -13,6 +13,7 @@ mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod llm_local;
+mod messages;
 mod methods;
 mod query_limit;
 mod repeats;
