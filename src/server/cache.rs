@@ -1,11 +1,16 @@
 //! The response cache: `{Category}/{tool}/{api}.json`, each file mapping the canonical JSON of the
-//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory;
-//! new answers are written back atomically when saving is on.
+//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory.
+//! New answers (saving on) are appended, one JSON line each, to a journal beside the file,
+//! `{api}.jsonl`: a new call costs one small append whatever the size of the recorded file (rewriting
+//! it cost a read, a rewrite and two fsyncs per answer), and an answer survives a kill of the process
+//! as soon as its line is written. Reads merge the journal into the map; a recorded entry wins over a
+//! journal line, and the first journal line of a key wins over later ones.
 //!
 //! Paths are only ever built from names found in the tool catalogue (folder names and file stems that
 //! exist on disk, and standardised API names), never from what a request says.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -16,11 +21,14 @@ use crate::toolbench::io::{read_json, write_json_atomic};
 
 type Entries = BTreeMap<String, Value>;
 
+/// One file's entries, shared by readers; a new answer is inserted in place (never a copy of the map).
+type Shared = Arc<RwLock<Entries>>;
+
 /// A response cache folder.
 #[derive(Debug)]
 pub struct ResponseCache {
     root: PathBuf,
-    files: RwLock<HashMap<PathBuf, Arc<Entries>>>,
+    files: RwLock<HashMap<PathBuf, Shared>>,
     /// Serialises read-modify-write of files when saving.
     write: Mutex<()>,
 }
@@ -57,13 +65,13 @@ impl ResponseCache {
             })
     }
 
-    fn entries(&self, path: &Path) -> Arc<Entries> {
+    fn entries(&self, path: &Path) -> Shared {
         if let Ok(files) = self.files.read()
             && let Some(e) = files.get(path)
         {
             return e.clone();
         }
-        let entries = if path.is_file() {
+        let mut entries = if path.is_file() {
             match read_json::<Entries>(path) {
                 Ok(e) => e,
                 Err(e) => {
@@ -74,40 +82,96 @@ impl ResponseCache {
         } else {
             Entries::new()
         };
-        let entries = Arc::new(entries);
-        if let Ok(mut files) = self.files.write() {
-            files.insert(path.to_path_buf(), entries.clone());
+        read_journal(&journal_of(path), &mut entries);
+        match self.files.write() {
+            // Another reader may have loaded it meanwhile: keep the first.
+            Ok(mut files) => files
+                .entry(path.to_path_buf())
+                .or_insert_with(|| Arc::new(RwLock::new(entries)))
+                .clone(),
+            Err(_) => Arc::new(RwLock::new(entries)),
         }
-        entries
     }
 
     /// The recorded `{"error", "response"}` for a canonical argument key.
     pub fn get(&self, path: &Path, key: &str) -> Option<Value> {
-        self.entries(path).get(key).cloned()
+        self.entries(path).read().ok()?.get(key).cloned()
     }
 
     /// Up to `n` recorded examples of an API (for the LLM simulator's prompt).
     pub fn examples(&self, path: &Path, n: usize) -> Vec<(String, Value)> {
-        self.entries(path)
+        let entries = self.entries(path);
+        let Ok(entries) = entries.read() else {
+            return Vec::new();
+        };
+        entries
             .iter()
             .take(n)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
 
-    /// Adds an answer and rewrites the file atomically.
+    /// Adds an answer: one line appended to the API's journal (the recorded file is never
+    /// rewritten). A key that already has an answer keeps it.
     pub fn put(&self, path: &Path, key: &str, value: Value) -> Result<(), DataError> {
         let _guard = self
             .write
             .lock()
             .map_err(|_| DataError::Other("response cache lock poisoned".into()))?;
-        let mut entries = (*self.entries(path)).clone();
-        entries.insert(key.to_string(), value);
-        write_json_atomic(path, &entries)?;
-        if let Ok(mut files) = self.files.write() {
-            files.insert(path.to_path_buf(), Arc::new(entries));
+        let entries = self.entries(path);
+        if entries.read().is_ok_and(|e| e.contains_key(key)) {
+            return Ok(());
+        }
+        let journal = journal_of(path);
+        let mut line = serde_json::to_string(&serde_json::json!({"key": key, "value": value}))
+            .map_err(|e| DataError::Other(format!("cannot encode a cache entry: {e}")))?;
+        line.push('\n');
+        if let Some(dir) = journal.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| DataError::write(dir, e))?;
+        }
+        // One write of the whole line in append mode: concurrent writers never interleave lines.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&journal)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .map_err(|e| DataError::write(&journal, e))?;
+        if let Ok(mut entries) = entries.write() {
+            entries.insert(key.to_string(), value);
         }
         Ok(())
+    }
+}
+
+/// The journal of new answers beside a recorded file: `{api}.jsonl`.
+fn journal_of(path: &Path) -> PathBuf {
+    path.with_extension("jsonl")
+}
+
+/// Adds a journal's entries to `entries` (recorded entries and earlier lines win). A line that does
+/// not parse (one cut by a crash mid-write) is skipped.
+fn read_journal(journal: &Path, entries: &mut Entries) {
+    let Ok(text) = std::fs::read_to_string(journal) else {
+        return;
+    };
+    let mut skipped = 0usize;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|v| {
+            let key = v.get("key")?.as_str()?.to_string();
+            Some((key, v.get("value")?.clone()))
+        });
+        match parsed {
+            Some((key, value)) => {
+                entries.entry(key).or_insert(value);
+            }
+            None => skipped += 1,
+        }
+    }
+    if skipped > 0 {
+        tracing::warn!(
+            "{}: skipped {skipped} unreadable line(s) of the response journal",
+            journal.display()
+        );
     }
 }
 
@@ -262,9 +326,9 @@ mod tests {
             report,
             ImportReport {
                 files: 1,
-                entries: 1,
+                entries: 2,
                 skipped: 1,
-                existing: 1
+                existing: 0
             }
         );
         let again = ResponseCache::new(dir.path().join("ours"));
@@ -272,9 +336,52 @@ mod tests {
             again.get(&f, r#"{"name":"Lionel Messi","page":1,"x":true}"#),
             Some(json!({"error": "", "response": "r"}))
         );
+        // A recorded (imported) reply wins over the one saved in the journal.
         assert_eq!(
             again.get(&f, "{\"name\":\"x\"}"),
-            Some(json!({"error": "", "response": "hi"}))
+            Some(json!({"error": "", "response": "dup"}))
         );
+    }
+
+    #[test]
+    fn new_answers_go_to_the_journal_and_a_cut_line_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ResponseCache::new(dir.path());
+        let f = cache.file("Data", "t", "a");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, r#"{"{}": {"error": "", "response": "recorded"}}"#).unwrap();
+        let recorded = std::fs::read(&f).unwrap();
+        let one = json!({"error": "", "response": 1});
+        cache.put(&f, "{\"n\":1}", one.clone()).unwrap();
+        // A key with an answer keeps it; the recorded entry is never replaced.
+        cache
+            .put(&f, "{\"n\":1}", json!({"error": "", "response": 2}))
+            .unwrap();
+        cache
+            .put(&f, "{}", json!({"error": "", "response": "new"}))
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            recorded,
+            "the recorded file was rewritten"
+        );
+        let journal = f.with_extension("jsonl");
+        assert_eq!(
+            std::fs::read_to_string(&journal).unwrap().lines().count(),
+            1
+        );
+        // A crash mid-write leaves a cut last line: it is skipped, the rest loads.
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&journal)
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"{\"key\": \"{\\\"n\\\":3}\", \"val").unwrap();
+        let fresh = ResponseCache::new(dir.path());
+        assert_eq!(fresh.get(&f, "{\"n\":1}"), Some(one));
+        assert_eq!(
+            fresh.get(&f, "{}"),
+            Some(json!({"error": "", "response": "recorded"}))
+        );
+        assert_eq!(fresh.get(&f, "{\"n\":3}"), None);
     }
 }

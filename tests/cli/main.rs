@@ -28,6 +28,7 @@ mod serve_command;
 mod serve_fidelity;
 mod serve_llm;
 mod serve_mirrorapi;
+mod serve_save;
 mod serve_simulation;
 mod stabletoolbench;
 mod strict_params;
