@@ -33,5 +33,6 @@ mod serve_simulation;
 mod stabletoolbench;
 mod strict_params;
 mod tool_caller;
+mod tool_prompt;
 mod tool_server;
 mod tool_server_down;
