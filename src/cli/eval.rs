@@ -216,7 +216,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
                 .map_err(classify)?,
         );
     }
-    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    let (tool_metrics, tool_table) =
+        super::eval_tools::report(global, &set, &out, run_data(&input))?;
     files.push(out.join("tool_metrics.json"));
     let tools = ToolReport {
         metrics: tool_metrics,
