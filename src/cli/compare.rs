@@ -176,7 +176,7 @@ fn print_text(
     }
     for (name, pr) in ["reference", "candidate"].into_iter().zip(pass_rates) {
         println!(
-            "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
+            "{name} pass rate: ours {:.1}% (missing = failure) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge)",
             pr.overall.pass_rate, pr.overall.pass_rate_without_missing
         );
     }

@@ -113,7 +113,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
         "by rule",
         "ours %",
         "95% CI",
-        "StableToolBench %",
+        "missing dropped %",
         "unusable"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
@@ -138,7 +138,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
     let o = &pr.overall;
     let _ = writeln!(
         s,
-        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
+        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge, not its evaluator)",
         o.pass_rate,
         o.queries - o.missing,
         o.queries,
