@@ -8,6 +8,9 @@ use clap::Args;
 use super::values::named;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
 
+/// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
+pub const SERVICE_URL: &str = "SERVICE_URL";
+
 /// Fault injection flags (shared by `serve` and the commands that start the embedded server).
 #[derive(Debug, Clone, Default, Args)]
 pub struct FaultArgs {
@@ -40,6 +43,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ToolArgs {
     /// A StableToolBench-compatible /virtual URL; default: start the embedded server on loopback.
+    /// Also read from $SERVICE_URL (StableToolBench's name) when $TOOLBENCH_SERVICE_URL is not set.
     #[arg(long, env = "TOOLBENCH_SERVICE_URL", value_name = "URL")]
     pub tool_server: Option<String>,
     /// Key sent as the toolbench_key header (never logged).
@@ -89,7 +93,10 @@ impl FaultArgs {
 impl ToolArgs {
     pub fn options(&self) -> ToolOptions {
         ToolOptions {
-            tool_server: self.tool_server.clone(),
+            tool_server: self
+                .tool_server
+                .clone()
+                .or_else(|| super::values::env_alias(SERVICE_URL)),
             toolbench_key: self.toolbench_key.clone(),
             tool_simulation: self.tool_simulation,
             save_tool_responses: self.save_tool_responses,

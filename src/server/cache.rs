@@ -6,6 +6,10 @@
 //! as soon as its line is written. Reads merge the journal into the map; a recorded entry wins over a
 //! journal line, and the first journal line of a key wins over later ones.
 //!
+//! StableToolBench's own cache layout (`{Category}/{tool}_for_{Category}/{api}.json`, Python-repr
+//! keys) is read too, in the same folder: its `tool_response_cache` serves as `DATA/response_cache`
+//! as it is (`serve import-cache` converts it once instead).
+//!
 //! Paths are only ever built from names found in the tool catalogue (folder names and file stems that
 //! exist on disk, and standardised API names), never from what a request says.
 
@@ -82,6 +86,7 @@ impl ResponseCache {
         } else {
             Entries::new()
         };
+        read_stb_layout(path, &mut entries);
         read_journal(&journal_of(path), &mut entries);
         match self.files.write() {
             // Another reader may have loaded it meanwhile: keep the first.
@@ -140,6 +145,46 @@ impl ResponseCache {
             entries.insert(key.to_string(), value);
         }
         Ok(())
+    }
+}
+
+/// StableToolBench's file for the same API, when the cache holds its layout: `{Category}/
+/// {tool}_for_{Category}/{api}.json`, keyed by Python's `str()` of the arguments in the order its client
+/// sent them. Its keys are read as dict literals and keyed canonically, like ours (an unreadable key
+/// is skipped); our own recorded entries win.
+fn read_stb_layout(path: &Path, entries: &mut Entries) {
+    let (Some(api), Some(tool_dir)) = (path.file_name(), path.parent()) else {
+        return;
+    };
+    let (Some(tool), Some(category_dir)) = (tool_dir.file_name(), tool_dir.parent()) else {
+        return;
+    };
+    let Some(category) = category_dir.file_name() else {
+        return;
+    };
+    let theirs = category_dir
+        .join(format!(
+            "{}_for_{}",
+            tool.to_string_lossy(),
+            category.to_string_lossy()
+        ))
+        .join(api);
+    if !theirs.is_file() {
+        return;
+    }
+    let recorded: BTreeMap<String, Value> = match read_json(&theirs) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("ignoring unreadable response cache file: {e}");
+            return;
+        }
+    };
+    for (key, value) in recorded {
+        if let Ok(args @ Value::Object(_)) = super::pyrepr::parse(&key) {
+            entries
+                .entry(crate::tools::args::canonical_json(&args))
+                .or_insert(value);
+        }
     }
 }
 

@@ -50,7 +50,10 @@ impl Test {
         // Tests never reach a real endpoint by accident.
         for var in [
             "OPENAI_BASE_URL",
+            "OPENAI_API_BASE",
             "OPENAI_API_KEY",
+            "TOOLBENCH_SERVICE_URL",
+            "SERVICE_URL",
             "SUM2ACT_MODEL",
             "SUM2ACT_DATA",
             "SUM2ACT_CONFIG",
