@@ -52,6 +52,9 @@ pub struct Manifest {
     /// Run directories this one was merged from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The shards (`I/N`) merged into this directory so far, so a later `merge` knows the set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_shards: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -79,6 +82,7 @@ impl Manifest {
             agent: Value::Null,
             config: Value::Null,
             merged_from: Vec::new(),
+            merged_shards: Vec::new(),
         }
     }
 

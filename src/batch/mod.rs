@@ -30,7 +30,7 @@ pub use lock::{LOCK_FILE, RunLock};
 pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{
     SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
-    select, select_with,
+    select, select_with, selected_ids,
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use provenance::Provenance;

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
+pub use super::eval_input::load_set;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
 use super::{BadInput, GlobalArgs};
@@ -20,7 +21,6 @@ use crate::eval::{
 };
 use crate::prompts::Prompts;
 use crate::toolbench::io::write_json_atomic;
-use crate::toolbench::load_id_file;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -137,72 +137,6 @@ impl JudgeArgs {
 
 fn parse_mode(s: &str) -> Result<JudgeMode, String> {
     s.parse()
-}
-
-/// Loads what `eval`/`compare` score: a run directory, a converted folder, or a converted file.
-pub fn load_set(
-    path: &Path,
-    subset: Option<&str>,
-    ids: Option<&Path>,
-    subsets: &[String],
-) -> anyhow::Result<AnswerSet> {
-    let mut set = match (path.is_file(), subset) {
-        (true, Some(s)) => crate::eval::input::load_converted_file(path, s),
-        _ => crate::eval::load_answers(path),
-    }
-    .map_err(classify)?;
-    if let Some(dir) = ids.filter(|p| p.is_dir()) {
-        // StableToolBench's `--test_ids` folder: one `{subset}.json` per subset.
-        let wanted = match subset {
-            Some(s) => vec![s.to_string()],
-            None if !subsets.is_empty() => subsets.to_vec(),
-            None => set.subsets(),
-        };
-        for name in wanted {
-            let file = dir.join(format!("{name}.json"));
-            if !file.is_file() {
-                return Err(BadInput(format!(
-                    "--ids {}: no id file {name}.json for subset {name}",
-                    dir.display()
-                ))
-                .into());
-            }
-            let ids = load_id_file(&file).map_err(|e| BadInput(e.to_string()))?;
-            set.expect_ids(&name, &ids);
-        }
-    } else if let Some(ids_path) = ids {
-        let ids = load_id_file(ids_path).map_err(|e| BadInput(e.to_string()))?;
-        let name = match subset {
-            Some(s) => s.to_string(),
-            None => match set.subsets().as_slice() {
-                [one] => one.clone(),
-                many => {
-                    return Err(BadInput(format!(
-                        "--ids {}: the answers span {} subsets ({}); name one with --subset",
-                        ids_path.display(),
-                        many.len(),
-                        many.join(", ")
-                    ))
-                    .into());
-                }
-            },
-        };
-        set.expect_ids(&name, &ids);
-    }
-    set.restrict(subsets);
-    if set.expected.is_empty() {
-        return Err(BadInput(format!(
-            "{}: no answers to evaluate{}",
-            path.display(),
-            if subsets.is_empty() {
-                String::new()
-            } else {
-                format!(" in subsets {}", subsets.join(","))
-            }
-        ))
-        .into());
-    }
-    Ok(set)
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {

@@ -6,6 +6,7 @@ mod chat;
 mod compare;
 mod data;
 pub mod eval;
+mod eval_input;
 mod eval_tools;
 mod exit;
 mod export;

@@ -30,6 +30,7 @@ mod serve_llm;
 mod serve_mirrorapi;
 mod serve_save;
 mod serve_simulation;
+mod shards;
 mod stabletoolbench;
 mod strict_params;
 mod tool_caller;
