@@ -150,13 +150,16 @@ pub fn selected_ids(
         .collect())
 }
 
+/// Queries with their subset, in canonical (subset, query id) order.
+type SubsetQueries = Vec<(String, Query)>;
+
 /// The subset names (sorted) and this shard's queries of them, in canonical order.
 fn chosen_queries(
     data: &DataDir,
     subsets: &[String],
     limit: Option<usize>,
     shard: Shard,
-) -> Result<(Vec<String>, Vec<(String, Query)>), BatchError> {
+) -> Result<(Vec<String>, SubsetQueries), BatchError> {
     let mut names: Vec<String> = if subsets.is_empty() {
         data.subsets()?
     } else {
