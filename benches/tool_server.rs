@@ -13,9 +13,9 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use sum2act::server::simulate::{parse_template, simulate};
-use sum2act::server::{VirtualApi, spawn};
+use sum2act::server::{ServerOptions, VirtualApi, embedded_api, spawn};
 use sum2act::toolbench::naming::param_name;
-use sum2act::toolbench::{ApiDoc, Catalog};
+use sum2act::toolbench::{ApiDoc, Catalog, DataDir};
 use sum2act::tools::{HttpSource, ToolRequest, ToolSource};
 
 const TARGET_P50_MS: f64 = 5.0;
@@ -206,17 +206,17 @@ async fn new_calls(
     concurrency: usize,
     save: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // A copy of the data directory, served as `serve --save` serves one.
     let copy = tempfile::tempdir()?;
     let cache = copy.path().join("response_cache");
     let status = std::process::Command::new("cp")
         .arg("-r")
-        .arg(data.join("response_cache"))
-        .arg(&cache)
+        .args(["queries", "tools", "response_cache"].map(|d| data.join(d)))
+        .arg(copy.path())
         .status()?;
     if !status.success() {
-        return Err("cannot copy the response cache".into());
+        return Err("cannot copy the data directory".into());
     }
-    let catalog = Arc::new(Catalog::load(&data.join("tools"))?.catalog);
     let recorded: Vec<&(String, ApiDoc)> = docs
         .iter()
         .filter(|(tool, doc)| {
@@ -232,7 +232,12 @@ async fn new_calls(
         return Err("no API with a recorded cache file".into());
     }
     let bytes_before = dir_bytes(&cache);
-    let api = Arc::new(VirtualApi::new(catalog, Some(cache.clone())).with_save(save));
+    let options = ServerOptions {
+        save,
+        entity_memory: true,
+        ..ServerOptions::default()
+    };
+    let api = Arc::new(embedded_api(&DataDir::open(copy.path())?, &options, None)?);
     let server = spawn(api, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
     let source = Arc::new(HttpSource::new(&server.url(), None)?);
     let requests: Arc<Vec<ToolRequest>> = Arc::new(

@@ -87,6 +87,8 @@ pub struct ToolsSection {
     pub global_per_minute: Option<u32>,
     pub per_tool_per_minute: Option<u32>,
     pub timeout_secs: u64,
+    /// The tool simulator's own limit in seconds, once a server said it is simulating (none: no limit).
+    pub simulator_timeout_secs: Option<u64>,
     pub retries: u32,
     pub max_observation_length: usize,
 }
@@ -99,6 +101,7 @@ impl Default for ToolsSection {
             global_per_minute: None,
             per_tool_per_minute: None,
             timeout_secs: 15,
+            simulator_timeout_secs: None,
             retries: 2,
             max_observation_length: 1024,
         }

@@ -1,7 +1,10 @@
 //! How much information the schema simulator's replies carry (issue #18); the measurement itself is
 //! `sum2act::server::fidelity` (also behind `sum2act serve fidelity`).
 //!
-//! `cargo bench --bench simulator_fidelity [-- --data DIR --dump FILE --sample N --skip K --verbose]`
+//! `cargo bench --bench simulator_fidelity [-- --data DIR --dump FILE --sample N --skip K --verbose
+//! --world DIR]`
+//!
+//! `--world DIR` adds part (d): the consistency of a world folder (a run's `OUT/world`).
 //!
 //! `--dump FILE` writes a reading sample of N APIs instead of measuring. Exits 1 when a target is
 //! missed.
@@ -56,6 +59,10 @@ fn main() -> Result<(), Error> {
         .build()?;
     let report = rt.block_on(measure(&opts))?;
     print!("{}", report.table);
+    if let Some(world) = flag(&args, "--world").map(PathBuf::from) {
+        let c = sum2act::server::world::consistency::check(&world);
+        print!("{}", c.table(&world));
+    }
     if report.missed.is_empty() {
         println!("targets met");
         return Ok(());

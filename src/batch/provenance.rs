@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::toolbench::FINISH;
 use crate::toolbench::answer::OUR_KEY;
 use crate::tools::ReplySource;
+use crate::tools::observation::code::TIMEOUT;
 
 /// Replies by source over a set of episodes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -23,21 +24,31 @@ pub struct Provenance {
     pub episodes: usize,
     /// Episodes whose every answered call was answered by the schema simulator (at least one call).
     pub all_simulated: usize,
+    /// Tool-call attempts that failed transiently and were retried (each is in its observation's
+    /// `retries`).
+    pub retries: u64,
+    /// Tool calls that ended in a timeout (code 5) after their retries.
+    pub timeouts: u64,
 }
 
 /// The sources of one episode's tool-call replies, in order. `record` is the answer file's
 /// `sum2act` record.
 pub fn episode_sources(record: &Value) -> Vec<ReplySource> {
-    let Some(steps) = record.get("steps").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    steps
-        .iter()
-        .filter_map(|s| s.get("observation"))
-        .filter(|o| o.get("function").and_then(Value::as_str) != Some(FINISH))
+    tool_observations(record)
         .filter_map(|o| o.get("source").and_then(Value::as_str))
         .filter_map(ReplySource::parse)
         .collect()
+}
+
+/// The tool-call observations of one episode (not `Finish`).
+fn tool_observations(record: &Value) -> impl Iterator<Item = &Value> {
+    record
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("observation"))
+        .filter(|o| o.get("function").and_then(Value::as_str) != Some(FINISH))
 }
 
 /// True when the episode's tool replies all came from the schema simulator. Calls the caller refused
@@ -67,6 +78,15 @@ impl Provenance {
         if all_simulated(record) {
             self.all_simulated += 1;
         }
+        for o in tool_observations(record) {
+            self.retries += o
+                .get("retries")
+                .and_then(Value::as_array)
+                .map_or(0, |r| r.len() as u64);
+            if o.get("code").and_then(Value::as_u64) == Some(u64::from(TIMEOUT)) {
+                self.timeouts += 1;
+            }
+        }
     }
 
     /// One line for the end-of-run output.
@@ -83,6 +103,11 @@ impl Provenance {
             out,
             " · {} of {} queries answered only by the schema simulator",
             self.all_simulated, self.episodes
+        );
+        let _ = write!(
+            out,
+            " · {} retried attempts, {} calls timed out",
+            self.retries, self.timeouts
         );
         out
     }
@@ -112,14 +137,19 @@ mod tests {
         p.add(&file(&[("a", "cache"), ("b", "simulated")]));
         p.add(&file(&[("Finish", "caller")]));
         p.add(&json!({"answer_generation": {}}));
-        assert_eq!(p.episodes, 3);
-        assert_eq!(p.tool_calls, 4);
+        p.add(&json!({"sum2act": {"steps": [{"observation": {"function": "a", "source": "caller", "code": 5,
+            "retries": [{"attempt": 1, "error": "timed out", "elapsed_ms": 15000, "backoff_ms": 500}]}}]}}));
+        assert_eq!(p.episodes, 4);
+        assert_eq!(p.tool_calls, 5);
         assert_eq!(p.by_source.get("simulated"), Some(&2));
-        assert_eq!(p.by_source.get("caller"), Some(&1));
+        assert_eq!(p.by_source.get("caller"), Some(&2));
         assert_eq!(p.all_simulated, 1);
+        assert_eq!((p.retries, p.timeouts), (1, 1));
         let line = p.line();
         assert!(
-            line.contains("simulated 50.0%") && line.contains("1 of 3 queries"),
+            line.contains("simulated 40.0%")
+                && line.contains("1 of 4 queries")
+                && line.contains("1 retried attempts, 1 calls timed out"),
             "{line}"
         );
     }

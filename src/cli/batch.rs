@@ -92,7 +92,10 @@ pub async fn run(
     options.methods.catalogue_graph =
         super::index_graph::for_agent(args.solver.agent.method, args.tools, &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args.solver.environment(config, &data).await?;
+    let env = args
+        .solver
+        .environment(config, &data, Some(&args.out))
+        .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     let mut manifest = Manifest::new(solver.method().name(), &llm.model_id());

@@ -34,7 +34,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         )?)),
         _ => None,
     };
-    let env = args.solver.environment(config, &data).await?;
+    let env = args.solver.environment(config, &data, None).await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     let mut session = Session::new(
         catalog.clone(),

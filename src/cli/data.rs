@@ -6,7 +6,8 @@ use clap::{Args, Subcommand};
 
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::toolbench::{DataDir, SubsetStats};
+use crate::server::simulate::{TemplateClass, parse_template};
+use crate::toolbench::{Catalog, DataDir, SubsetStats};
 
 #[derive(Debug, Args)]
 pub struct DataArgs {
@@ -30,6 +31,17 @@ pub fn run(global: &GlobalArgs, _config: &Config, args: DataArgs) -> anyhow::Res
     }
 }
 
+/// The catalogue's APIs by what their template says (with data, a recorded error reply, ...).
+fn template_counts(catalog: &Catalog) -> Vec<(TemplateClass, usize)> {
+    let mut counts = std::collections::BTreeMap::new();
+    for (_, doc) in catalog.api_docs() {
+        *counts
+            .entry(TemplateClass::of(parse_template(&doc).as_ref()))
+            .or_insert(0) += 1;
+    }
+    counts.into_iter().collect()
+}
+
 fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let subsets = data.subsets()?;
@@ -51,7 +63,12 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         super::warn_missing_tools(&subset, &queries, catalog);
         rows.push(SubsetStats::of(&subset, &queries));
     }
+    let templates = template_counts(catalog);
     if json {
+        let by_class: serde_json::Map<String, serde_json::Value> = templates
+            .iter()
+            .map(|(c, n)| (c.label().to_string(), (*n).into()))
+            .collect();
         let out = serde_json::json!({
             "data": data.root(),
             "subsets": rows,
@@ -60,6 +77,7 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
                 "apis": catalog.api_count(),
                 "categories": catalog.categories().len(),
                 "broken_files": load.broken.len(),
+                "templates": by_class,
             }
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -89,6 +107,14 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
             catalog.categories().len(),
             total,
             rows.len()
+        );
+        let parts: Vec<String> = templates
+            .iter()
+            .map(|(c, n)| format!("{n} {}", c.label()))
+            .collect();
+        println!(
+            "templates: {} (an error reply recorded as the template is treated as shape unknown)",
+            parts.join(", ")
         );
     }
     if !load.broken.is_empty() {

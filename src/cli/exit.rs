@@ -28,6 +28,12 @@ impl InputFault for EvalError {
     }
 }
 
+impl InputFault for crate::llm::by_hand::ByHandError {
+    fn is_bad_input(&self) -> bool {
+        crate::llm::by_hand::ByHandError::is_bad_input(self)
+    }
+}
+
 impl InputFault for LlmError {
     fn is_bad_input(&self) -> bool {
         LlmError::is_bad_input(self)

@@ -2,6 +2,7 @@
 
 pub mod agent_args;
 mod batch;
+mod by_hand;
 mod chat;
 mod compare;
 mod data;
@@ -94,8 +95,12 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Check the configured model (the embedded one by default): answer a prompt, show tokens and speed.
     Llm(llm::LlmCmdArgs),
-    /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback.
+    /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback;
+    /// `--by-hand DIR`: every request is answered by a reader through DIR.
     ServeLlm(Box<serve_llm::ServeLlmArgs>),
+    /// The reader's side of `serve-llm --by-hand DIR`: claim a request (`next`), answer it (`reply`),
+    /// see the queue (`status`), hand back an abandoned one (`release`).
+    ByHand(by_hand::ByHandArgs),
     /// The virtual RapidAPI server (StableToolBench's /virtual protocol) for a data directory: cached,
     /// simulated or LLM answers, fault injection; `serve import-cache` converts StableToolBench caches.
     Serve(Box<serve::ServeArgs>),
@@ -158,6 +163,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(args),
         Command::Llm(args) => llm::run(&cli.global, &config, args).await,
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
+        Command::ByHand(args) => by_hand::run(args).await,
         Command::Serve(args) => serve::run(&cli.global, &config, *args).await,
         Command::Index(args) => index::run(&cli.global, &config, args).await,
         Command::Retrieve(args) => retrieve::run(&cli.global, &config, *args),

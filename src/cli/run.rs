@@ -52,7 +52,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     options.methods.catalogue_graph =
         super::index_graph::for_agent(args.solver.agent.method, tool_set(&args), &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args.solver.environment(config, &data).await?;
+    let env = args
+        .solver
+        .environment(config, &data, Some(&args.out))
+        .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
 
     println!(

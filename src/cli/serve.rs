@@ -14,7 +14,7 @@ use super::tool_args::FaultArgs;
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::server::{SimulationMode, embedded_api, import_stb_cache, serve_until};
+use crate::server::{ServerOptions, SimulationMode, embedded_api, import_stb_cache, serve_until};
 use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
@@ -28,9 +28,12 @@ pub struct ServeArgs {
     /// Address to bind; loopback by default. Binding elsewhere exposes the server to the network.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub host: IpAddr,
-    /// Write new simulated answers into DATA/response_cache (atomically), so reruns are identical.
-    #[arg(long)]
+    /// Keep the simulated world in DATA/response_cache (one file per new reply, atomically), so reruns
+    /// are identical.
+    #[arg(long, conflicts_with = "world")]
     pub save: bool,
+    #[command(flatten)]
+    pub world: super::tool_args::WorldArgs,
     /// How answers that are not in the response cache are made.
     #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
     pub simulation: SimulationMode,
@@ -98,16 +101,14 @@ pub async fn run(
                 .context("loading the simulator model")?,
         ),
     };
-    let api = Arc::new(
-        embedded_api(
-            &data,
-            args.save,
-            args.simulation,
-            &args.faults.config(),
-            llm,
-        )?
-        .with_stb_compat(args.stb_compat),
-    );
+    let options = ServerOptions {
+        save: args.save,
+        mode: args.simulation,
+        faults: args.faults.config(),
+        world: args.world.world.clone(),
+        entity_memory: !args.world.no_entity_memory,
+    };
+    let api = Arc::new(embedded_api(&data, &options, llm)?.with_stb_compat(args.stb_compat));
     let describe = api.describe();
     let shutdown = async {
         stop_signal().await;

@@ -1,11 +1,13 @@
 //! `sum2act serve fidelity`: the simulator fidelity table (`sum2act::server::fidelity`, the same code
-//! as `cargo bench --bench simulator_fidelity`) for a data directory, from the command line.
+//! as `cargo bench --bench simulator_fidelity`) for a data directory, from the command line; with
+//! `--world DIR`, the consistency of a run's world instead (`server::world::consistency`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::GlobalArgs;
+use super::{BadInput, GlobalArgs};
 use crate::server::fidelity::{Options, measure};
 use crate::toolbench::DataDir;
 
@@ -17,9 +19,21 @@ pub struct FidelityArgs {
     /// List every rule violation found, not the first eight.
     #[arg(long)]
     pub all_violations: bool,
+    /// Score a world folder (a run's `OUT/world`, or a shared `--world DIR`) for contradictions between
+    /// replies that mention the same identifier, instead of measuring the data directory.
+    #[arg(long, value_name = "DIR")]
+    pub world: Option<PathBuf>,
 }
 
 pub async fn run(global: &GlobalArgs, args: &FidelityArgs) -> anyhow::Result<ExitCode> {
+    if let Some(world) = &args.world {
+        if !world.is_dir() {
+            return Err(BadInput(format!("--world {}: not a folder", world.display())).into());
+        }
+        let c = crate::server::world::consistency::check(world);
+        print!("{}", c.table(world));
+        return Ok(ExitCode::SUCCESS);
+    }
     let data = DataDir::open_or_default(global.data.as_deref())?;
     let opts = Options {
         data: data.root().to_path_buf(),

@@ -1,8 +1,11 @@
 //! `sum2act serve-llm`: the configured model (the embedded one by default) behind an OpenAI-compatible
-//! endpoint, so other processes and Python tools can share one loaded model.
+//! endpoint, so other processes and Python tools can share one loaded model; with `--by-hand DIR`,
+//! a model answered by readers through DIR (`sum2act by-hand ...`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Args;
 
@@ -10,7 +13,9 @@ use super::GlobalArgs;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
 use crate::config::Config;
-use crate::llm;
+use crate::llm::by_hand::{ByHand, ByHandOptions, Commands};
+use crate::llm::replay::Recorder;
+use crate::llm::{self, LlmClient};
 
 #[derive(Debug, Args)]
 pub struct ServeLlmArgs {
@@ -20,6 +25,11 @@ pub struct ServeLlmArgs {
     /// Address to bind; loopback by default. Binding elsewhere exposes the model to the network.
     #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub host: IpAddr,
+    /// Answer every request by hand: each is written into DIR for a reader of its role (`sum2act
+    /// by-hand next DIR --role agent|simulator|judge`) and waits, with no time limit, for the reply.
+    /// The model flags are then unused except --record.
+    #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+    pub by_hand: Option<PathBuf>,
     #[command(flatten)]
     pub limits: super::limits_args::LimitsArgs,
     #[command(flatten)]
@@ -31,15 +41,46 @@ pub async fn run(
     config: &Config,
     args: ServeLlmArgs,
 ) -> anyhow::Result<ExitCode> {
-    let client = llm::build(&args.llm.options(), config)
-        .await
-        .map_err(classify)?;
+    let client = match &args.by_hand {
+        Some(dir) => by_hand(dir, args.llm.record.as_deref())?,
+        None => llm::build(&args.llm.options(), config)
+            .await
+            .map_err(classify)?,
+    };
     let listener = llm::server::bind(SocketAddr::new(args.host, args.port))
         .await
         .map_err(classify)?;
     let addr = listener.local_addr()?;
     // Printed on stdout so scripts can read the address (with --port 0 in particular).
     println!("serving {} at http://{addr}/v1", client.model_id());
+    if let Some(dir) = &args.by_hand {
+        eprintln!(
+            "requests go to {}/{{agent,simulator,judge}}; readers: sum2act by-hand next {} --role ROLE --wait 120",
+            dir.display(),
+            dir.display()
+        );
+    }
     llm::server::serve_with(listener, client, args.limits.limits()).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The by-hand model on `dir`, recorded into `record` when given. The reply command it prints names
+/// this very binary and the folder's absolute path, so a reader can run it from anywhere.
+fn by_hand(dir: &Path, record: Option<&Path>) -> anyhow::Result<Arc<dyn LlmClient>> {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let program = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "sum2act".into());
+    let model = ByHand::new(ByHandOptions {
+        dir: absolute.clone(),
+        commands: Commands {
+            program,
+            dir: absolute.display().to_string(),
+        },
+    })
+    .map_err(|e| super::BadInput(format!("--by-hand {}: {e}", dir.display())))?;
+    Ok(match record {
+        Some(rec) => Arc::new(Recorder::new(model, rec).map_err(classify)?),
+        None => Arc::new(model),
+    })
 }

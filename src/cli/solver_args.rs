@@ -1,6 +1,7 @@
 //! The flags of the commands that solve queries (`run`, `batch`, `chat`): the method, the model, the
 //! tool environment and the retriever, and the environment they build.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use clap::Args;
@@ -36,15 +37,17 @@ pub struct Environment {
 }
 
 impl SolverArgs {
-    /// Builds the model, then the tool environment (whose LLM simulation may use the model), then loads
-    /// the prompts.
+    /// Builds the model, then the tool environment (whose LLM simulation may use the model; its world
+    /// defaults to `out/world`), then loads the prompts.
     pub async fn environment(
         &self,
         config: &Config,
         data: &DataDir,
+        out: Option<&Path>,
     ) -> anyhow::Result<Environment> {
         let llm = crate::llm::build(&self.llm.options(), config).await?;
-        let setup = tool_setup(&self.tool_args.options(), config, data, Some(llm.clone())).await?;
+        let tools = self.tool_args.options(out);
+        let setup = tool_setup(&tools, config, data, Some(llm.clone())).await?;
         let prompts = Arc::new(Prompts::load()?);
         Ok(Environment {
             llm,

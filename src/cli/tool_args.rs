@@ -1,6 +1,7 @@
 //! Tool environment flags (`run`, `batch`, `chat`) and fault injection flags (also `serve`); they
 //! become [`ToolOptions`] and [`FaultConfig`].
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -39,6 +40,18 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The simulated world's flags (shared by `serve` and the commands that start the embedded server).
+#[derive(Debug, Clone, Default, Args)]
+pub struct WorldArgs {
+    /// Keep the simulated world in DIR: every reply made up (the same call always gets the same
+    /// reply) and the entity memory. Share one DIR between runs and methods so they meet one world.
+    #[arg(long, value_name = "DIR")]
+    pub world: Option<PathBuf>,
+    /// Do not give the LLM simulator what earlier replies fixed about the values a call names.
+    #[arg(long)]
+    pub no_entity_memory: bool,
+}
+
 /// Tool environment flags of `run`, `batch` and `chat`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ToolArgs {
@@ -57,15 +70,22 @@ pub struct ToolArgs {
     /// How the embedded server answers calls that are not in the response cache.
     #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
     pub tool_simulation: SimulationMode,
-    /// Write new simulated answers into the data directory's response cache (reruns then match).
-    #[arg(long)]
+    /// Keep the simulated world in the data directory's response cache folder (reruns then match).
+    #[arg(long, conflicts_with = "world")]
     pub save_tool_responses: bool,
+    #[command(flatten)]
+    pub world: WorldArgs,
     /// Calls per minute per tool (ToolBench assumes 30).
     #[arg(long, value_name = "N")]
     pub tool_rate_limit: Option<u32>,
-    /// Seconds before a tool call times out.
+    /// Seconds before a tool call times out (ToolBench's timeout: the API's answer; a simulator's
+    /// thinking is not charged to it).
     #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub tool_timeout: Option<u64>,
+    /// Seconds a tool simulator may take to make a reply (default: no limit; the simulator's model
+    /// has its own timeout and falls back to the schema simulator).
+    #[arg(long, value_name = "SECS")]
+    pub simulator_timeout: Option<u64>,
     /// Observation length in characters before it is cut (ToolBench: 1024).
     #[arg(long, value_name = "N")]
     pub max_observation_length: Option<usize>,
@@ -91,7 +111,14 @@ impl FaultArgs {
 }
 
 impl ToolArgs {
-    pub fn options(&self) -> ToolOptions {
+    /// The options; `out` is the run's output folder, whose `world/` holds the world of a run whose
+    /// simulation uses a model when no world is named.
+    pub fn options(&self, out: Option<&Path>) -> ToolOptions {
+        let world = self.world.world.clone().or_else(|| {
+            (self.tool_simulation.uses_llm() && !self.save_tool_responses)
+                .then(|| out.map(|o| o.join("world")))
+                .flatten()
+        });
         ToolOptions {
             tool_server: self
                 .tool_server
@@ -100,6 +127,9 @@ impl ToolArgs {
             toolbench_key: self.toolbench_key.clone(),
             tool_simulation: self.tool_simulation,
             save_tool_responses: self.save_tool_responses,
+            world,
+            entity_memory: !self.world.no_entity_memory,
+            simulator_timeout: self.simulator_timeout,
             tool_rate_limit: self.tool_rate_limit,
             tool_timeout: self.tool_timeout,
             max_observation_length: self.max_observation_length,

@@ -391,11 +391,13 @@ impl Judge {
     async fn attempt(&self, call: &Call<'_>, rendered: &str) -> Result<Attempts, EvalError> {
         let mut got = Attempts::default();
         for attempt in 0..call.attempts.max(1) {
-            let mut request =
-                CompletionRequest::new("judge", vec![Message::user(rendered.to_string())])
-                    .with_json_schema("verdict", call.reading.schema.clone())
-                    .with_temperature(self.options.temperature)
-                    .with_max_tokens(self.options.max_tokens);
+            let mut request = CompletionRequest::new(
+                crate::llm::purpose::JUDGE,
+                vec![Message::user(rendered.to_string())],
+            )
+            .with_json_schema("verdict", call.reading.schema.clone())
+            .with_temperature(self.options.temperature)
+            .with_max_tokens(self.options.max_tokens);
             request.seed = Some(
                 self.options
                     .seed

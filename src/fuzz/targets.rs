@@ -292,15 +292,8 @@ fn fuzz_virtual_requests() {
         panic!("no runtime");
     };
     let data = crate::toolbench::DataDir::open_or_default(None).unwrap_or_else(|e| panic!("{e}"));
-    let faults = crate::server::FaultConfig::default();
-    let api = crate::server::embedded_api(
-        &data,
-        false,
-        crate::server::SimulationMode::Schema,
-        &faults,
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let api = crate::server::embedded_api(&data, &Default::default(), None)
+        .unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<(String, String, String)> = api
         .catalog()
         .tools()
@@ -331,6 +324,7 @@ fn fuzz_virtual_requests() {
         g.record(&text);
         let response = rt.block_on(crate::server::routes::virtual_api(
             State(api.clone()),
+            axum::http::HeaderMap::new(),
             Ok(Bytes::from(text)),
         ));
         let status = response.status().as_u16();

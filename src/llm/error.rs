@@ -49,6 +49,8 @@ pub enum LlmError {
     ModelFileMissing { path: std::path::PathBuf },
     #[error("replay: {0}")]
     Replay(String),
+    #[error("by-hand model: {0}")]
+    ByHand(String),
     #[error("LLM configuration: {0}")]
     Config(String),
 }

@@ -1,19 +1,23 @@
 //! The LLM layer: one small trait every method talks to, and its implementations (OpenAI-compatible
-//! HTTP, the embedded llama.cpp model, record/replay, a scripted model for tests) plus decorators for
+//! HTTP, the embedded llama.cpp model, a model answered by hand, record/replay, a scripted model for
+//! tests) plus decorators for
 //! retries, rate limits and accounting. Most callers only need [`LlmOptions`] and [`build`].
 
 #[cfg(feature = "local-model")]
 pub mod bench;
+pub mod by_hand;
 #[cfg(feature = "local-model")]
 pub mod cpu;
 mod error;
 pub mod gbnf;
+pub mod json_check;
 pub mod limits;
 #[cfg(feature = "local-model")]
 pub mod local;
 pub mod meter;
 pub mod openai;
 mod options;
+pub mod purpose;
 pub mod replay;
 pub mod retry;
 pub mod scripted;
@@ -31,7 +35,7 @@ pub use meter::{Meter, Metered, UsageTotals, metered};
 pub use options::{
     KNOWN_MODEL_FILES, LlmOptions, build, model_cache_dir, resolve_model_path, uses_embedded_model,
 };
-pub use tokens::{count_prompt_tokens, count_tokens};
+pub use tokens::{count_completion_tokens, count_prompt_tokens, count_tokens};
 pub use types::{
     Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,
 };

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::purpose;
 use super::tokens::count_prompt_tokens;
 use super::{
     Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall,
-    ToolChoice, Usage, count_tokens,
+    ToolChoice, Usage, count_completion_tokens,
 };
 
 /// Largest response body read from an endpoint.
@@ -55,7 +56,7 @@ impl OpenAiClient {
             .filter(|u| matches!(u.scheme(), "http" | "https") && !u.cannot_be_a_base());
         let Some(base_url) = parsed else {
             return Err(LlmError::Config(format!(
-                "endpoint URL `{shown}` must be an http:// or https:// URL (e.g. http://127.0.0.1:8000/v1)"
+                "endpoint URL `{shown}` must start with http:// or https:// and be a valid URL (e.g. http://127.0.0.1:8000/v1)"
             )));
         };
         let http = reqwest::Client::builder()
@@ -232,12 +233,12 @@ impl LlmClient for OpenAiClient {
         let body = request_body(&model, request);
         let url = self.endpoint("chat/completions");
         tracing::debug!(endpoint = %self.shown, model = %model, purpose = %request.purpose, "LLM request");
-        let resp = self
-            .authorized(self.http.post(url))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| self.transport_error(e))?;
+        let mut post = self.authorized(self.http.post(url)).json(&body);
+        // The purpose travels beside the prompt, never in it: a by-hand endpoint routes on it.
+        if let Some(p) = purpose::from_header(&request.purpose) {
+            post = post.header(purpose::PURPOSE_HEADER, p);
+        }
+        let resp = post.send().await.map_err(|e| self.transport_error(e))?;
         let status = resp.status().as_u16();
         let after = retry_after(resp.headers());
         let text = self.read_body(resp).await?;
@@ -444,11 +445,7 @@ pub fn parse_response(text: &str, request: &CompletionRequest) -> Result<Complet
         },
         _ => Usage {
             prompt_tokens: count_prompt_tokens(request),
-            completion_tokens: (count_tokens(&content)
-                + tool_calls
-                    .iter()
-                    .map(|c| count_tokens(&c.name) + count_tokens(&c.arguments))
-                    .sum::<usize>()) as u64,
+            completion_tokens: count_completion_tokens(&content, &tool_calls),
         },
     };
     let completion = Completion {

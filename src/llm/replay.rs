@@ -33,6 +33,16 @@ pub fn request_key(request: &CompletionRequest) -> String {
     hex::encode(Sha256::digest(canonical.as_bytes()))[..32].to_string()
 }
 
+/// The key of `request` as an OpenAI-compatible server records it (`serve-llm --record`): after the
+/// trip through the wire, which carries no purpose, no `tools_described` and no names on tool
+/// messages. So a run made through a recording server replays offline from the server's recording.
+pub fn wire_key(request: &CompletionRequest) -> Option<String> {
+    let body = super::openai::request_body("", request);
+    super::server::parse_request(&body)
+        .ok()
+        .map(|r| request_key(&r))
+}
+
 fn path_for(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.json"))
 }
@@ -135,8 +145,16 @@ impl Replayer {
 #[async_trait]
 impl LlmClient for Replayer {
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let key = request_key(request);
-        let path = path_for(&self.dir, &key);
+        let mut key = request_key(request);
+        let mut path = path_for(&self.dir, &key);
+        // Recorded on a server's side (`serve-llm --record`): keyed as the request arrived there.
+        if !path.is_file()
+            && let Some(wire) = wire_key(request)
+            && path_for(&self.dir, &wire).is_file()
+        {
+            path = path_for(&self.dir, &wire);
+            key = wire;
+        }
         let text = std::fs::read_to_string(&path).map_err(|_| {
             let last_user = request
                 .messages
@@ -198,6 +216,17 @@ mod tests {
         assert_eq!(replay.complete(&relabelled).await.unwrap().content, "one");
         assert_eq!(replay.complete(&req).await.unwrap().content, "two");
         assert_eq!(replay.complete(&req).await.unwrap().content, "two");
+        // A request recorded after the wire (on a server) replays for the client that sent it.
+        let mut sent = CompletionRequest::new("state", vec![Message::user("w")]).tools_described();
+        sent.tools = vec![serde_json::json!({"type": "function", "function": {"name": "f"}})];
+        let body = crate::llm::openai::request_body("m", &sent);
+        let arrived = crate::llm::server::parse_request(&body).unwrap();
+        assert_ne!(request_key(&arrived), request_key(&sent));
+        let server =
+            Recorder::new(ScriptedLlm::from_replies(vec!["wire".into()]), dir.path()).unwrap();
+        server.complete(&arrived).await.unwrap();
+        let replay = Replayer::new(dir.path()).unwrap();
+        assert_eq!(replay.complete(&sent).await.unwrap().content, "wire");
         let unseen = CompletionRequest::new("router", vec![Message::user("new")]);
         let err = replay.complete(&unseen).await.unwrap_err().to_string();
         assert!(err.contains("no recording"), "{err}");

@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{Path as AxumPath, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use super::purpose::{self, ReaderRole};
 use super::{
     Completion, CompletionRequest, LlmClient, LlmError, Message, ResponseFormat, Role, ToolCall,
     ToolChoice,
@@ -206,7 +207,57 @@ struct AppState {
     client: Arc<dyn LlmClient>,
 }
 
-async fn chat(State(state): State<Arc<AppState>>, body: Option<Json<Value>>) -> Response {
+async fn chat(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
+    complete(&state, None, &headers, body).await
+}
+
+/// `/role/{role}/v1/...`: a client that sends no purpose (StableToolBench's Python, curl) chooses
+/// which by-hand reader answers it by the URL.
+async fn chat_as_role(
+    State(state): State<Arc<AppState>>,
+    AxumPath(role): AxumPath<String>,
+    headers: HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
+    match role_named(&role) {
+        Ok(role) => complete(&state, Some(role), &headers, body).await,
+        Err(refused) => *refused,
+    }
+}
+
+/// The role a `/role/{role}/v1` URL names, or a 404 listing the roles.
+fn role_named(name: &str) -> Result<ReaderRole, Box<Response>> {
+    name.parse::<ReaderRole>().map_err(|e| {
+        Box::new(error(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            None,
+            e.to_string(),
+        ))
+    })
+}
+
+/// The purpose a request is answered under: the URL's role wins, then our client's purpose header.
+fn purpose_of(role: Option<ReaderRole>, headers: &HeaderMap) -> Option<String> {
+    if let Some(r) = role {
+        return Some(r.purpose().to_string());
+    }
+    headers
+        .get(purpose::PURPOSE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(purpose::from_header)
+}
+
+async fn complete(
+    state: &AppState,
+    role: Option<ReaderRole>,
+    headers: &HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
     let Some(Json(body)) = body else {
         return error(
             StatusCode::BAD_REQUEST,
@@ -215,10 +266,13 @@ async fn chat(State(state): State<Arc<AppState>>, body: Option<Json<Value>>) -> 
             "body must be JSON (Content-Type: application/json)".into(),
         );
     };
-    let request = match parse_request(&body) {
+    let mut request = match parse_request(&body) {
         Ok(r) => r,
         Err(m) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", None, m),
     };
+    if let Some(p) = purpose_of(role, headers) {
+        request.purpose = p;
+    }
     match state.client.complete(&request).await {
         Ok(c) => {
             let id = format!("chatcmpl-{:x}", rand::random::<u64>());
@@ -235,7 +289,18 @@ async fn models(State(state): State<Arc<AppState>>) -> Json<Value> {
     }))
 }
 
-/// The routes: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`.
+async fn models_as_role(
+    State(state): State<Arc<AppState>>,
+    AxumPath(role): AxumPath<String>,
+) -> Response {
+    match role_named(&role) {
+        Ok(_) => models(State(state)).await.into_response(),
+        Err(refused) => *refused,
+    }
+}
+
+/// The routes: `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`, and the same under
+/// `/role/{agent|simulator|judge}/v1/` for clients that choose a by-hand reader by URL.
 pub fn router(client: Arc<dyn LlmClient>) -> Router {
     let state = Arc::new(AppState { client });
     Router::new()
@@ -243,6 +308,8 @@ pub fn router(client: Arc<dyn LlmClient>) -> Router {
         .route("/chat/completions", post(chat))
         .route("/v1/models", get(models))
         .route("/models", get(models))
+        .route("/role/{role}/v1/chat/completions", post(chat_as_role))
+        .route("/role/{role}/v1/models", get(models_as_role))
         .route("/health", get(|| async { "ok" }))
         .with_state(state)
 }

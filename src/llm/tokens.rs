@@ -1,7 +1,7 @@
 //! Local token counting with tiktoken's cl100k_base: used to budget prompts and to account for calls
 //! whose server reports no usage. The BPE tables are built once per process.
 
-use super::{CompletionRequest, Message};
+use super::{CompletionRequest, Message, ToolCall};
 
 /// Tokens in `text` (cl100k_base, special tokens treated as text).
 pub fn count_tokens(text: &str) -> usize {
@@ -21,6 +21,15 @@ pub fn count_prompt_tokens(request: &CompletionRequest) -> u64 {
         .sum();
     // Every reply is primed with `<|start|>assistant<|message|>`.
     (messages + tools + 3) as u64
+}
+
+/// Tokens of a reply: its content plus each call's name and arguments.
+pub fn count_completion_tokens(content: &str, tool_calls: &[ToolCall]) -> u64 {
+    let calls: usize = tool_calls
+        .iter()
+        .map(|c| count_tokens(&c.name) + count_tokens(&c.arguments))
+        .sum();
+    (count_tokens(content) + calls) as u64
 }
 
 fn count_message_tokens(m: &Message) -> usize {

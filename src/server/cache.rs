@@ -1,22 +1,17 @@
 //! The response cache: `{Category}/{tool}/{api}.json`, each file mapping the canonical JSON of the
-//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory.
-//! New answers (saving on) are appended, one JSON line each, to a journal beside the file,
-//! `{api}.jsonl`: a new call costs one small append whatever the size of the recorded file (rewriting
-//! it cost a read, a rewrite and two fsyncs per answer), and an answer survives a kill of the process
-//! as soon as its line is written. Reads merge the journal into the map; a recorded entry wins over a
-//! journal line, and the first journal line of a key wins over later ones.
+//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory,
+//! never written by a run: new replies go to a world (`server::world`), one file per call.
 //!
-//! StableToolBench's own cache layout (`{Category}/{tool}_for_{Category}/{api}.json`, Python-repr
-//! keys) is read too, in the same folder: its `tool_response_cache` serves as `DATA/response_cache`
-//! as it is (`serve import-cache` converts it once instead).
+//! StableToolBench's own cache layout (`{Category}/{tool}_for_{Category}/{api}.json`, Python-repr keys
+//! in the order its client sent them) is read too, in the same folder: its `tool_response_cache`
+//! serves as `DATA/response_cache` as it is (`serve import-cache` converts it once instead).
 //!
 //! Paths are only ever built from names found in the tool catalogue (folder names and file stems that
 //! exist on disk, and standardised API names), never from what a request says.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -25,16 +20,11 @@ use crate::toolbench::io::{read_json, write_json_atomic};
 
 type Entries = BTreeMap<String, Value>;
 
-/// One file's entries, shared by readers; a new answer is inserted in place (never a copy of the map).
-type Shared = Arc<RwLock<Entries>>;
-
 /// A response cache folder.
 #[derive(Debug)]
 pub struct ResponseCache {
     root: PathBuf,
-    files: RwLock<HashMap<PathBuf, Shared>>,
-    /// Serialises read-modify-write of files when saving.
-    write: Mutex<()>,
+    files: RwLock<HashMap<PathBuf, Arc<Entries>>>,
 }
 
 impl ResponseCache {
@@ -42,7 +32,6 @@ impl ResponseCache {
         ResponseCache {
             root: root.into(),
             files: RwLock::new(HashMap::new()),
-            write: Mutex::new(()),
         }
     }
 
@@ -69,7 +58,7 @@ impl ResponseCache {
             })
     }
 
-    fn entries(&self, path: &Path) -> Shared {
+    fn entries(&self, path: &Path) -> Arc<Entries> {
         if let Ok(files) = self.files.read()
             && let Some(e) = files.get(path)
         {
@@ -87,71 +76,31 @@ impl ResponseCache {
             Entries::new()
         };
         read_stb_layout(path, &mut entries);
-        read_journal(&journal_of(path), &mut entries);
-        match self.files.write() {
-            // Another reader may have loaded it meanwhile: keep the first.
-            Ok(mut files) => files
-                .entry(path.to_path_buf())
-                .or_insert_with(|| Arc::new(RwLock::new(entries)))
-                .clone(),
-            Err(_) => Arc::new(RwLock::new(entries)),
+        let entries = Arc::new(entries);
+        if let Ok(mut files) = self.files.write() {
+            files.insert(path.to_path_buf(), entries.clone());
         }
+        entries
     }
 
     /// The recorded `{"error", "response"}` for a canonical argument key.
     pub fn get(&self, path: &Path, key: &str) -> Option<Value> {
-        self.entries(path).read().ok()?.get(key).cloned()
+        self.entries(path).get(key).cloned()
     }
 
     /// Up to `n` recorded examples of an API (for the LLM simulator's prompt).
     pub fn examples(&self, path: &Path, n: usize) -> Vec<(String, Value)> {
-        let entries = self.entries(path);
-        let Ok(entries) = entries.read() else {
-            return Vec::new();
-        };
-        entries
+        self.entries(path)
             .iter()
             .take(n)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
-
-    /// Adds an answer: one line appended to the API's journal (the recorded file is never
-    /// rewritten). A key that already has an answer keeps it.
-    pub fn put(&self, path: &Path, key: &str, value: Value) -> Result<(), DataError> {
-        let _guard = self
-            .write
-            .lock()
-            .map_err(|_| DataError::Other("response cache lock poisoned".into()))?;
-        let entries = self.entries(path);
-        if entries.read().is_ok_and(|e| e.contains_key(key)) {
-            return Ok(());
-        }
-        let journal = journal_of(path);
-        let mut line = serde_json::to_string(&serde_json::json!({"key": key, "value": value}))
-            .map_err(|e| DataError::Other(format!("cannot encode a cache entry: {e}")))?;
-        line.push('\n');
-        if let Some(dir) = journal.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| DataError::write(dir, e))?;
-        }
-        // One write of the whole line in append mode: concurrent writers never interleave lines.
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&journal)
-            .and_then(|mut f| f.write_all(line.as_bytes()))
-            .map_err(|e| DataError::write(&journal, e))?;
-        if let Ok(mut entries) = entries.write() {
-            entries.insert(key.to_string(), value);
-        }
-        Ok(())
-    }
 }
 
 /// StableToolBench's file for the same API, when the cache holds its layout: `{Category}/
-/// {tool}_for_{Category}/{api}.json`, keyed by Python's `str()` of the arguments in the order its client
-/// sent them. Its keys are read as dict literals and keyed canonically, like ours (an unreadable key
-/// is skipped); our own recorded entries win.
+/// {tool}_for_{Category}/{api}.json`. Its keys are read as dict literals and keyed canonically, like
+/// ours (an unreadable key is skipped); our own recorded entries win.
 fn read_stb_layout(path: &Path, entries: &mut Entries) {
     let (Some(api), Some(tool_dir)) = (path.file_name(), path.parent()) else {
         return;
@@ -185,38 +134,6 @@ fn read_stb_layout(path: &Path, entries: &mut Entries) {
                 .entry(crate::tools::args::canonical_json(&args))
                 .or_insert(value);
         }
-    }
-}
-
-/// The journal of new answers beside a recorded file: `{api}.jsonl`.
-fn journal_of(path: &Path) -> PathBuf {
-    path.with_extension("jsonl")
-}
-
-/// Adds a journal's entries to `entries` (recorded entries and earlier lines win). A line that does
-/// not parse (one cut by a crash mid-write) is skipped.
-fn read_journal(journal: &Path, entries: &mut Entries) {
-    let Ok(text) = std::fs::read_to_string(journal) else {
-        return;
-    };
-    let mut skipped = 0usize;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let parsed = serde_json::from_str::<Value>(line).ok().and_then(|v| {
-            let key = v.get("key")?.as_str()?.to_string();
-            Some((key, v.get("value")?.clone()))
-        });
-        match parsed {
-            Some((key, value)) => {
-                entries.entry(key).or_insert(value);
-            }
-            None => skipped += 1,
-        }
-    }
-    if skipped > 0 {
-        tracing::warn!(
-            "{}: skipped {skipped} unreadable line(s) of the response journal",
-            journal.display()
-        );
     }
 }
 
@@ -340,24 +257,22 @@ mod tests {
     }
 
     #[test]
-    fn put_then_get_and_import() {
+    fn import_merges_and_its_layout_is_read_directly() {
         let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours/Data/theclique");
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::write(
+            ours.join("transfermarkt_search.json"),
+            r#"{"{\"name\":\"x\"}": {"error": "", "response": "hi"}}"#,
+        )
+        .unwrap();
         let cache = ResponseCache::new(dir.path().join("ours"));
         let f = cache.file("Data", "theclique", "transfermarkt_search");
         assert_eq!(cache.get(&f, "{}"), None);
-        cache
-            .put(
-                &f,
-                "{\"name\":\"x\"}",
-                json!({"error": "", "response": "hi"}),
-            )
-            .unwrap();
         assert_eq!(
             cache.get(&f, "{\"name\":\"x\"}"),
             Some(json!({"error": "", "response": "hi"}))
         );
-        let fresh = ResponseCache::new(dir.path().join("ours"));
-        assert!(fresh.get(&f, "{\"name\":\"x\"}").is_some());
 
         let stb = dir.path().join("stb/Data/theclique_for_Data");
         std::fs::create_dir_all(&stb).unwrap();
@@ -366,14 +281,21 @@ mod tests {
             r#"{"{'name': 'Lionel Messi', 'page': 1, 'x': True}": {"error": "", "response": "r"}, "not a dict": {}, "{'name': 'x'}": {"error": "", "response": "dup"}}"#,
         )
         .unwrap();
+        // Its layout read as it is, in its own folder: keys in any order, ours first.
+        let theirs = ResponseCache::new(dir.path().join("stb"));
+        let g = theirs.file("Data", "theclique", "transfermarkt_search");
+        assert_eq!(
+            theirs.get(&g, r#"{"name":"Lionel Messi","page":1,"x":true}"#),
+            Some(json!({"error": "", "response": "r"}))
+        );
         let report = import_stb_cache(&dir.path().join("stb"), &dir.path().join("ours")).unwrap();
         assert_eq!(
             report,
             ImportReport {
                 files: 1,
-                entries: 2,
+                entries: 1,
                 skipped: 1,
-                existing: 0
+                existing: 1
             }
         );
         let again = ResponseCache::new(dir.path().join("ours"));
@@ -381,52 +303,9 @@ mod tests {
             again.get(&f, r#"{"name":"Lionel Messi","page":1,"x":true}"#),
             Some(json!({"error": "", "response": "r"}))
         );
-        // A recorded (imported) reply wins over the one saved in the journal.
         assert_eq!(
             again.get(&f, "{\"name\":\"x\"}"),
-            Some(json!({"error": "", "response": "dup"}))
+            Some(json!({"error": "", "response": "hi"}))
         );
-    }
-
-    #[test]
-    fn new_answers_go_to_the_journal_and_a_cut_line_is_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = ResponseCache::new(dir.path());
-        let f = cache.file("Data", "t", "a");
-        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(&f, r#"{"{}": {"error": "", "response": "recorded"}}"#).unwrap();
-        let recorded = std::fs::read(&f).unwrap();
-        let one = json!({"error": "", "response": 1});
-        cache.put(&f, "{\"n\":1}", one.clone()).unwrap();
-        // A key with an answer keeps it; the recorded entry is never replaced.
-        cache
-            .put(&f, "{\"n\":1}", json!({"error": "", "response": 2}))
-            .unwrap();
-        cache
-            .put(&f, "{}", json!({"error": "", "response": "new"}))
-            .unwrap();
-        assert_eq!(
-            std::fs::read(&f).unwrap(),
-            recorded,
-            "the recorded file was rewritten"
-        );
-        let journal = f.with_extension("jsonl");
-        assert_eq!(
-            std::fs::read_to_string(&journal).unwrap().lines().count(),
-            1
-        );
-        // A crash mid-write leaves a cut last line: it is skipped, the rest loads.
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&journal)
-            .unwrap();
-        std::io::Write::write_all(&mut file, b"{\"key\": \"{\\\"n\\\":3}\", \"val").unwrap();
-        let fresh = ResponseCache::new(dir.path());
-        assert_eq!(fresh.get(&f, "{\"n\":1}"), Some(one));
-        assert_eq!(
-            fresh.get(&f, "{}"),
-            Some(json!({"error": "", "response": "recorded"}))
-        );
-        assert_eq!(fresh.get(&f, "{\"n\":3}"), None);
     }
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{Answer, FaultConfig, VirtualApi};
+use super::{Answer, FaultConfig, Prepared, VirtualApi};
 use crate::toolbench::Catalog;
-use crate::tools::{ToolError, ToolReply, ToolRequest, ToolSource};
+use crate::tools::{Started, ToolError, ToolReply, ToolRequest, ToolSource};
 
 /// Answers exactly as `sum2act serve` would, minus HTTP.
 #[derive(Clone)]
@@ -41,12 +41,37 @@ impl CatalogSource {
     }
 }
 
+fn reply(answer: Answer) -> Result<ToolReply, ToolError> {
+    match answer {
+        Answer::Reply(r) => Ok(r),
+        Answer::HttpError(status) => Err(ToolError::Status(status)),
+    }
+}
+
 #[async_trait]
 impl ToolSource for CatalogSource {
     async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
-        match self.api.answer(request).await {
-            Answer::Reply(r) => Ok(r),
-            Answer::HttpError(status) => Err(ToolError::Status(status)),
+        reply(self.api.answer(request).await)
+    }
+
+    /// As the HTTP server answers a client that accepts early answers: a simulation that goes to a
+    /// model is made after the start, on its own task (a caller that gives up does not cancel it).
+    async fn start(&self, request: &ToolRequest) -> Result<Started, ToolError> {
+        match self.api.prepare(request).await {
+            Prepared::Done(answer) => reply(answer).map(Started::Ready),
+            Prepared::Simulate(pending) if self.api.slow(&pending) => {
+                let api = self.api.clone();
+                let task = tokio::spawn(async move { api.finish(*pending).await.0 });
+                Ok(Started::Simulating(Box::pin(async move {
+                    match task.await {
+                        Ok(answer) => reply(answer),
+                        Err(e) => Err(ToolError::Other(format!("the simulation failed: {e}"))),
+                    }
+                })))
+            }
+            Prepared::Simulate(pending) => {
+                reply(self.api.finish(*pending).await.0).map(Started::Ready)
+            }
         }
     }
 

@@ -1,13 +1,13 @@
 //! The virtual API itself, independent of HTTP: normalises a `/virtual` request as StableToolBench does
-//! (StableToolBench `server/main.py`), checks it against the catalogue, and answers from the response cache, by schema-driven
-//! simulation, or by an LLM, with optional fault injection. The HTTP server and the in-process
-//! `CatalogSource` both call this, so they answer identically.
+//! (StableToolBench `server/main.py`), checks it against the catalogue, and answers from the response
+//! cache, from its world (the replies it made before), by schema-driven simulation, or by an LLM, with
+//! optional fault injection. The HTTP server and the in-process `CatalogSource` both call this, so they
+//! answer identically. The answer itself is in `answer.rs`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use serde_json::{Map, Value};
 
@@ -15,15 +15,15 @@ use super::cache::ResponseCache;
 use super::faults::{FaultConfig, FaultKind, Faults};
 use super::llm_sim::LlmSimulator;
 use super::mirrorapi::{MirrorApiSimulator, MirrorMode};
-use super::simulate::{parse_template, simulate};
+use super::simulate::parse_template;
+use super::world::World;
 use crate::llm::LlmClient;
 use crate::toolbench::naming::{pure_api_name, standard_category, standardize};
-use crate::toolbench::{ApiDoc, Catalog, Tool, ToolApi};
-use crate::tools::args::{canonical_json, check_params, input_object};
-use crate::tools::caller::PARAMETER_ERROR;
+use crate::toolbench::{Catalog, Tool, ToolApi};
+use crate::tools::args::canonical_json;
 use crate::tools::observation::{
-    MESSAGE_ERROR, NOT_WORKING_ERROR, PARSE_ERROR, RATE_LIMIT_ERROR, TIMEOUT_ERROR,
-    TOO_MANY_REQUESTS_ERROR, UNAUTHORIZED_ERROR, UNSUBSCRIBED_ERROR,
+    MESSAGE_ERROR, NOT_WORKING_ERROR, RATE_LIMIT_ERROR, TIMEOUT_ERROR, TOO_MANY_REQUESTS_ERROR,
+    UNAUTHORIZED_ERROR, UNSUBSCRIBED_ERROR,
 };
 use crate::tools::{ReplySource, ToolReply, ToolRequest};
 
@@ -64,7 +64,7 @@ impl SimulationMode {
         match self {
             SimulationMode::Schema => false,
             SimulationMode::Llm | SimulationMode::Mirrorapi | SimulationMode::MirrorapiCot => true,
-            SimulationMode::Hybrid => !template.is_some_and(crate::server::simulate::carries_data),
+            SimulationMode::Hybrid => !template.is_some_and(crate::server::simulate::gives_shape),
         }
     }
 
@@ -111,15 +111,17 @@ impl Stats {
 pub struct VirtualApi {
     catalog: Arc<Catalog>,
     /// Parsed templates by `category/tool/api`, so string templates are repaired once, not per request.
-    templates: HashMap<String, Option<Value>>,
-    cache: Option<ResponseCache>,
-    save: bool,
-    mode: SimulationMode,
-    llm: Option<LlmSimulator>,
-    mirror: Option<MirrorApiSimulator>,
+    pub(super) templates: HashMap<String, Option<Value>>,
+    /// The recorded real replies.
+    pub(super) cache: Option<ResponseCache>,
+    /// The replies made up before, kept so that a call gets the same reply every time.
+    pub(super) world: Option<World>,
+    pub(super) mode: SimulationMode,
+    pub(super) llm: Option<LlmSimulator>,
+    pub(super) mirror: Option<MirrorApiSimulator>,
     faults: Option<Faults>,
     /// StableToolBench's own behaviour (`serve --stb-compat`): see [`VirtualApi::with_stb_compat`].
-    stb_compat: bool,
+    pub(super) stb_compat: bool,
     pub stats: Stats,
 }
 
@@ -131,18 +133,24 @@ impl std::fmt::Debug for VirtualApi {
                 "cache",
                 &self.cache.as_ref().map(|c| c.root().to_path_buf()),
             )
-            .field("save", &self.save)
+            .field(
+                "world",
+                &self
+                    .world
+                    .as_ref()
+                    .map(|w| w.dir().map(|d| d.to_path_buf())),
+            )
             .field("mode", &self.mode)
             .finish()
     }
 }
 
-fn api_key(category: &str, tool: &str, api: &str) -> String {
+pub(super) fn api_key(category: &str, tool: &str, api: &str) -> String {
     format!("{category}/{tool}/{api}")
 }
 
 /// A reply with no response, as ToolBench servers send errors.
-fn error_reply(
+pub(super) fn error_reply(
     error: impl Into<String>,
     response: impl Into<String>,
     source: ReplySource,
@@ -174,7 +182,7 @@ impl VirtualApi {
             catalog,
             templates,
             cache: cache_dir.map(ResponseCache::new),
-            save: false,
+            world: None,
             mode: SimulationMode::Schema,
             llm: None,
             mirror: None,
@@ -184,9 +192,10 @@ impl VirtualApi {
         }
     }
 
-    /// Write new simulated or LLM answers into the cache (needs a cache folder).
-    pub fn with_save(mut self, save: bool) -> Self {
-        self.save = save;
+    /// Keeps the replies it makes in `world` (see `server::world`), and answers a call the world
+    /// has answered before with the same reply.
+    pub fn with_world(mut self, world: World) -> Self {
+        self.world = Some(world);
         self
     }
 
@@ -229,8 +238,14 @@ impl VirtualApi {
         );
         if let Some(c) = &self.cache {
             s.push_str(&format!(", cache {}", c.root().display()));
-            if self.save {
-                s.push_str(" (saving)");
+        }
+        if let Some(w) = &self.world {
+            match w.dir() {
+                Some(d) => s.push_str(&format!(", world {}", d.display())),
+                None => s.push_str(", world in memory"),
+            }
+            if !w.entity_memory() {
+                s.push_str(" (no entity memory)");
             }
         }
         if self.stb_compat {
@@ -246,59 +261,9 @@ impl VirtualApi {
         s
     }
 
-    /// Answers one request and logs a line saying where the answer came from.
-    pub async fn answer(&self, request: &ToolRequest) -> Answer {
-        let start = Instant::now();
-        let (answer, label) = self.answer_inner(request).await;
-        let source = match &answer {
-            Answer::Reply(r) => r.source.map_or("remote", |s| s.as_str()),
-            Answer::HttpError(_) => "fault",
-        };
-        let counter = match source {
-            "cache" => &self.stats.cache,
-            "simulated" => &self.stats.simulated,
-            "llm" => &self.stats.llm,
-            "fault" => &self.stats.fault,
-            _ => &self.stats.invalid,
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        // The label comes from request fields: escaped, so a newline in one cannot forge a log line.
-        tracing::info!(
-            target: "sum2act::server",
-            "{} source={source} {:.2}ms",
-            label.escape_debug(),
-            start.elapsed().as_secs_f64() * 1e3
-        );
-        answer
-    }
-
-    async fn answer_inner(&self, request: &ToolRequest) -> (Answer, String) {
-        let names = Names::of(request);
-        let label = names.label();
-        if names.api == "chat_with_user" {
-            return (
-                Answer::Reply(error_reply("", "Chat with user.", ReplySource::Simulated)),
-                label,
-            );
-        }
-        let args = match input_object(&request.tool_input) {
-            Ok(a) => a,
-            Err(msg) => {
-                return (
-                    Answer::Reply(error_reply(PARSE_ERROR, msg, ReplySource::Caller)),
-                    label,
-                );
-            }
-        };
-        match self.resolve(&names, &args) {
-            Ok((tool, api)) => self.answer_api(tool, api, args).await,
-            Err(reply) => (Answer::Reply(reply), label),
-        }
-    }
-
     /// The catalogue's tool and API for the request's names; else the reply to give instead (a
     /// `--stb-compat` cache hit outside the catalogue, or ToolBench's error).
-    fn resolve(
+    pub(super) fn resolve(
         &self,
         names: &Names<'_>,
         args: &Map<String, Value>,
@@ -333,62 +298,6 @@ impl VirtualApi {
         Ok((tool, api))
     }
 
-    /// A catalogued API's answer: an injected fault, the cache, a missing-parameter error or a
-    /// simulated reply (saved with `--save`). Every name comes from the catalogue, never the request.
-    async fn answer_api(
-        &self,
-        tool: &Tool,
-        api: &ToolApi,
-        args: Map<String, Value>,
-    ) -> (Answer, String) {
-        let pure = pure_api_name(&api.name);
-        let label = format!("{}/{}/{pure}", tool.category, tool.standard_name);
-        let key = canonical_json(&Value::Object(args.clone()));
-        if let Some(answer) = self.fault(&label, &key).await {
-            return (answer, label);
-        }
-        let file = self
-            .cache
-            .as_ref()
-            .map(|c| (c, c.file(&tool.category, &tool.standard_name, &pure)));
-        if let Some((cache, path)) = &file
-            && let Some(hit) = cache.get(path, &key)
-            && let Ok(mut reply) = serde_json::from_value::<ToolReply>(hit)
-        {
-            reply.source = Some(ReplySource::Cache);
-            return (Answer::Reply(reply), label);
-        }
-        let doc = tool.api_doc(api);
-        let problems = check_params(&doc, &args);
-        if !problems.missing.is_empty() && !self.stb_compat {
-            let only_missing = crate::tools::args::ParamProblems {
-                unknown: Vec::new(),
-                ..problems
-            };
-            let msg = format!("{PARAMETER_ERROR}{}", only_missing.message());
-            return (
-                Answer::Reply(error_reply(msg, "", ReplySource::Caller)),
-                label,
-            );
-        }
-        let template = self
-            .templates
-            .get(&api_key(&tool.category, &tool.standard_name, &pure))
-            .and_then(Option::as_ref);
-        let reply = self
-            .simulate(tool.description(), &doc, template, &args, file.as_ref())
-            .await;
-        if self.save
-            && let Some((cache, path)) = &file
-        {
-            let stored = serde_json::json!({"error": reply.error, "response": reply.response});
-            if let Err(e) = cache.put(path, &key, stored) {
-                tracing::warn!("cannot save the response: {e}");
-            }
-        }
-        (Answer::Reply(reply), label)
-    }
-
     /// A cache entry for a tool or API outside the catalogue (`--stb-compat`). The path is built from
     /// standardised names (letters, digits, `_`) under a category folder that exists in the cache.
     fn uncatalogued_hit(
@@ -409,39 +318,7 @@ impl VirtualApi {
         Some(reply)
     }
 
-    async fn simulate(
-        &self,
-        tool_description: &str,
-        doc: &ApiDoc,
-        template: Option<&Value>,
-        args: &Map<String, Value>,
-        file: Option<&(&ResponseCache, PathBuf)>,
-    ) -> ToolReply {
-        if let Some(mirror) = &self.mirror {
-            match mirror.simulate(tool_description, doc, args).await {
-                Ok(reply) => return reply,
-                Err(e) => {
-                    tracing::warn!("MirrorAPI simulation failed ({e}); using the schema simulator")
-                }
-            }
-        } else if let (true, Some(llm)) = (self.mode.llm_for(template), &self.llm) {
-            let examples = file.map(|(c, p)| c.examples(p, 5)).unwrap_or_default();
-            match llm
-                .simulate(tool_description, doc, template, &examples, args)
-                .await
-            {
-                Ok(reply) => return reply,
-                Err(e) => tracing::warn!("LLM simulation failed ({e}); using the schema simulator"),
-            }
-        }
-        ToolReply {
-            error: String::new(),
-            response: simulate(doc, template, args),
-            source: Some(ReplySource::Simulated),
-        }
-    }
-
-    async fn fault(&self, label: &str, key: &str) -> Option<Answer> {
+    pub(super) async fn fault(&self, label: &str, key: &str) -> Option<Answer> {
         let faults = self.faults.as_ref()?;
         let c = &faults.config;
         if !c.latency.is_zero() {
@@ -488,16 +365,16 @@ impl VirtualApi {
 }
 
 /// A request's names, normalised as the StableToolBench server does it.
-struct Names<'a> {
-    category: String,
+pub(super) struct Names<'a> {
+    pub(super) category: String,
     /// The tool name as sent, less a `_for_{category}` suffix.
-    tool: &'a str,
-    std_tool: String,
-    api: String,
+    pub(super) tool: &'a str,
+    pub(super) std_tool: String,
+    pub(super) api: String,
 }
 
 impl<'a> Names<'a> {
-    fn of(request: &'a ToolRequest) -> Self {
+    pub(super) fn of(request: &'a ToolRequest) -> Self {
         let category = standard_category(&request.category);
         let suffix = format!("_for_{category}");
         let tool = request
@@ -518,7 +395,7 @@ impl<'a> Names<'a> {
     }
 
     /// `category/tool/api` for the log line.
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         format!("{}/{}/{}", self.category, self.std_tool, self.api)
     }
 }

@@ -1,21 +1,35 @@
 //! LLM simulation of an API (StableToolBench's GPT fallback): the API's documentation, a few recorded
 //! examples and the arguments go to the configured model, which answers as the API would. Unlike
-//! StableToolBench, the parameters are part of the documentation shown, and the reply is constrained
-//! to and checked against the template's shape.
+//! StableToolBench, the parameters are part of the documentation shown, the examples are whole and
+//! successful (`server::examples`), a template that is a recorded error is shown as "shape unknown",
+//! what earlier replies of the world fixed about the values the call names is given as facts not to
+//! contradict (`server::world::entities`), and the reply is constrained to and checked against the
+//! template's shape.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use super::reply_schema::{missing_fields, reply_schema};
+use super::simulate::template_is_error;
+use super::world::Fact;
 use crate::llm::{CompletionRequest, LlmClient, Message, ResponseFormat};
 use crate::prompts::Prompts;
 use crate::toolbench::ApiDoc;
 use crate::tools::{ReplySource, ToolReply};
 
-/// Longest examples text put in the prompt (StableToolBench: 2,048 characters).
-const MAX_EXAMPLES_CHARS: usize = 2048;
 const ATTEMPTS: usize = 3;
+
+/// What one simulation is given besides the API's documentation.
+pub struct Given<'a> {
+    /// The API's parsed template (an error-shaped one is shown as "shape unknown").
+    pub template: Option<&'a Value>,
+    /// Recorded `(arguments, {"error", "response"})` pairs of the API.
+    pub recorded: &'a [(String, Value)],
+    pub args: &'a Map<String, Value>,
+    /// What earlier replies of the world fixed about values the call names.
+    pub facts: &'a [Fact],
+}
 
 pub struct LlmSimulator {
     llm: Arc<dyn LlmClient>,
@@ -31,64 +45,10 @@ impl LlmSimulator {
         &self,
         tool_description: &str,
         doc: &ApiDoc,
-        template: Option<&Value>,
-        examples: &[(String, Value)],
-        args: &Map<String, Value>,
+        given: &Given<'_>,
     ) -> Result<ToolReply, String> {
-        let api_doc = json!({
-            "tool_name": doc.tool_name,
-            "tool_description": tool_description,
-            "category": doc.category_name,
-            "api_name": doc.api_name,
-            "api_description": doc.description(),
-            "required_parameters": doc.required(),
-            "optional_parameters": doc.optional(),
-            "template_response": template,
-        });
-        let mut shown: Vec<Value> = examples
-            .iter()
-            .map(|(k, v)| json!({"arguments": k, "reply": v}))
-            .collect();
-        while shown.len() > 1
-            && Value::Array(shown.clone()).to_string().chars().count() > MAX_EXAMPLES_CHARS
-        {
-            shown.pop();
-        }
-        let mut examples_text = Value::Array(shown).to_string();
-        if examples_text.chars().count() > MAX_EXAMPLES_CHARS {
-            examples_text = examples_text.chars().take(MAX_EXAMPLES_CHARS).collect();
-        }
-        let prompts = Prompts::load().map_err(|e| e.to_string())?;
-        let system = prompts
-            .render("tool_simulator_system", &[])
-            .map_err(|e| e.to_string())?;
-        let pretty = serde_json::to_string_pretty(&api_doc).unwrap_or_default();
-        let arguments = Value::Object(args.clone()).to_string();
-        let user = prompts
-            .render(
-                "tool_simulator_user",
-                &[
-                    ("api_doc", &pretty),
-                    ("examples", &examples_text),
-                    ("arguments", &arguments),
-                ],
-            )
-            .map_err(|e| e.to_string())?;
-        let mut request = CompletionRequest::new(
-            "tool-simulator",
-            vec![Message::system(system), Message::user(user)],
-        )
-        .with_max_tokens(1024)
-        .with_temperature(0.0);
-        // Constrained to the template's shape when it has one (json_schema for endpoints, a grammar
-        // for the embedded model), and checked again: a reply that ignores the template is retried.
-        request.response_format = match reply_schema(template) {
-            Some(schema) => ResponseFormat::JsonSchema {
-                name: "tool_reply".into(),
-                schema,
-            },
-            None => ResponseFormat::JsonObject,
-        };
+        let request = self.request(tool_description, doc, given)?;
+        let template = given.template.filter(|t| !template_is_error(t));
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
             match self.llm.complete(&request).await {
@@ -103,6 +63,66 @@ impl LlmSimulator {
             }
         }
         Err(last)
+    }
+
+    /// The completion request: the two prompts, and the template's shape as the response format.
+    fn request(
+        &self,
+        tool_description: &str,
+        doc: &ApiDoc,
+        given: &Given<'_>,
+    ) -> Result<CompletionRequest, String> {
+        let shape = match given.template {
+            Some(t) if template_is_error(t) => json!(format!(
+                "unknown: the documented example reply is an error message ({}), not the API's output; \
+                 infer the success reply's shape from the description, the parameters and the recorded examples",
+                t
+            )),
+            other => json!(other),
+        };
+        let api_doc = json!({
+            "tool_name": doc.tool_name,
+            "tool_description": tool_description,
+            "category": doc.category_name,
+            "api_name": doc.api_name,
+            "api_description": doc.description(),
+            "required_parameters": doc.required(),
+            "optional_parameters": doc.optional(),
+            "template_response": shape,
+        });
+        let prompts = Prompts::load().map_err(|e| e.to_string())?;
+        let system = prompts
+            .render("tool_simulator_system", &[])
+            .map_err(|e| e.to_string())?;
+        let pretty = serde_json::to_string_pretty(&api_doc).unwrap_or_default();
+        let arguments = Value::Object(given.args.clone()).to_string();
+        let user = prompts
+            .render(
+                "tool_simulator_user",
+                &[
+                    ("api_doc", &pretty),
+                    ("examples", &super::examples::render(given.recorded)),
+                    ("facts", &super::world::entities::render(given.facts)),
+                    ("arguments", &arguments),
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        let mut request = CompletionRequest::new(
+            crate::llm::purpose::TOOL_SIMULATOR,
+            vec![Message::system(system), Message::user(user)],
+        )
+        .with_max_tokens(1024)
+        .with_temperature(0.0);
+        // Constrained to the template's shape when it has one (json_schema for endpoints, a grammar
+        // for the embedded model), and checked again: a reply that ignores the template is retried.
+        request.response_format = match reply_schema(given.template) {
+            Some(schema) => ResponseFormat::JsonSchema {
+                name: "tool_reply".into(),
+                schema,
+            },
+            None => ResponseFormat::JsonObject,
+        };
+        Ok(request)
     }
 }
 

@@ -2,9 +2,11 @@
 //! schema-driven and LLM simulation, fault injection, and the HTTP routes. Also the factory that gives
 //! `run`/`batch`/`chat` their tool environment: a remote server, or this one on loopback.
 
+mod answer;
 pub mod cache;
 mod catalog_source;
 pub mod engine;
+pub mod examples;
 pub mod faults;
 pub mod fidelity;
 pub mod llm_sim;
@@ -13,17 +15,20 @@ pub mod pyrepr;
 pub mod reply_schema;
 pub mod routes;
 pub mod simulate;
+pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use answer::{Pending, Prepared};
 pub use cache::{ImportReport, ResponseCache, import_stb_cache};
 pub use catalog_source::CatalogSource;
 pub use engine::{Answer, SimulationMode, VirtualApi};
 pub use faults::{FaultConfig, FaultKind, FaultMix};
 pub use routes::{ServerHandle, router, serve_until, spawn};
+pub use world::{World, WorldOptions};
 
 use crate::config::Config;
 use crate::llm::LlmClient;
@@ -75,8 +80,14 @@ pub struct ToolOptions {
     pub toolbench_key: Option<String>,
     /// How the embedded server answers calls that are not in the response cache.
     pub tool_simulation: SimulationMode,
-    /// Write new simulated answers into the data directory's response cache.
+    /// Keep the simulated world in the data directory's response cache (its world folder).
     pub save_tool_responses: bool,
+    /// Where the embedded server keeps its world (see [`ServerOptions::world`]).
+    pub world: Option<PathBuf>,
+    /// Give the LLM simulator what earlier replies fixed about the values a call names.
+    pub entity_memory: bool,
+    /// The tool simulator's own limit in seconds (default: the config's; none: no limit).
+    pub simulator_timeout: Option<u64>,
     /// Calls per minute per tool (default: the config's).
     pub tool_rate_limit: Option<u32>,
     /// Seconds before a tool call times out (default: the config's).
@@ -116,6 +127,9 @@ pub async fn tool_setup(
     if let Some(s) = args.tool_timeout {
         tool_config.timeout = Duration::from_secs(s.max(1));
     }
+    if let Some(s) = args.simulator_timeout {
+        tool_config.simulator_timeout = Some(Duration::from_secs(s.max(1)));
+    }
     if let Some(n) = args.max_observation_length {
         tool_config.max_observation_length = n;
     }
@@ -127,10 +141,11 @@ pub async fn tool_setup(
     if let Some(url) = remote.filter(|u| !u.trim().is_empty()) {
         if injects(&args.faults)
             || args.save_tool_responses
+            || args.world.is_some()
             || args.tool_simulation != SimulationMode::Schema
         {
             tracing::warn!(
-                "fault injection, simulation and saving flags apply to the embedded server only; ignored with --tool-server"
+                "fault injection, simulation, world and saving flags apply to the embedded server only; ignored with --tool-server"
             );
         }
         let key = args.toolbench_key.clone().or_else(|| {
@@ -147,15 +162,17 @@ pub async fn tool_setup(
             server: None,
         });
     }
-    let api = embedded_api(
-        data,
-        args.save_tool_responses,
-        args.tool_simulation,
-        &args.faults,
-        llm,
-    )?;
+    let options = ServerOptions {
+        save: args.save_tool_responses,
+        mode: args.tool_simulation,
+        faults: args.faults.clone(),
+        world: args.world.clone(),
+        entity_memory: args.entity_memory,
+    };
+    let api = embedded_api(data, &options, llm)?;
+    let describe = format!("embedded {}", api.describe());
     let server = spawn(Arc::new(api), SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
-    let source = HttpSource::new(&server.url(), None)?;
+    let source = HttpSource::new(&server.url(), None)?.with_label(describe);
     tracing::info!("embedded tool server on {}", server.url());
     Ok(ToolSetup {
         env: ToolEnv::new(Arc::new(source), tool_config),
@@ -197,34 +214,63 @@ async fn check_remote(source: &HttpSource, config: &ToolConfig) -> Result<(), Se
     }
 }
 
+/// How an embedded or standalone virtual API answers (`serve`'s flags; `tool_setup` fills it for run,
+/// batch and chat).
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// Keep the world in the data directory's response cache folder (`--save`): reruns then get the
+    /// same replies without naming a world.
+    pub save: bool,
+    pub mode: SimulationMode,
+    pub faults: FaultConfig,
+    /// The world folder. Without one (and without `save`), a server whose simulation uses a model keeps
+    /// its world in memory; the schema simulator needs none (its replies are a function of the call).
+    pub world: Option<PathBuf>,
+    pub entity_memory: bool,
+}
+
+impl ServerOptions {
+    /// The world's settings, when the server keeps one.
+    fn world(&self, data: &DataDir) -> Option<WorldOptions> {
+        let dir = if self.save {
+            Some(
+                data.response_cache_dir()
+                    .unwrap_or_else(|| data.root().join("response_cache")),
+            )
+        } else {
+            self.world.clone()
+        };
+        (dir.is_some() || self.mode.uses_llm()).then_some(WorldOptions {
+            dir,
+            entity_memory: self.entity_memory,
+        })
+    }
+}
+
 /// The virtual API of a data directory, configured from flags (used by `serve` and `tool_setup`).
 pub fn embedded_api(
     data: &DataDir,
-    save: bool,
-    mode: SimulationMode,
-    faults: &FaultConfig,
+    options: &ServerOptions,
     llm: Option<Arc<dyn LlmClient>>,
 ) -> Result<VirtualApi, ServerError> {
     let load = data.catalog()?;
     for broken in &load.broken {
         tracing::warn!("skipped broken tool file: {broken}");
     }
-    let cache_dir: Option<PathBuf> = match data.response_cache_dir() {
-        Some(d) => Some(d),
-        None if save => Some(data.root().join("response_cache")),
-        None => None,
-    };
-    let mut api = VirtualApi::new(Arc::new(load.catalog), cache_dir)
-        .with_save(save)
-        .with_faults(faults.clone());
-    if mode.uses_llm() {
+    let mut api = VirtualApi::new(Arc::new(load.catalog), data.response_cache_dir())
+        .with_faults(options.faults.clone());
+    if let Some(world) = options.world(data) {
+        let world = World::open(&world).map_err(ServerError::Data)?;
+        api = api.with_world(world);
+    }
+    if options.mode.uses_llm() {
         let llm = llm.ok_or_else(|| {
             ServerError::Config(
                 "LLM simulation needs a model: configure one (see --base-url / --model)"
                     .to_string(),
             )
         })?;
-        api = api.with_llm(llm, mode);
+        api = api.with_llm(llm, options.mode);
     }
     Ok(api)
 }

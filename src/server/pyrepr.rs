@@ -20,6 +20,23 @@ pub fn parse(text: &str) -> Result<Value, String> {
     Ok(v)
 }
 
+/// A recorded response as its JSON: recorded replies are often JSON text (sometimes encoded twice) or a
+/// Python literal; anything else stays as it is.
+pub fn decode_recorded(v: &Value) -> Value {
+    let mut v = v.clone();
+    for _ in 0..3 {
+        let Value::String(s) = &v else { break };
+        v = match serde_json::from_str::<Value>(s) {
+            Ok(x) => x,
+            Err(_) => match parse(s) {
+                Ok(x) => x,
+                Err(_) => break,
+            },
+        };
+    }
+    v
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,

@@ -2,27 +2,62 @@
 //! documented shape (StableToolBench asks GPT to "follow the template"; we enforce it): sent as
 //! `response_format: json_schema` to endpoints, turned into a grammar for the embedded model, and
 //! checked again on the reply.
+//!
+//! The schema keeps the template's field names and nesting but not what a single recorded call
+//! happened to show: ToolBench writes the template of an API that answers a list as the list's item
+//! (`PopularSitesForQuery`: template `{name, score}`, real reply a list of 20 of them), so a template
+//! object may also come as a list of such objects; every leaf may be null (real APIs leave fields
+//! empty that the recorded call filled); lists may be as long as the template's `_list_length` says
+//! (up to 100), not only 20.
 
 use serde_json::{Map, Value, json};
 
-use super::simulate::carries_data;
+use super::simulate::gives_shape;
 
 /// Templates bigger than this many nodes are not turned into a schema (the grammar would be huge);
 /// the model then gets plain JSON mode and the reply is still checked.
 const MAX_NODES: usize = 300;
+/// Longest list a schema allows (the template's `_list_length` when longer than 20).
+const MAX_ITEMS: u64 = 100;
+const MIN_MAX_ITEMS: u64 = 20;
 
 /// The schema of the whole simulator reply (`{"error", "response"}`), when the template carries data.
 pub fn reply_schema(template: Option<&Value>) -> Option<Value> {
-    let t = template.filter(|t| t.is_object() && carries_data(t))?;
+    let t = template.filter(|t| t.is_object() && gives_shape(t))?;
     if nodes(t) > MAX_NODES {
         return None;
     }
+    let object = template_schema(t);
+    // The prompt tells the simulator to complain as the real API would when the arguments cannot work:
+    // that reply must fit the schema too, or strict structured output forbids it.
+    let response = json!({"anyOf": [
+        object,
+        {"type": "array", "items": object, "maxItems": MAX_ITEMS},
+        complaint_schema(),
+    ]});
     Some(json!({
         "type": "object",
-        "properties": {"error": {"type": "string"}, "response": template_schema(t)},
+        "properties": {"error": {"type": "string"}, "response": response},
         "required": ["error", "response"],
         "additionalProperties": false,
     }))
+}
+
+/// The API's complaint about arguments that cannot work: `{"message": "..."}`, as the prompt's example.
+fn complaint_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+        "additionalProperties": false,
+    })
+}
+
+/// A reply that is only the API's complaint (see [`complaint_schema`]), not a success missing fields.
+fn is_complaint(response: &Value) -> bool {
+    response
+        .as_object()
+        .is_some_and(|m| m.len() == 1 && m.get("message").is_some_and(Value::is_string))
 }
 
 fn nodes(v: &Value) -> usize {
@@ -34,7 +69,8 @@ fn nodes(v: &Value) -> usize {
 }
 
 /// ToolBench's template notation (`"str"`, `"int"`, `_list_length`, `"list of str with length 3"`)
-/// as a JSON schema: every field required, nothing else allowed (what strict structured output needs).
+/// as a JSON schema: every field required (possibly null), nothing else allowed (what strict structured
+/// output needs).
 pub fn template_schema(t: &Value) -> Value {
     match t {
         Value::Object(m) => {
@@ -49,44 +85,61 @@ pub fn template_schema(t: &Value) -> Value {
             // `["list of str with length 3"]` is itself the list.
             Some(Value::String(s)) if s.starts_with("list of ") => leaf_schema(s),
             head => {
-                let item = head.map_or(json!({"type": "string"}), template_schema);
-                json!({"type": "array", "items": item, "maxItems": 20})
+                let item = head.map_or(json!({"type": ["string", "null"]}), template_schema);
+                let length = head
+                    .and_then(|h| h.get("_list_length"))
+                    .and_then(Value::as_u64);
+                json!({"type": "array", "items": item, "maxItems": max_items(length)})
             }
         },
         Value::String(s) => leaf_schema(s),
-        Value::Number(n) if n.is_f64() => json!({"type": "number"}),
-        Value::Number(_) => json!({"type": "integer"}),
-        Value::Bool(_) => json!({"type": "boolean"}),
+        Value::Number(n) if n.is_f64() => json!({"type": ["number", "null"]}),
+        Value::Number(_) => json!({"type": ["integer", "null"]}),
+        Value::Bool(_) => json!({"type": ["boolean", "null"]}),
         Value::Null => json!({"type": ["string", "null"]}),
     }
 }
 
-fn leaf_schema(kind: &str) -> Value {
-    if let Some(rest) = kind.strip_prefix("list of ") {
-        let inner = rest.split(" with length ").next().unwrap_or("str");
-        return json!({"type": "array", "items": leaf_schema(inner), "maxItems": 20});
-    }
-    match kind {
-        "str" => json!({"type": "string"}),
-        "int" => json!({"type": "integer"}),
-        "float" => json!({"type": "number"}),
-        "bool" => json!({"type": "boolean"}),
-        "NoneType" => json!({"type": ["string", "null"]}),
-        "empty list" | "list" => {
-            json!({"type": "array", "items": {"type": "string"}, "maxItems": 20})
-        }
-        "dict" => json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        _ => json!({"type": "string"}),
-    }
+fn max_items(template_length: Option<u64>) -> u64 {
+    template_length.map_or(MIN_MAX_ITEMS, |n| n.clamp(MIN_MAX_ITEMS, MAX_ITEMS))
 }
 
-/// Why a reply does not follow the template: the template's top-level fields it lacks. `None` when
-/// it follows it (or there is no template with data to follow).
+fn leaf_schema(kind: &str) -> Value {
+    if let Some(rest) = kind.strip_prefix("list of ") {
+        let mut parts = rest.split(" with length ");
+        let inner = parts.next().unwrap_or("str");
+        let length = parts.next().and_then(|n| n.trim().parse::<u64>().ok());
+        return json!({"type": "array", "items": leaf_schema(inner), "maxItems": max_items(length)});
+    }
+    let t = match kind {
+        "str" => "string",
+        "int" => "integer",
+        "float" => "number",
+        "bool" => "boolean",
+        "empty list" | "list" => {
+            return json!({"type": "array", "items": {"type": ["string", "null"]}, "maxItems": MIN_MAX_ITEMS});
+        }
+        "dict" => {
+            return json!({"type": ["object", "null"], "properties": {}, "additionalProperties": false});
+        }
+        _ => "string",
+    };
+    json!({"type": [t, "null"]})
+}
+
+/// Why a reply does not follow the template: the template's top-level fields it lacks (in the reply, or
+/// in a list reply's first item). `None` when it follows it (or there is no template with data to follow).
 pub fn missing_fields(response: &Value, template: Option<&Value>) -> Option<String> {
-    let Some(Value::Object(t)) = template.filter(|t| carries_data(t)) else {
+    let Some(Value::Object(t)) = template.filter(|t| gives_shape(t)) else {
         return None;
     };
-    let got = response.as_object();
+    if is_complaint(response) {
+        return None;
+    }
+    let got = match response {
+        Value::Array(items) => items.first().and_then(Value::as_object),
+        other => other.as_object(),
+    };
     let missing: Vec<&str> = t
         .keys()
         .filter(|k| k.as_str() != "_list_length")
@@ -110,11 +163,14 @@ mod tests {
         let t = json!({"name": "str", "n": "int", "x": "float", "ok": "bool", "none": "NoneType",
             "tags": ["list of str with length 3"], "items": [{"id": "int", "_list_length": 4}], "meta": "dict"});
         let s = template_schema(&t);
-        assert_eq!(s["properties"]["n"]["type"], "integer");
-        assert_eq!(s["properties"]["tags"]["items"]["type"], "string");
+        assert_eq!(s["properties"]["n"]["type"], json!(["integer", "null"]));
+        assert_eq!(
+            s["properties"]["tags"]["items"]["type"],
+            json!(["string", "null"])
+        );
         assert_eq!(
             s["properties"]["items"]["items"]["properties"]["id"]["type"],
-            "integer"
+            json!(["integer", "null"])
         );
         assert!(
             s["properties"]["items"]["items"]["properties"]
@@ -124,6 +180,20 @@ mod tests {
         assert_eq!(s["required"].as_array().map(Vec::len), Some(8));
         let reply = reply_schema(Some(&t)).unwrap_or_default();
         assert!(crate::llm::gbnf::grammar(&reply).is_ok(), "{reply}");
+        // A template object may come as a list of such objects; lists as long as the template says.
+        assert_eq!(reply["properties"]["response"]["anyOf"][1]["type"], "array");
+        // ... and the API's complaint about arguments that cannot work fits it too.
+        let complaint = json!({"message": "Invalid value for parameter 'n'"});
+        let any_of = &reply["properties"]["response"]["anyOf"];
+        assert_eq!(any_of[2]["required"], json!(["message"]));
+        assert_eq!(
+            crate::llm::json_check::problems(&complaint, &any_of[2]),
+            Vec::<String>::new()
+        );
+        let long = template_schema(&json!({"rows": [{"a": "str", "_list_length": 81}]}));
+        assert_eq!(long["properties"]["rows"]["maxItems"], 81);
+        let huge = template_schema(&json!({"rows": ["list of str with length 6387"]}));
+        assert_eq!(huge["properties"]["rows"]["maxItems"], 100);
         // A status-only template gives no schema: the model is free, the schema simulator's shapes apply.
         assert_eq!(reply_schema(Some(&json!({"message": "str"}))), None);
     }
@@ -135,8 +205,20 @@ mod tests {
             missing_fields(&json!({"city": "Paris", "temp": 12.5}), Some(&t)),
             None
         );
+        // A complaint is an answer of its own, not a success reply missing the template's fields.
+        assert_eq!(
+            missing_fields(&json!({"message": "Invalid city"}), Some(&t)),
+            None
+        );
         let why = missing_fields(&json!({"answer": "x"}), Some(&t)).unwrap_or_default();
         assert!(why.contains("city") && why.contains("temp"), "{why}");
         assert_eq!(missing_fields(&json!({"answer": "x"}), None), None);
+        let list = json!([{"city": "Paris", "temp": null}]);
+        assert_eq!(missing_fields(&list, Some(&t)), None);
+        // An error template gives no shape to check against.
+        assert_eq!(
+            missing_fields(&json!({"a": 1}), Some(&json!({"err": "str", "msg": "str"}))),
+            None
+        );
     }
 }

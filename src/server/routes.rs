@@ -5,10 +5,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body as HttpBody, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
@@ -17,10 +17,11 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::ServerError;
+use super::answer::{Pending, Prepared};
 use super::engine::{Answer, VirtualApi};
 use crate::net::Limits;
-use crate::tools::ToolRequest;
-use crate::tools::http::SOURCE_HEADER;
+use crate::tools::http::{SIMULATING_HEADER, SOURCE_HEADER};
+use crate::tools::{ReplySource, ToolRequest};
 
 /// Largest request body accepted.
 pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
@@ -38,11 +39,14 @@ struct Body {
     strip: String,
 }
 
-/// The reply body, fields in the order StableToolBench sends them.
+/// The reply body, fields in the order StableToolBench sends them; `source` only in an early answer's
+/// body (see `tools::http::SIMULATING_HEADER`).
 #[derive(Serialize)]
 struct ReplyBody<'a> {
     error: &'a str,
     response: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
 }
 
 fn json_response(status: StatusCode, body: Vec<u8>, source: &str) -> Response {
@@ -62,6 +66,7 @@ fn error_body(status: StatusCode, message: &str, source: &str) -> Response {
     let body = serde_json::to_vec(&ReplyBody {
         error: message,
         response: &Value::String(String::new()),
+        source: None,
     })
     .unwrap_or_default();
     json_response(status, body, source)
@@ -69,6 +74,7 @@ fn error_body(status: StatusCode, message: &str, source: &str) -> Response {
 
 pub(crate) async fn virtual_api(
     State(api): State<Arc<VirtualApi>>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     // A body over the size cap (413) or one that cannot be read gets the protocol's reply shape too.
@@ -99,12 +105,22 @@ pub(crate) async fn virtual_api(
         tool_input: parsed.tool_input,
         strip: parsed.strip,
     };
-    match api.answer(&request).await {
+    let answer = match api.prepare(&request).await {
+        Prepared::Done(answer) => answer,
+        Prepared::Simulate(pending)
+            if headers.contains_key(SIMULATING_HEADER) && api.slow(&pending) =>
+        {
+            return early_answer(api, *pending);
+        }
+        Prepared::Simulate(pending) => api.finish(*pending).await.0,
+    };
+    match answer {
         Answer::Reply(reply) => {
             let source = reply.source.map_or("remote", |s| s.as_str());
             match serde_json::to_vec(&ReplyBody {
                 error: &reply.error,
                 response: &reply.response,
+                source: None,
             }) {
                 Ok(body) => json_response(StatusCode::OK, body, source),
                 Err(e) => error_body(
@@ -120,6 +136,43 @@ pub(crate) async fn virtual_api(
             "fault",
         ),
     }
+}
+
+/// Answers at once that the reply is being simulated, then sends it when it is made. The simulation
+/// runs on its own task: a client that gives up does not cancel it, and the world keeps its reply.
+fn early_answer(api: Arc<VirtualApi>, pending: Pending) -> Response {
+    let task = tokio::spawn(async move { api.finish(pending).await });
+    let rest = async move {
+        let body = match task.await {
+            Ok((Answer::Reply(reply), source)) => serde_json::to_vec(&ReplyBody {
+                error: &reply.error,
+                response: &reply.response,
+                source: Some(source.as_str()),
+            }),
+            Ok((Answer::HttpError(status), _)) => serde_json::to_vec(&ReplyBody {
+                error: &format!("request invalid, data error. status_code={status}"),
+                response: &Value::String(String::new()),
+                source: Some(ReplySource::Fault.as_str()),
+            }),
+            Err(e) => serde_json::to_vec(&ReplyBody {
+                error: &format!("the simulation failed: {e}"),
+                response: &Value::String(String::new()),
+                source: Some(ReplySource::Caller.as_str()),
+            }),
+        };
+        Ok::<_, std::convert::Infallible>(Bytes::from(body.unwrap_or_default()))
+    };
+    // A first chunk of white space (valid before JSON) sends the head now, not with the body.
+    let first = futures::stream::once(async { Ok(Bytes::from_static(b" ")) });
+    let stream = futures::StreamExt::chain(first, futures::stream::once(rest));
+    let mut resp = Response::new(HttpBody::from_stream(stream));
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(SIMULATING_HEADER, HeaderValue::from_static("1"));
+    resp
 }
 
 async fn health(State(api): State<Arc<VirtualApi>>) -> Response {
@@ -238,14 +291,7 @@ mod tests {
             .unwrap();
         rt.block_on(async {
             let data = crate::toolbench::DataDir::open_or_default(None).unwrap();
-            let api = crate::server::embedded_api(
-                &data,
-                false,
-                crate::server::SimulationMode::Schema,
-                &Default::default(),
-                None,
-            )
-            .unwrap();
+            let api = crate::server::embedded_api(&data, &Default::default(), None).unwrap();
             let server = spawn(Arc::new(api), "127.0.0.1:0".parse().unwrap())
                 .await
                 .unwrap();

@@ -9,6 +9,27 @@ use serde::de::DeserializeOwned;
 use super::DataError;
 
 /// Reads and parses a JSON file; errors name the file and the JSON path of the problem.
+/// Every `.json` file below `root`, in path order (unreadable folders are skipped).
+pub fn json_files_under(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, DataError> {
     let text = std::fs::read_to_string(path).map_err(|e| DataError::io(path, e))?;
     parse_json(path, &text)

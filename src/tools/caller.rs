@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::args::{canonical_json, check_params, parse_arguments};
 use super::observation::{self, code, parse_finish, reply_text, truncate};
-use super::types::{Observation, ReplySource, ToolReply, ToolRequest};
-use super::{ToolError, ToolSource};
+use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
+use super::{Started, ToolError, ToolSource};
 use crate::config::ToolsSection;
 use crate::toolbench::{FINISH, Function, function_schemas};
 
@@ -25,9 +25,13 @@ pub const PARAMETER_ERROR: &str = "Parameter error...\n";
 pub struct ToolConfig {
     /// Observation text length before `...` is appended (ToolBench: 1024).
     pub max_observation_length: usize,
-    /// Per attempt.
+    /// Per attempt: ToolBench's timeout, charged to the API's answer, never to a simulator's thinking
+    /// (a server that says it is simulating gets [`ToolConfig::simulator_timeout`] for the rest).
     pub timeout: Duration,
-    /// Extra attempts after an HTTP 429/5xx or a connection failure.
+    /// The simulator's own limit once the API said it is simulating; `None`: as long as it takes (the
+    /// simulator's model has its own timeout and fallback).
+    pub simulator_timeout: Option<Duration>,
+    /// Extra attempts after a timeout, an HTTP 429/5xx or a connection failure.
     pub retries: u32,
     /// First backoff delay; doubles on each retry.
     pub backoff: Duration,
@@ -54,6 +58,9 @@ impl ToolConfig {
         ToolConfig {
             max_observation_length: s.max_observation_length,
             timeout: Duration::from_secs(s.timeout_secs.max(1)),
+            simulator_timeout: s
+                .simulator_timeout_secs
+                .map(|n| Duration::from_secs(n.max(1))),
             retries: s.retries,
             backoff: Duration::from_millis(500),
             global_per_minute: s.global_per_minute,
@@ -123,8 +130,11 @@ impl ToolEnv {
     pub fn describe(&self) -> String {
         let c = &self.config;
         let limit = |v: Option<u32>| v.map_or("none".to_string(), |n| format!("{n}/min"));
+        let simulator = c
+            .simulator_timeout
+            .map_or("none".to_string(), |d| format!("{d:?}"));
         format!(
-            "{}; timeout {:?}, retries {}, rate limit global {} per tool {}, max observation {} chars",
+            "{}; timeout {:?} (simulator {simulator}), retries {}, rate limit global {} per tool {}, max observation {} chars",
             self.source.describe(),
             c.timeout,
             c.retries,
@@ -218,6 +228,7 @@ impl ToolCaller {
             failed,
             finish: f.finish,
             elapsed_ms: 0,
+            retries: Vec::new(),
         }
     }
 
@@ -299,7 +310,8 @@ impl ToolCaller {
         if let Some(t) = &self.env.per_tool {
             t.until_key_ready(&function.tool).await;
         }
-        match self.send(&request).await {
+        let (result, retries) = self.send(&request).await;
+        let mut obs = match result {
             Ok(reply) => {
                 let failed = !reply.error.is_empty();
                 if self.env.config.cache_calls
@@ -320,27 +332,27 @@ impl ToolCaller {
                 }
                 self.observe(name, arguments, reply, code, true)
             }
-        }
+        };
+        obs.retries = retries;
+        obs
     }
 
-    /// One request with a timeout per attempt and bounded retries (exponential backoff) on 429/5xx and
-    /// connection failures.
-    async fn send(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+    /// One request with a timeout per attempt and bounded retries (exponential backoff) on timeouts,
+    /// 429/5xx and connection failures; also the failed attempts that were retried.
+    async fn send(&self, request: &ToolRequest) -> (Result<ToolReply, ToolError>, Vec<Retry>) {
         let c = &self.env.config;
+        let mut retries = Vec::new();
         let mut attempt = 0u32;
         loop {
-            let result = match tokio::time::timeout(c.timeout, self.env.source.call(request)).await
-            {
-                Ok(r) => r,
-                Err(_) => Err(ToolError::Timeout(c.timeout)),
-            };
+            let started = Instant::now();
+            let result = self.attempt(request).await;
             let retriable = match &result {
                 Err(ToolError::Status(s)) => *s == 429 || *s >= 500,
-                Err(ToolError::Unreachable { .. }) => true,
+                Err(ToolError::Unreachable { .. } | ToolError::Timeout(_)) => true,
                 _ => false,
             };
             if !retriable || attempt >= c.retries {
-                return result;
+                return (result, retries);
             }
             let delay = c.backoff.saturating_mul(1u32 << attempt.min(10));
             if let Err(e) = &result {
@@ -348,9 +360,34 @@ impl ToolCaller {
                     "tool call attempt {} failed ({e}); retrying in {delay:?}",
                     attempt + 1
                 );
+                retries.push(Retry {
+                    attempt: attempt + 1,
+                    error: e.to_string(),
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    backoff_ms: delay.as_millis() as u64,
+                });
             }
             tokio::time::sleep(delay).await;
             attempt += 1;
+        }
+    }
+
+    /// One attempt: ToolBench's timeout until the API answers or says it is simulating, then the
+    /// simulator's own limit (if any) for the rest.
+    async fn attempt(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        let c = &self.env.config;
+        let started = match tokio::time::timeout(c.timeout, self.env.source.start(request)).await {
+            Ok(r) => r?,
+            Err(_) => return Err(ToolError::Timeout(c.timeout)),
+        };
+        match started {
+            Started::Ready(reply) => Ok(reply),
+            Started::Simulating(rest) => match c.simulator_timeout {
+                None => rest.await,
+                Some(limit) => tokio::time::timeout(limit, rest)
+                    .await
+                    .unwrap_or(Err(ToolError::SimulatorTimeout(limit))),
+            },
         }
     }
 
@@ -377,6 +414,7 @@ impl ToolCaller {
             failed,
             finish: None,
             elapsed_ms: 0,
+            retries: Vec::new(),
         }
     }
 }
@@ -384,7 +422,9 @@ impl ToolCaller {
 /// The observation code and error text of a call that got no usable reply.
 fn failure(e: &ToolError) -> (u8, String) {
     match e {
-        ToolError::Timeout(_) => (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string()),
+        ToolError::Timeout(_) | ToolError::SimulatorTimeout(_) => {
+            (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string())
+        }
         ToolError::Status(s) => (
             code::HTTP_ERROR,
             format!("request invalid, data error. status_code={s}"),

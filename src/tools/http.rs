@@ -5,10 +5,17 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::types::{ReplySource, ToolReply, ToolRequest};
-use super::{ToolError, ToolSource};
+use super::{Started, ToolError, ToolSource};
 
 /// Header in which our server says where a reply came from (the body stays exactly `{error, response}`).
 pub const SOURCE_HEADER: &str = "x-sum2act-source";
+
+/// The early answer, opt-in. A client sends this header (any value) to say it understands it; our server
+/// then answers a call that a model is simulating at once with the header, and sends the body when the
+/// reply is made, with its source as a `source` field (headers are gone by then). The caller charges
+/// ToolBench's timeout to the API's part only, not to the simulator's thinking. Other clients get the
+/// plain one-part reply.
+pub const SIMULATING_HEADER: &str = "x-sum2act-simulating";
 
 /// Header carrying the key (StableToolBench also reads it from the body).
 pub const KEY_HEADER: &str = "toolbench_key";
@@ -26,6 +33,8 @@ pub struct HttpSource {
     key: Option<String>,
     client: reqwest::Client,
     max_reply_bytes: usize,
+    /// What the server is, when the caller knows (the embedded server says how it answers).
+    label: Option<String>,
 }
 
 impl std::fmt::Debug for HttpSource {
@@ -77,7 +86,14 @@ impl HttpSource {
             key: key.filter(|k| !k.is_empty()),
             client,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            label: None,
         })
+    }
+
+    /// Says what the server is in `describe` (manifests and logs).
+    pub fn with_label(mut self, label: String) -> Self {
+        self.label = Some(label);
+        self
     }
 
     pub fn with_max_reply_bytes(mut self, n: usize) -> Self {
@@ -89,24 +105,64 @@ impl HttpSource {
     pub fn url(&self) -> &str {
         &self.shown
     }
+}
 
-    fn unreachable(&self, e: reqwest::Error) -> ToolError {
-        // The innermost cause says why ("Connection refused"); reqwest's own text only says that
-        // sending failed. The URL is left out: it may hold a key, and the message names it shown.
-        let e = e.without_url();
-        let mut cause: &dyn std::error::Error = &e;
-        while let Some(inner) = cause.source() {
-            cause = inner;
+/// A connection failure: the innermost cause says why ("Connection refused"); reqwest's own text only
+/// says that sending failed. The URL is left out: it may hold a key, and the message names it shown.
+fn unreachable(shown: &str, e: reqwest::Error) -> ToolError {
+    let e = e.without_url();
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let message = if std::ptr::addr_eq(cause, &e) {
+        e.to_string()
+    } else {
+        format!("{e}: {cause}")
+    };
+    ToolError::Unreachable {
+        url: shown.to_string(),
+        message,
+    }
+}
+
+/// Reads a reply body under the size cap; owns what it needs, so a simulated reply can be read later.
+struct BodyReader {
+    shown: String,
+    max_reply_bytes: usize,
+}
+
+impl BodyReader {
+    async fn read(self, mut resp: reqwest::Response) -> Result<ToolReply, ToolError> {
+        let source = resp
+            .headers()
+            .get(SOURCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(ReplySource::parse);
+        let mut body = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| unreachable(&self.shown, e))?
+        {
+            if body.len() + chunk.len() > self.max_reply_bytes {
+                return Err(ToolError::TooLarge(self.max_reply_bytes));
+            }
+            body.extend_from_slice(&chunk);
         }
-        let message = if std::ptr::addr_eq(cause, &e) {
-            e.to_string()
-        } else {
-            format!("{e}: {cause}")
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| ToolError::BadReply(e.to_string()))?;
+        let Value::Object(mut obj) = value else {
+            return Err(ToolError::BadReply(
+                "the reply is not a JSON object".to_string(),
+            ));
         };
-        ToolError::Unreachable {
-            url: self.shown.clone(),
-            message,
-        }
+        // An early answer's body names its source (see `SIMULATING_HEADER`).
+        let named = match obj.remove("source") {
+            Some(Value::String(s)) => ReplySource::parse(&s),
+            _ => None,
+        };
+        reply_from_object(&mut obj, named.or(source).unwrap_or(ReplySource::Remote))
     }
 }
 
@@ -146,45 +202,44 @@ pub fn reply_from_object(
 #[async_trait]
 impl ToolSource for HttpSource {
     async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+        match self.start(request).await? {
+            Started::Ready(reply) => Ok(reply),
+            Started::Simulating(rest) => rest.await,
+        }
+    }
+
+    async fn start(&self, request: &ToolRequest) -> Result<Started, ToolError> {
         let key = self.key.as_deref().unwrap_or("");
-        let mut req = self.client.post(self.url.clone()).json(&Body {
-            request,
-            toolbench_key: key,
-        });
+        let mut req = self
+            .client
+            .post(self.url.clone())
+            .header(SIMULATING_HEADER, "accept")
+            .json(&Body {
+                request,
+                toolbench_key: key,
+            });
         if !key.is_empty() {
             req = req.header(KEY_HEADER, key);
         }
-        let mut resp = req.send().await.map_err(|e| {
+        let resp = req.send().await.map_err(|e| {
             if e.is_timeout() {
                 ToolError::Timeout(std::time::Duration::ZERO)
             } else {
-                self.unreachable(e)
+                unreachable(&self.shown, e)
             }
         })?;
         let status = resp.status().as_u16();
         if status != 200 {
             return Err(ToolError::Status(status));
         }
-        let source = resp
-            .headers()
-            .get(SOURCE_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(ReplySource::parse);
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| self.unreachable(e))? {
-            if body.len() + chunk.len() > self.max_reply_bytes {
-                return Err(ToolError::TooLarge(self.max_reply_bytes));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let value: Value =
-            serde_json::from_slice(&body).map_err(|e| ToolError::BadReply(e.to_string()))?;
-        let Value::Object(mut obj) = value else {
-            return Err(ToolError::BadReply(
-                "the reply is not a JSON object".to_string(),
-            ));
+        let body = BodyReader {
+            shown: self.shown.clone(),
+            max_reply_bytes: self.max_reply_bytes,
         };
-        reply_from_object(&mut obj, source.unwrap_or(ReplySource::Remote))
+        if resp.headers().contains_key(SIMULATING_HEADER) {
+            return Ok(Started::Simulating(Box::pin(body.read(resp))));
+        }
+        body.read(resp).await.map(Started::Ready)
     }
 
     /// A `GET` of the URL: any HTTP reply but 404 means a server is there (a `/virtual` endpoint
@@ -195,7 +250,7 @@ impl ToolSource for HttpSource {
             .get(self.url.clone())
             .send()
             .await
-            .map_err(|e| self.unreachable(e))?;
+            .map_err(|e| unreachable(&self.shown, e))?;
         match resp.status().as_u16() {
             404 => Err(ToolError::Status(404)),
             _ => Ok(()),
@@ -204,7 +259,10 @@ impl ToolSource for HttpSource {
 
     fn describe(&self) -> String {
         // Credentials in the URL (user:password@host, a key parameter) stay out of manifests and logs.
-        format!("tool server {}", self.shown)
+        match &self.label {
+            Some(label) => format!("{label} at {}", self.shown),
+            None => format!("tool server {}", self.shown),
+        }
     }
 }
 

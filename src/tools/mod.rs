@@ -14,13 +14,17 @@ use async_trait::async_trait;
 
 pub use caller::{ToolCaller, ToolConfig, ToolEnv};
 pub use http::HttpSource;
-pub use types::{Finish, Observation, ReplySource, ToolReply, ToolRequest};
+pub use types::{Finish, Observation, ReplySource, Retry, ToolReply, ToolRequest};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     #[error("tool call timed out after {0:?}")]
     Timeout(std::time::Duration),
+    /// The API answered at once that it is simulating the reply, and the simulation took longer than
+    /// the simulator's own limit (`--simulator-timeout`).
+    #[error("the tool simulator took longer than {0:?}")]
+    SimulatorTimeout(std::time::Duration),
     #[error("tool server answered HTTP {0}")]
     Status(u16),
     #[error("tool server reply is not JSON: {0}")]
@@ -58,10 +62,25 @@ impl ToolError {
     }
 }
 
+/// The rest of a reply that a simulator is still making; owns what it needs.
+pub type Simulation = futures::future::BoxFuture<'static, Result<ToolReply, ToolError>>;
+
+/// What a source says first: the reply, or that the API (a simulator) is still making it. The caller
+/// charges ToolBench's timeout to the first part only: a simulator's thinking is not the API's latency.
+pub enum Started {
+    Ready(ToolReply),
+    Simulating(Simulation),
+}
+
 /// Something that answers `/virtual` requests: a remote server over HTTP, or an in-process catalogue.
 #[async_trait]
 pub trait ToolSource: Send + Sync {
     async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError>;
+
+    /// The reply, or the simulation still under way. Sources that cannot tell answer in one part.
+    async fn start(&self, request: &ToolRequest) -> Result<Started, ToolError> {
+        self.call(request).await.map(Started::Ready)
+    }
 
     /// A short description for manifests and logs (never includes a key).
     fn describe(&self) -> String;

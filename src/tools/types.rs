@@ -104,4 +104,20 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish: Option<Finish>,
     pub elapsed_ms: u64,
+    /// Attempts that failed transiently and were retried before this outcome (timeouts, HTTP 429/5xx,
+    /// an unreachable server), in order: a reader sees what the harness did, not only the last try.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<Retry>,
+}
+
+/// One failed attempt of a tool call that was tried again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retry {
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    /// Why it failed.
+    pub error: String,
+    pub elapsed_ms: u64,
+    /// The wait before the next attempt.
+    pub backoff_ms: u64,
 }

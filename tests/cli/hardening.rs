@@ -15,6 +15,7 @@ use common::{Model, Test, run_files as files};
 use serde_json::{Value, json};
 
 type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
+type Delay = dyn Fn(&Value) -> std::time::Duration + Send + Sync;
 
 /// An OpenAI-compatible endpoint answering every chat request with `handler(request)`, on its own
 /// thread; stopped when the returned guard drops.
@@ -34,7 +35,15 @@ impl Drop for Endpoint {
 pub(crate) fn endpoint(
     handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static,
 ) -> Endpoint {
-    let handler: Arc<Handler> = Arc::new(handler);
+    slow_endpoint(handler, |_| std::time::Duration::ZERO)
+}
+
+/// As [`endpoint`], each reply sent `delay(request)` later (a slow model; other requests go on meanwhile).
+pub(crate) fn slow_endpoint(
+    handler: impl Fn(&Value) -> (u16, Value) + Send + Sync + 'static,
+    delay: impl Fn(&Value) -> std::time::Duration + Send + Sync + 'static,
+) -> Endpoint {
+    let handler: (Arc<Handler>, Arc<Delay>) = (Arc::new(handler), Arc::new(delay));
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     std::thread::spawn(move || {
@@ -44,9 +53,10 @@ pub(crate) fn endpoint(
             .expect("runtime");
         rt.block_on(async move {
             async fn chat(
-                State(h): State<Arc<Handler>>,
+                State((h, delay)): State<(Arc<Handler>, Arc<Delay>)>,
                 Json(body): Json<Value>,
             ) -> (StatusCode, Json<Value>) {
+                tokio::time::sleep(delay(&body)).await;
                 let (status, reply) = h(&body);
                 (
                     StatusCode::from_u16(status).unwrap_or(StatusCode::OK),

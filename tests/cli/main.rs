@@ -5,6 +5,7 @@ mod common;
 
 mod batch;
 mod broken_pipe;
+mod by_hand;
 mod eval;
 mod examples;
 mod exit_codes;
@@ -37,3 +38,4 @@ mod tool_caller;
 mod tool_prompt;
 mod tool_server;
 mod tool_server_down;
+mod world;

@@ -231,7 +231,8 @@ fn data_stats_prints_sample_totals() {
         .success()
         .stdout_has("G1_instruction")
         .stdout_has("G3_instruction")
-        .stdout_has("catalogue: 12 tools, 40 APIs, 6 categories; 31 queries in 6 subsets");
+        .stdout_has("catalogue: 12 tools, 40 APIs, 6 categories; 31 queries in 6 subsets")
+        .stdout_has("templates: 40 with data");
 }
 
 #[test]
@@ -252,6 +253,23 @@ fn shared_data_stats_reports_all_tools_and_apis() {
     assert_eq!(stats["catalog"]["categories"], 47);
     assert_eq!(stats["catalog"]["broken_files"], 0);
     assert_eq!(stats["subsets"].as_array().map(Vec::len), Some(6));
+    // Templates that are recorded error replies are counted apart (issue 29).
+    let t = &stats["catalog"]["templates"];
+    assert_eq!(
+        (
+            &t["with data"],
+            &t["error reply"],
+            &t["status-only or empty"],
+            &t["none"]
+        ),
+        (
+            &Value::from(1013),
+            &Value::from(528),
+            &Value::from(117),
+            &Value::from(832)
+        ),
+        "{t}"
+    );
 }
 
 #[test]

@@ -147,6 +147,7 @@ async fn serve_speaks_mirrorapi_and_falls_back_and_caches() {
         body,
         json!({"error": "", "response": {"record_id": "rec-42", "status": "open", "tags": ["a"], "archived": false}})
     );
+    let body_42 = body.clone();
     let first = shared.lock().unwrap().seen[0].clone();
     let (system, user) = messages(&first);
     assert!(
@@ -172,20 +173,25 @@ async fn serve_speaks_mirrorapi_and_falls_back_and_caches() {
     assert_eq!(source, "simulated", "{body}");
     assert!(body["response"]["total"].is_number(), "{body}");
 
-    // The rerun is answered from the saved cache, without asking the model again.
+    // The rerun is answered from the saved world, without asking the model again; the reply still
+    // says the model made it.
     let (source, again) = served
         .call("lookup_record", json!({"record_id": "rec-42"}))
         .await;
-    assert_eq!(source, "cache");
-    assert_eq!(again["response"]["record_id"], "rec-42");
+    assert_eq!(source, "llm");
+    assert_eq!(again, body_42);
     assert_eq!(shared.lock().unwrap().seen.len(), 2);
     drop(served);
-    let saved = std::fs::read_to_string(
+    let saved: Vec<String> = std::fs::read_dir(
         tmp.path()
-            .join("response_cache/Data/record_desk/lookup_record.json"),
+            .join("response_cache/Data/record_desk/lookup_record"),
     )
-    .unwrap();
-    assert!(saved.contains("rec-42"), "{saved}");
+    .unwrap()
+    .flatten()
+    .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+    .collect();
+    assert_eq!(saved.len(), 1);
+    assert!(saved[0].contains("rec-42"), "{saved:?}");
 
     // The chain-of-thought mode: its own system prompt; the explanation is dropped from the reply.
     let served = Served::start(tmp.path(), &model, "mirrorapi-cot", false);

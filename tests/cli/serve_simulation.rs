@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::common::tools::{
     catalog, config, data_dir, default_args, functions, server, write_record_desk,
 };
-use sum2act::server::simulate::{carries_data, parse_template};
+use sum2act::server::simulate::{gives_shape, parse_template};
 use sum2act::server::{SimulationMode, VirtualApi};
 use sum2act::toolbench::{Catalog, Function};
 use sum2act::tools::{ReplySource, ToolEnv};
@@ -27,7 +27,7 @@ fn inferred_and_templated_catalog() -> (tempfile::TempDir, Arc<Catalog>) {
 fn inferred_api(catalog: &Catalog) -> Function {
     functions(catalog)
         .into_iter()
-        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !carries_data(&t)))
+        .find(|f| f.required.len() == 1 && parse_template(&f.doc).is_none_or(|t| !gives_shape(&t)))
         .unwrap()
 }
 
@@ -76,7 +76,7 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
         .into_iter()
         .find(|g| {
             parse_template(&g.doc).is_some_and(|t| {
-                t.is_object() && carries_data(&t) && t.as_object().is_some_and(|m| m.len() <= 8)
+                t.is_object() && gives_shape(&t) && t.as_object().is_some_and(|m| m.len() <= 8)
             })
         })
         .unwrap();
@@ -122,7 +122,7 @@ async fn hybrid_simulation_asks_the_model_only_where_the_shape_is_inferred() {
     let inferred = inferred_api(&catalog);
     let templated = functions(&catalog)
         .into_iter()
-        .find(|g| parse_template(&g.doc).is_some_and(|t| carries_data(&t)))
+        .find(|g| parse_template(&g.doc).is_some_and(|t| gives_shape(&t)))
         .unwrap();
     let model = Arc::new(ScriptedLlm::from_replies(vec![
         "{\"error\": \"\", \"response\": {\"answer\": \"from the model\"}}".into(),

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use crate::common::tools::{catalog, config, data_dir, default_args, functions, request, server};
-use sum2act::server::simulate::carries_data;
-use sum2act::server::{FaultConfig, FaultKind, FaultMix, VirtualApi};
+use sum2act::server::simulate::gives_shape;
+use sum2act::server::{FaultConfig, FaultKind, FaultMix, VirtualApi, World, WorldOptions};
 use sum2act::toolbench::Catalog;
 use sum2act::toolbench::naming::pure_api_name;
 use sum2act::tools::observation::reply_text;
@@ -127,7 +127,7 @@ async fn simulated_responses_are_well_formed_and_identical_on_repeat() {
             f.name
         );
         let template = f.doc.template();
-        if let Some(Value::Object(t)) = template.as_ref().filter(|t| carries_data(t)) {
+        if let Some(Value::Object(t)) = template.as_ref().filter(|t| gives_shape(t)) {
             // Shaped like the template: the same top-level fields.
             let got = a.response.as_object().unwrap();
             for k in t.keys().filter(|k| *k != "_list_length") {
@@ -356,7 +356,7 @@ async fn huge_answers_are_truncated_and_capped() {
     let req = request(&f, json!({}));
     assert!(matches!(
         capped.call(&req).await,
-        Err(ToolError::BadReply(_))
+        Err(ToolError::TooLarge(10_000))
     ));
     let env = ToolEnv::new(Arc::new(capped), config());
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;
@@ -365,7 +365,7 @@ async fn huge_answers_are_truncated_and_capped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn saved_answers_are_served_from_the_cache_on_rerun() {
+async fn saved_answers_are_served_from_the_world_on_rerun() {
     let tmp = tempfile::tempdir().unwrap();
     let tools = tmp.path().join("tools/Data");
     std::fs::create_dir_all(&tools).unwrap();
@@ -379,7 +379,15 @@ async fn saved_answers_are_served_from_the_cache_on_rerun() {
     .unwrap();
     let cat = catalog(tmp.path());
     let cache = tmp.path().join("response_cache");
-    let (h, s) = server(VirtualApi::new(cat.clone(), Some(cache.clone())).with_save(true)).await;
+    let world = || {
+        World::open(&WorldOptions {
+            dir: Some(cache.clone()),
+            entity_memory: true,
+        })
+        .unwrap()
+    };
+    let (h, s) =
+        server(VirtualApi::new(cat.clone(), Some(cache.clone())).with_world(world())).await;
     let req = ToolRequest {
         category: "Data".into(),
         tool_name: "weatherly".into(),
@@ -391,12 +399,18 @@ async fn saved_answers_are_served_from_the_cache_on_rerun() {
     assert_eq!(first.source, Some(ReplySource::Simulated));
     assert_eq!(first.response["city"], "Oslo");
     h.shutdown().await;
-    let file = cache.join("Data/weatherly/current_weather.json");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(saved["{\"city\":\"Oslo\"}"]["response"], first.response);
-    let (h, s) = server(VirtualApi::new(cat, Some(cache))).await;
+    // One file per call, with its arguments and where the reply came from.
+    let dir = cache.join("Data/weatherly/current_weather");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(files[0].path()).unwrap()).unwrap();
+    assert_eq!(saved["arguments"], json!({"city": "Oslo"}));
+    assert_eq!(saved["response"], first.response);
+    assert_eq!(saved["source"], "simulated");
+    // A rerun gets the same reply from the world; keys in another order are the same call.
+    let (h, s) = server(VirtualApi::new(cat, Some(cache.clone())).with_world(world())).await;
     let again = s.call(&req).await.unwrap();
-    assert_eq!(again.source, Some(ReplySource::Cache));
-    assert_eq!(again.response, first.response);
+    assert_eq!(again, first);
     h.shutdown().await;
 }

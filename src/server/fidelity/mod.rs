@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::server::pyrepr;
-use crate::server::simulate::{parse_template, simulate, stable_hash};
+use crate::server::simulate::{TemplateClass, parse_template, simulate, stable_hash};
 use crate::server::{ServerError, VirtualApi, spawn};
+use crate::toolbench::io::json_files_under;
 use crate::toolbench::naming::{param_name, pure_api_name, standardize};
 use crate::toolbench::{ApiDoc, Catalog, DataDir, DataError};
 use crate::tools::{HttpSource, ToolError, ToolRequest, ToolSource};
@@ -136,16 +137,6 @@ pub fn query_apis(data: &DataDir, catalog: &Catalog) -> Result<Vec<Api>, Error> 
     Ok(out)
 }
 
-fn template_class(t: Option<&Value>) -> &'static str {
-    match t {
-        None => "none",
-        Some(v) => match rules::filler(v) {
-            Some(_) => "status-only or empty",
-            None => "with data",
-        },
-    }
-}
-
 #[derive(Default)]
 struct Tally {
     apis: usize,
@@ -159,7 +150,7 @@ struct Tally {
 fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration>) {
     let mut all = Tally::default();
     let mut times = Vec::with_capacity(apis.len());
-    let mut by_template: std::collections::BTreeMap<&str, Tally> = Default::default();
+    let mut by_template: std::collections::BTreeMap<TemplateClass, Tally> = Default::default();
     let mut examples = Vec::new();
     for api in apis {
         let template = parse_template(&api.doc);
@@ -177,7 +168,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
             .to_lowercase(),
         };
         let report = rules::check(&reply, &ctx);
-        let class = template_class(template.as_ref());
+        let class = TemplateClass::of(template.as_ref());
         for t in [&mut all, by_template.entry(class).or_default()] {
             t.apis += 1;
             match rules::filler(&reply) {
@@ -217,7 +208,7 @@ fn part_b(apis: &[Api], verbose: bool, out: &mut String) -> (Tally, Vec<Duration
 /// Part (b)'s table: filler shares and rule violations by template class, then all APIs.
 fn write_tallies(
     all: &Tally,
-    by_template: &std::collections::BTreeMap<&str, Tally>,
+    by_template: &std::collections::BTreeMap<TemplateClass, Tally>,
     out: &mut String,
 ) {
     let _ = writeln!(
@@ -227,16 +218,16 @@ fn write_tallies(
     );
     let _ = writeln!(
         out,
-        "    template          APIs   empty  status-only  generic   fields checked  violations"
+        "    template             APIs   empty  status-only  generic   fields checked  violations"
     );
     for (class, t) in by_template
         .iter()
-        .map(|(c, t)| (*c, t))
+        .map(|(c, t)| (c.label(), t))
         .chain([("all", all)])
     {
         let _ = writeln!(
             out,
-            "    {class:<17} {:>5}  {:>5.1}%  {:>10.1}%  {:>6.1}%  {:>14}  {:>9.2}%",
+            "    {class:<20} {:>5}  {:>5.1}%  {:>10.1}%  {:>6.1}%  {:>14}  {:>9.2}%",
             t.apis,
             pct(t.empty, t.apis),
             pct(t.status, t.apis),
@@ -247,48 +238,12 @@ fn write_tallies(
     }
 }
 
-/// A recorded response: JSON text (sometimes encoded twice) or a Python literal.
-fn decode(v: &Value) -> Value {
-    let mut v = v.clone();
-    for _ in 0..3 {
-        let Value::String(s) = &v else { break };
-        v = match serde_json::from_str::<Value>(s) {
-            Ok(x) => x,
-            Err(_) => match pyrepr::parse(s) {
-                Ok(x) => x,
-                Err(_) => break,
-            },
-        };
-    }
-    v
-}
-
-fn cache_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Returns the share of real keys present, relative to the share the templates themselves hold.
 fn part_a(sources: &[(PathBuf, Arc<Catalog>)], out: &mut String) -> Result<f64, Error> {
     let mut recorded = Recorded::default();
     for (root, catalog) in sources {
         let cache = root.join("response_cache");
-        for file in cache_files(&cache) {
+        for file in json_files_under(&cache) {
             recorded.add_file(&cache, &file, catalog)?;
         }
     }
@@ -338,7 +293,7 @@ impl Recorded {
                 source,
             })?;
         for (key, entry) in entries {
-            let real = decode(&entry["response"]);
+            let real = pyrepr::decode_recorded(&entry["response"]);
             if !entry["error"].as_str().unwrap_or("").is_empty() || rules::filler(&real).is_some() {
                 self.skipped += 1;
                 continue;
@@ -346,7 +301,7 @@ impl Recorded {
             let args: Map<String, Value> = serde_json::from_str(&key).unwrap_or_default();
             let sim = simulate(&doc, template.as_ref(), &args);
             let a = agreement::compare(&real, &sim);
-            if template_class(template.as_ref()) == "with data" {
+            if TemplateClass::of(template.as_ref()) == TemplateClass::WithData {
                 if let Some(t) = &template {
                     self.in_template += agreement::compare(&real, t).shared_keys;
                 }

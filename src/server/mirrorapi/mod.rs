@@ -71,7 +71,7 @@ impl MirrorApiSimulator {
             )
             .map_err(|e| e.to_string())?;
         let mut req = CompletionRequest::new(
-            "tool-simulator",
+            crate::llm::purpose::TOOL_SIMULATOR,
             vec![
                 Message::system(system.trim_end()),
                 Message::user(user.trim_end()),

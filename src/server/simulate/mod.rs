@@ -5,6 +5,7 @@
 
 mod compute;
 mod context;
+mod error_shape;
 mod kind;
 mod number;
 mod partial_json;
@@ -22,6 +23,7 @@ use crate::toolbench::ApiDoc;
 use crate::toolbench::naming::standardize;
 use crate::tools::args::canonical_json;
 use context::Ctx;
+pub use error_shape::{TemplateClass, reply_is_error, template_is_error};
 use kind::{Kind, classify};
 pub use partial_json::parse_partial_json;
 use purpose::{Action, Purpose};
@@ -46,8 +48,16 @@ pub fn seed(doc: &ApiDoc, args: &Map<String, Value>) -> u64 {
     ])
 }
 
-/// Simulates one call. `template` is the API's parsed template (see [`parse_template`]).
+/// Whether a template gives the success reply's shape: it carries data and is not a recorded error
+/// (see `error_shape`). Without one the shape is unknown and inferred.
+pub fn gives_shape(template: &Value) -> bool {
+    carries_data(template) && !template_is_error(template)
+}
+
+/// Simulates one call. `template` is the API's parsed template (see [`parse_template`]); an error
+/// reply recorded as the template is not copied, the shape is inferred instead.
 pub fn simulate(doc: &ApiDoc, template: Option<&Value>, args: &Map<String, Value>) -> Value {
+    let template = template.filter(|t| !template_is_error(t));
     let purpose = Purpose::of(doc);
     let mut ctx = Ctx::new(seed(doc, args), &purpose, &doc.tool_name, args);
     let mut fill = Fill {
@@ -55,7 +65,7 @@ pub fn simulate(doc: &ApiDoc, template: Option<&Value>, args: &Map<String, Value
         main_list: true,
     };
     match template {
-        Some(t @ (Value::Object(_) | Value::Array(_))) if shape::carries_data(t) => {
+        Some(t @ (Value::Object(_) | Value::Array(_))) if gives_shape(t) => {
             fill.value("", &[], t, 0)
         }
         Some(Value::String(kind)) if matches!(kind.as_str(), "str" | "int" | "float" | "bool") => {

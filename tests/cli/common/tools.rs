@@ -21,7 +21,7 @@ pub fn catalog(dir: &Path) -> Arc<Catalog> {
 }
 
 /// Writes a data folder's `tools/Data/record_desk.json`: one API whose reply shape must be inferred
-/// (no template, one required parameter) and one with a data template.
+/// (no template, one required parameter), one with a data template, and a search (no template).
 pub fn write_record_desk(root: &Path) {
     let dir = root.join("tools/Data");
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,10 +34,28 @@ pub fn write_record_desk(root: &Path) {
              "optional_parameters": []},
             {"name": "Record stats", "description": "Counts of records by status.", "method": "GET",
              "required_parameters": [], "optional_parameters": [],
-             "template_response": {"total": "int", "open": "int", "closed": "int"}}
+             "template_response": {"total": "int", "open": "int", "closed": "int"}},
+            {"name": "Search records", "description": "Records whose title matches a query.", "method": "GET",
+             "required_parameters": [{"name": "query", "type": "STRING", "description": "Words of the title", "default": ""}],
+             "optional_parameters": []}
         ]
     });
     std::fs::write(dir.join("record_desk.json"), tool.to_string()).unwrap();
+}
+
+/// [`write_record_desk`] with `queries/G1_instruction.json`: query 1 needs a search, then a lookup.
+pub fn write_record_desk_query(root: &Path) {
+    write_record_desk(root);
+    let api =
+        |name: &str| json!({"category_name": "Data", "tool_name": "Record Desk", "api_name": name});
+    let query = json!([{
+        "query": "Find the record about salt roads and tell me its title and year.",
+        "query_id": 1,
+        "api_list": [api("Search records"), api("Lookup record")],
+        "relevant APIs": [["Record Desk", "Search records"], ["Record Desk", "Lookup record"]]
+    }]);
+    std::fs::create_dir_all(root.join("queries")).unwrap();
+    std::fs::write(root.join("queries/G1_instruction.json"), query.to_string()).unwrap();
 }
 
 pub fn loopback() -> SocketAddr {

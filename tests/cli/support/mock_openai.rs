@@ -237,12 +237,22 @@ fn arguments_for(parameters: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A small value matching a JSON schema.
-fn instance(schema: &Value) -> Value {
+/// A small value matching a JSON schema (the first branch of an `anyOf`/`oneOf`, the first of several
+/// types).
+pub fn instance(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
-    match schema["type"].as_str().unwrap_or("string") {
+    for k in ["anyOf", "oneOf"] {
+        if let Some(first) = schema[k].as_array().and_then(|b| b.first()) {
+            return instance(first);
+        }
+    }
+    let kind = match &schema["type"] {
+        Value::Array(types) => types.first().and_then(Value::as_str).unwrap_or("string"),
+        other => other.as_str().unwrap_or("string"),
+    };
+    match kind {
         "object" => {
             let mut out = serde_json::Map::new();
             if let Some(props) = schema["properties"].as_object() {
@@ -255,6 +265,7 @@ fn instance(schema: &Value) -> Value {
         "array" => json!([instance(&schema["items"])]),
         "integer" | "number" => json!(1),
         "boolean" => json!(true),
+        "null" => Value::Null,
         _ => json!("ok"),
     }
 }

@@ -1,0 +1,265 @@
+//! The world-consistency check (`serve fidelity --world DIR`, the fidelity bench's `--world`): pairs of
+//! replies in a world folder that mention the same identifier, scored for contradictions (the same id
+//! with another title, status or field value), and replies whose record echoes an identifier argument
+//! with another value (a tracking result for another code than the one asked).
+//!
+//! Identifiers and records are read as entity memory reads them (`entities::extract`). A pair counts
+//! when the two records share a field besides the identifier; it contradicts when a shared field has
+//! another value. Short all-digit identifiers (`28003`) name different things in different tools, so
+//! their pairs count only within one tool.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::entities::{Fact, extract};
+use super::store::entries;
+
+/// The figures of one world folder.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Consistency {
+    /// Stored replies read (error replies left out).
+    pub replies: usize,
+    /// Identifiers mentioned by at least two replies.
+    pub shared_identifiers: usize,
+    /// Pairs of replies that mention one identifier with at least one common field.
+    pub pairs: usize,
+    pub contradicting: usize,
+    /// Replies whose record has the field of an identifier argument.
+    pub echoes: usize,
+    /// Of those, the ones with another value there.
+    pub wrong_echoes: usize,
+    /// A few contradictions, for the reader.
+    pub examples: Vec<String>,
+}
+
+impl Consistency {
+    /// Contradicting pairs in percent of the pairs.
+    pub fn contradiction_pct(&self) -> f64 {
+        pct(self.contradicting, self.pairs)
+    }
+
+    /// The printed part of the fidelity table.
+    pub fn table(&self, world: &Path) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "(d) world consistency: {} ({} replies, {} identifiers mentioned by two or more)",
+            world.display(),
+            self.replies,
+            self.shared_identifiers
+        );
+        let _ = writeln!(
+            out,
+            "    pairs of replies sharing an identifier: {}; contradicting: {} ({:.1}%)",
+            self.pairs,
+            self.contradicting,
+            self.contradiction_pct()
+        );
+        let _ = writeln!(
+            out,
+            "    replies echoing an identifier argument: {}; with another value: {} ({:.1}%)",
+            self.echoes,
+            self.wrong_echoes,
+            pct(self.wrong_echoes, self.echoes)
+        );
+        for e in &self.examples {
+            let _ = writeln!(out, "      contradiction: {e}");
+        }
+        out
+    }
+}
+
+fn pct(n: usize, d: usize) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / d as f64
+    }
+}
+
+/// One reply's view of one identifier.
+struct Mention {
+    reply: usize,
+    tool: String,
+    api: String,
+    record: Map<String, Value>,
+}
+
+/// Reads every reply of the world folder and scores it.
+pub fn check(world: &Path) -> Consistency {
+    let mut c = Consistency::default();
+    let mut by_value: BTreeMap<String, Vec<Mention>> = BTreeMap::new();
+    for (i, (_, entry)) in entries(world).into_iter().enumerate() {
+        if !entry.error.is_empty() {
+            continue;
+        }
+        c.replies += 1;
+        let args = entry.arguments.as_object().cloned().unwrap_or_default();
+        let facts = extract(&entry.api, &args, &entry.response);
+        count_echoes(&args, &facts, &mut c);
+        for f in facts {
+            let key = f.value.trim().to_lowercase();
+            let list = by_value.entry(key).or_default();
+            // One mention per reply and identifier: its records' fields together.
+            match list.iter_mut().find(|m| m.reply == i) {
+                Some(m) => {
+                    for (k, v) in f.record {
+                        m.record.entry(k).or_insert(v);
+                    }
+                }
+                None => list.push(Mention {
+                    reply: i,
+                    tool: tool_of(&f.api),
+                    api: f.api.clone(),
+                    record: f.record,
+                }),
+            }
+        }
+    }
+    for (value, mentions) in &by_value {
+        if mentions.len() < 2 {
+            continue;
+        }
+        c.shared_identifiers += 1;
+        let global = value.chars().any(char::is_alphabetic) || value.len() >= 6;
+        for (i, a) in mentions.iter().enumerate() {
+            for b in &mentions[i + 1..] {
+                if !global && a.tool != b.tool {
+                    continue;
+                }
+                score_pair(value, a, b, &mut c);
+            }
+        }
+    }
+    c
+}
+
+fn tool_of(api: &str) -> String {
+    api.rsplit_once('/').map_or(api, |(t, _)| t).to_string()
+}
+
+fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
+    let mut shared = 0;
+    let mut differing = Vec::new();
+    for (k, va) in &a.record {
+        let Some(vb) = b.record.get(k) else { continue };
+        if same(va, &Value::String(value.to_string())) {
+            continue;
+        }
+        shared += 1;
+        if !same(va, vb) {
+            differing.push(format!("{k}: {va} / {vb}"));
+        }
+    }
+    if shared == 0 {
+        return;
+    }
+    c.pairs += 1;
+    if !differing.is_empty() {
+        c.contradicting += 1;
+        if c.examples.len() < 8 {
+            c.examples.push(format!(
+                "`{value}` in {} and {}: {}",
+                a.api,
+                b.api,
+                differing.join("; ")
+            ));
+        }
+    }
+}
+
+/// An identifier argument whose field the reply's own record also has.
+fn count_echoes(args: &Map<String, Value>, facts: &[Fact], c: &mut Consistency) {
+    for (k, v) in args {
+        let echoed = facts
+            .iter()
+            .filter(|f| same(v, &Value::String(f.value.clone())))
+            .find_map(|f| f.record.get(k));
+        if let Some(echoed) = echoed {
+            c.echoes += 1;
+            if !same(echoed, v) {
+                c.wrong_echoes += 1;
+            }
+        }
+    }
+}
+
+/// Equal as a reader compares them: numbers by value, text without case or surrounding spaces.
+fn same(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.trim().to_lowercase(),
+        other => other.to_string(),
+    };
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+        _ => text(a) == text(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::world::store::{Call, Store};
+    use crate::tools::{ReplySource, ToolReply};
+    use serde_json::json;
+
+    fn put(store: &Store, api: &str, args: Value, response: Value) {
+        let call = Call {
+            category: "Movies".into(),
+            tool: "imdb".into(),
+            api: api.into(),
+            arguments: crate::tools::args::canonical_json(&args),
+        };
+        store
+            .put(
+                &call,
+                ToolReply {
+                    error: String::new(),
+                    response,
+                    source: Some(ReplySource::Llm),
+                },
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn the_same_id_with_another_title_is_a_contradiction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        put(
+            &store,
+            "search",
+            json!({"q": "road"}),
+            json!({"results": [{"id": "tt0999", "title": "Salt Road", "year": 2011}]}),
+        );
+        put(
+            &store,
+            "title",
+            json!({"id": "tt0999"}),
+            json!({"id": "tt0999", "title": "The Longest Winter", "year": 2011}),
+        );
+        put(
+            &store,
+            "rating",
+            json!({"id": "tt0999"}),
+            json!({"title": "Salt Road", "rating": 7.1}),
+        );
+        put(
+            &store,
+            "track",
+            json!({"code": "GHI789"}),
+            json!({"code": "XYZ111", "status": "delivered"}),
+        );
+        let c = check(dir.path());
+        assert_eq!(c.replies, 4);
+        // search/title contradict on the title; search/rating and title/rating share the title only.
+        assert_eq!((c.pairs, c.contradicting), (3, 2), "{c:?}");
+        assert!(c.examples[0].contains("Salt Road"), "{:?}", c.examples);
+        assert_eq!((c.echoes, c.wrong_echoes), (2, 1), "{c:?}");
+        let table = c.table(dir.path());
+        assert!(table.contains("contradicting: 2 (66.7%)"), "{table}");
+    }
+}

@@ -1,0 +1,237 @@
+//! One simulated world: every reply the server made up, kept so that the same call (same API, same
+//! arguments in any key order) gets the same reply for every method, every repeat and every process
+//! sharing the world folder, and an entity memory so that later replies agree with earlier ones.
+//!
+//! Two identical calls in flight at once make one simulation: within a process they queue on the call's
+//! slot, across processes on the call's lock file (`lock`); the first reply stored wins (`store`).
+//! A run replayed offline with its world gets every reply from the world, so its observations match.
+
+pub mod consistency;
+pub mod entities;
+mod lock;
+pub mod store;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+pub use entities::{EntityMemory, Fact};
+pub use store::{Call, Entry, Store};
+
+use crate::toolbench::DataError;
+use crate::tools::ToolReply;
+
+/// How a world is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorldOptions {
+    /// The world folder; `None`: in memory, for this process only.
+    pub dir: Option<PathBuf>,
+    /// Give the LLM simulator what earlier replies fixed about the values a call names.
+    pub entity_memory: bool,
+}
+
+/// A world: its replies, its entity memory, and the calls being simulated now.
+#[derive(Debug)]
+pub struct World {
+    store: Store,
+    entities: Option<EntityMemory>,
+    /// One slot per call being simulated in this process.
+    in_flight: Mutex<HashMap<Call, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl World {
+    /// Opens (creating) the world folder, or a world in memory.
+    pub fn open(opts: &WorldOptions) -> Result<World, DataError> {
+        let store = match &opts.dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
+                Store::Dir(dir.clone())
+            }
+            None => Store::Memory(Mutex::new(HashMap::new())),
+        };
+        let entities = opts
+            .entity_memory
+            .then(|| EntityMemory::open(opts.dir.as_deref()));
+        Ok(World {
+            store,
+            entities,
+            in_flight: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn dir(&self) -> Option<&Path> {
+        self.store.dir()
+    }
+
+    pub fn entity_memory(&self) -> bool {
+        self.entities.is_some()
+    }
+
+    /// The reply the world already gave this call.
+    pub fn get(&self, call: &Call) -> Option<ToolReply> {
+        self.store.get(call)
+    }
+
+    /// What earlier replies fixed about the values `args` names (empty without entity memory).
+    pub fn facts(&self, args: &Map<String, Value>) -> Vec<Fact> {
+        self.entities
+            .as_ref()
+            .map(|e| e.recall(args))
+            .unwrap_or_default()
+    }
+
+    /// Takes the facts a reply the world did not make itself (a recorded one) fixes.
+    pub fn observe(&self, call: &Call, args: &Map<String, Value>, reply: &ToolReply) {
+        if let Some(e) = &self.entities {
+            e.remember(call, args, reply);
+        }
+    }
+
+    /// The call's reply: the stored one, else `make`'s, stored. Identical calls made at once, here or
+    /// in another process sharing the folder, wait for one `make` and all get its reply.
+    pub async fn get_or_make<F, Fut>(
+        &self,
+        call: &Call,
+        args: &Map<String, Value>,
+        make: F,
+    ) -> ToolReply
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = ToolReply>,
+    {
+        if let Some(reply) = self.get(call) {
+            return reply;
+        }
+        let slot = self.slot(call);
+        let reply = {
+            let _queued = slot.lock().await;
+            self.make_once(call, args, make).await
+        };
+        if let Ok(mut map) = self.in_flight.lock()
+            && Arc::strong_count(&slot) <= 2
+        {
+            map.remove(call);
+        }
+        reply
+    }
+
+    fn slot(&self, call: &Call) -> Arc<tokio::sync::Mutex<()>> {
+        match self.in_flight.lock() {
+            Ok(mut map) => map.entry(call.clone()).or_default().clone(),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    /// Under this process's slot: the other processes' lock, a last look, then `make`.
+    async fn make_once<F, Fut>(&self, call: &Call, args: &Map<String, Value>, make: F) -> ToolReply
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = ToolReply>,
+    {
+        if let Some(reply) = self.get(call) {
+            return reply;
+        }
+        let lock = match self.dir() {
+            Some(root) => lock::CallLock::take(root, call).await,
+            None => None,
+        };
+        if let Some(reply) = self.get(call) {
+            return reply;
+        }
+        let made = make().await;
+        match self.store.put(call, made.clone()) {
+            Ok(stored) => {
+                if stored == made {
+                    self.observe(call, args, &stored);
+                }
+                if let Some(lock) = lock {
+                    lock.done();
+                }
+                stored
+            }
+            Err(e) => {
+                tracing::warn!("cannot store a reply in the world: {e}");
+                made
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ReplySource;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn identical_calls_at_once_make_one_reply_across_worlds_on_one_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = WorldOptions {
+            dir: Some(dir.path().to_path_buf()),
+            entity_memory: true,
+        };
+        // Two worlds on one folder stand for two processes.
+        let worlds = [
+            Arc::new(World::open(&opts).unwrap()),
+            Arc::new(World::open(&opts).unwrap()),
+        ];
+        let made = Arc::new(AtomicUsize::new(0));
+        let call = Call {
+            category: "Data".into(),
+            tool: "t".into(),
+            api: "a".into(),
+            arguments: r#"{"id":"tt0999"}"#.into(),
+        };
+        let args = json!({"id": "tt0999"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let mut tasks = Vec::new();
+        for i in 0..6 {
+            let (world, made, call, args) = (
+                worlds[i % 2].clone(),
+                made.clone(),
+                call.clone(),
+                args.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                world
+                    .get_or_make(&call, &args, || async move {
+                        let n = made.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                        ToolReply {
+                            error: String::new(),
+                            response: json!({"title": format!("Salt Road {n}"), "year": 2011}),
+                            source: Some(ReplySource::Llm),
+                        }
+                    })
+                    .await
+            }));
+        }
+        let mut replies = Vec::new();
+        for t in tasks {
+            replies.push(t.await.unwrap());
+        }
+        assert_eq!(
+            made.load(Ordering::SeqCst),
+            1,
+            "one simulation for six identical calls"
+        );
+        assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
+        // The reply's facts are found by a later call naming the id, in either world.
+        let facts = worlds[1].facts(&args);
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].record["year"], 2011);
+        // No lock files are left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("Data/t/a"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
+}
