@@ -140,24 +140,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
 
         // 3. Throughput under concurrent load.
-        let requests_of = Arc::new(requests_of);
-        let start = Instant::now();
-        let mut load: Vec<Duration> = futures::stream::iter(0..requests)
-            .map(|i| {
-                let source = source.clone();
-                let reqs = requests_of.clone();
-                async move {
-                    let t = Instant::now();
-                    let ok = source.call(&reqs[i % reqs.len()]).await.is_ok();
-                    (t.elapsed(), ok)
-                }
-            })
-            .buffer_unordered(concurrency)
-            .filter_map(|(d, ok)| async move { ok.then_some(d) })
-            .collect()
-            .await;
-        let wall = start.elapsed();
-        load.sort();
+        let load_of: Vec<ToolRequest> = (0..requests)
+            .map(|i| requests_of[i % requests_of.len()].clone())
+            .collect();
+        let (load, wall) = under_load(&source, load_of, concurrency).await;
         println!(
             "throughput: {:.0} requests/s ({} of {requests} ok, concurrency {concurrency}, {:.2} s); latency under load p50 {:.3} ms, p99 {:.3} ms",
             load.len() as f64 / wall.as_secs_f64(),
@@ -240,40 +226,22 @@ async fn new_calls(
     let api = Arc::new(embedded_api(&DataDir::open(copy.path())?, &options, None)?);
     let server = spawn(api, SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
     let source = Arc::new(HttpSource::new(&server.url(), None)?);
-    let requests: Arc<Vec<ToolRequest>> = Arc::new(
-        (0..n)
-            .map(|i| {
-                let (tool, doc) = recorded[i % recorded.len()];
-                let mut args = default_args(doc);
-                args.insert("bench_call".into(), json!(i));
-                ToolRequest {
-                    category: doc.category_name.clone(),
-                    tool_name: tool.clone(),
-                    api_name: doc.api_name.clone(),
-                    tool_input: Value::String(Value::Object(args).to_string()),
-                    strip: "truncate".into(),
-                }
-            })
-            .collect(),
-    );
-    let start = Instant::now();
-    let mut lat: Vec<Duration> = futures::stream::iter(0..n)
+    let requests: Vec<ToolRequest> = (0..n)
         .map(|i| {
-            let source = source.clone();
-            let requests = requests.clone();
-            async move {
-                let t = Instant::now();
-                let ok = source.call(&requests[i]).await.is_ok();
-                (t.elapsed(), ok)
+            let (tool, doc) = recorded[i % recorded.len()];
+            let mut args = default_args(doc);
+            args.insert("bench_call".into(), json!(i));
+            ToolRequest {
+                category: doc.category_name.clone(),
+                tool_name: tool.clone(),
+                api_name: doc.api_name.clone(),
+                tool_input: Value::String(Value::Object(args).to_string()),
+                strip: "truncate".into(),
             }
         })
-        .buffer_unordered(concurrency)
-        .filter_map(|(d, ok)| async move { ok.then_some(d) })
-        .collect()
-        .await;
-    let wall = start.elapsed();
+        .collect();
+    let (lat, wall) = under_load(&source, requests, concurrency).await;
     server.shutdown().await;
-    lat.sort();
     println!(
         "new calls, saving {}: {:.0} requests/s ({} of {n} ok over {} APIs with a recorded file, concurrency {concurrency}, {:.2} s); p50 {:.3} ms, p99 {:.3} ms; cache grew {} KiB",
         if save { "on (serve --save)" } else { "off" },
@@ -286,6 +254,31 @@ async fn new_calls(
         dir_bytes(&cache).saturating_sub(bytes_before) / 1024
     );
     Ok(())
+}
+
+/// Sends `requests`, `concurrency` at a time: the sorted latencies of those answered, and the wall time.
+async fn under_load(
+    source: &Arc<HttpSource>,
+    requests: Vec<ToolRequest>,
+    concurrency: usize,
+) -> (Vec<Duration>, Duration) {
+    let start = Instant::now();
+    let mut lat: Vec<Duration> = futures::stream::iter(requests)
+        .map(|request| {
+            let source = source.clone();
+            async move {
+                let t = Instant::now();
+                let ok = source.call(&request).await.is_ok();
+                (t.elapsed(), ok)
+            }
+        })
+        .buffer_unordered(concurrency)
+        .filter_map(|(d, ok)| async move { ok.then_some(d) })
+        .collect()
+        .await;
+    let wall = start.elapsed();
+    lat.sort();
+    (lat, wall)
 }
 
 /// Bytes of every file under `dir`.

@@ -375,15 +375,7 @@ fn bad_input_exits_2_without_panic() {
 /// found are named.
 #[test]
 fn tool_metrics_use_the_runs_own_data_and_say_what_they_miss() {
-    let data = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(data.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let data = common::sample_copy(&["queries", "tools"]);
     // A subset only this data set has.
     std::fs::rename(
         data.path().join("queries/G1_instruction.json"),

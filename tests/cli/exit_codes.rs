@@ -10,15 +10,7 @@ use common::{Model, Test};
 
 /// A copy of the shipped sample with one unreadable tool file.
 fn sample_with_broken_tool() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let dir = common::sample_copy(&["queries", "tools"]);
     std::fs::write(dir.path().join("tools/Weather/broken.json"), "{ not json").unwrap();
     dir
 }

@@ -272,19 +272,8 @@ fn model_text_cannot_drive_the_terminal() {
 
 /// A copy of the shipped sample with one more subset whose query names a tool the catalogue lacks.
 fn sample_with_ghost_tool() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let sample: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
-    )
-    .unwrap();
+    let dir = common::sample_copy(&["queries", "tools"]);
+    let sample = common::sample_queries("G1_instruction");
     let mut query = sample[0].clone();
     query["query_id"] = json!(999);
     let mut ghost = query["api_list"][0].clone();

@@ -258,13 +258,16 @@ fn an_invalid_evaluation_is_marked_invalid_and_not_charted_as_zero() {
         assert_eq!(cells[unusable], "6/6", "{csv}");
     }
     let page = tmp.path().join("report.html");
-    let out = common::Test::new()
-        .arg("report")
-        .arg(&run)
-        .arg("--out")
-        .arg(&page)
-        .run()
-        .success()
+    let report = || {
+        common::Test::new()
+            .arg("report")
+            .arg(&run)
+            .arg("--out")
+            .arg(&page)
+            .run()
+            .success()
+    };
+    let out = report()
         .stderr_has("its evaluation is not valid")
         .stderr_has("6 of 6 judge votes");
     assert!(
@@ -272,10 +275,7 @@ fn an_invalid_evaluation_is_marked_invalid_and_not_charted_as_zero() {
         "{}",
         out.stdout()
     );
-    let html = std::fs::read_to_string(&page).unwrap();
-    let start = html.find("type=\"application/json\">").unwrap() + 24;
-    let end = start + html[start..].find("</script>").unwrap();
-    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let data = common::report_data(&std::fs::read_to_string(&page).unwrap());
     let shown = &data["runs"][0];
     assert_eq!(shown["judged"], false, "charted as judged");
     assert!(shown["judge_invalid"].as_str().unwrap().contains("6 of 6"));
@@ -285,14 +285,7 @@ fn an_invalid_evaluation_is_marked_invalid_and_not_charted_as_zero() {
     eval(&run, &url).run().success();
     let csv = std::fs::read_to_string(run.join("eval/pass_rate.csv")).unwrap();
     assert!(csv.lines().skip(1).all(|l| l.ends_with(",yes")), "{csv}");
-    common::Test::new()
-        .arg("report")
-        .arg(&run)
-        .arg("--out")
-        .arg(&page)
-        .run()
-        .success()
-        .stdout_has("1 with judge results");
+    report().stdout_has("1 with judge results");
 }
 
 #[test]

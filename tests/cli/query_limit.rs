@@ -5,23 +5,12 @@
 use crate::common;
 
 use common::Test;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A copy of the shipped sample with a subset `G9_huge` whose second query is `bytes` long.
 fn sample_with_long_query(bytes: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let sample: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
-    )
-    .unwrap();
+    let dir = common::sample_copy(&["queries", "tools"]);
+    let sample = common::sample_queries("G1_instruction");
     let mut long = sample[1].clone();
     long["query"] = json!("What is the weather in Lisbon? ".repeat(bytes / 31 + 1));
     std::fs::write(

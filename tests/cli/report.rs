@@ -9,7 +9,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::Test;
-use serde_json::Value;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -40,14 +39,6 @@ fn two_runs(root: &Path) -> (PathBuf, PathBuf) {
     (a, b)
 }
 
-/// The JSON embedded in the page.
-fn embedded_data(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").expect("data tag")
-        + "type=\"application/json\">".len();
-    let end = start + html[start..].find("</script>").expect("end of data");
-    serde_json::from_str(&html[start..end]).expect("embedded JSON parses")
-}
-
 #[test]
 fn report_is_one_self_contained_file_with_all_episodes() {
     let dir = tempfile::tempdir().unwrap();
@@ -73,7 +64,7 @@ fn report_is_one_self_contained_file_with_all_episodes() {
             "page loads a remote resource ({remote})"
         );
     }
-    let data = embedded_data(&html);
+    let data = common::report_data(&html);
     let runs = data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["method"], "sum2act");

@@ -11,10 +11,7 @@ use serde_json::Value;
 
 /// A query file outside the data directory, and the subset name that would reach it from `data`.
 fn evil_query_file(root: &Path) -> String {
-    let sample: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
-    )
-    .unwrap();
+    let sample = common::sample_queries("G1_instruction");
     std::fs::write(
         root.join("evil.json"),
         Value::Array(vec![sample[0].clone()]).to_string(),
@@ -90,15 +87,7 @@ fn merge_places_files_by_their_folder_not_by_the_subset_their_record_claims() {
 
 #[test]
 fn a_subset_file_that_is_a_folder_is_named_as_such() {
-    let data = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(data.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let data = common::sample_copy(&["queries", "tools"]);
     let subset = data.path().join("queries/G1_instruction.json");
     std::fs::remove_file(&subset).unwrap();
     std::fs::create_dir(&subset).unwrap();

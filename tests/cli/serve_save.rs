@@ -15,24 +15,9 @@ use sum2act::tools::ReplySource;
 
 const WEATHER: [&str; 3] = ["Weather", "SkyCast Weather", "Current weather"];
 
-/// A copy of the shipped sample (its response cache included).
-fn sample_copy() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(common::sample().join("response_cache"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
-
 #[test]
 fn serve_save_keeps_new_answers_without_rewriting_the_recorded_file() {
-    let data = sample_copy();
+    let data = common::sample_copy(&["queries", "tools", "response_cache"]);
     let recorded = data
         .path()
         .join("response_cache/Weather/skycast_weather/current_weather.json");

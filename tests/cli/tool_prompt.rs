@@ -12,15 +12,7 @@ const URL: &str = "https://stations.example.org/v2/observations/lisbon-portela?f
 /// A copy of the sample whose weather API has a long example URL, a huge example value and a long
 /// description.
 fn sample_with_long_values() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let dir = common::sample_copy(&["queries", "tools"]);
     let description = format!(
         "Current weather conditions for a city. {} Ends here.",
         "Temperature, humidity and wind for the station nearest to the city centre. ".repeat(3)

@@ -20,6 +20,34 @@ pub fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
 }
 
+/// A fresh data directory holding a copy of the shipped sample's `parts` (`queries`, `tools`,
+/// `response_cache`), for a test that changes some of it.
+pub fn sample_copy(parts: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .args(parts.iter().map(|p| sample().join(p)))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot copy the sample");
+    dir
+}
+
+/// The shipped sample's queries of one subset, as JSON.
+pub fn sample_queries(subset: &str) -> serde_json::Value {
+    let path = sample().join("queries").join(format!("{subset}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The data a `report` page embeds (the JSON of its `application/json` script element).
+pub fn report_data(html: &str) -> serde_json::Value {
+    let tag = "type=\"application/json\">";
+    let start = html.find(tag).expect("data tag") + tag.len();
+    let end = start + html[start..].find("</script>").expect("end of data");
+    serde_json::from_str(&html[start..end]).expect("embedded JSON parses")
+}
+
 /// The file names in one subset folder of a run directory, sorted (none when it does not exist).
 pub fn run_files(out: &Path, subset: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(out.join(subset))

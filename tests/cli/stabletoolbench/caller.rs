@@ -228,15 +228,7 @@ async fn stb_compat_simulates_missing_parameters_and_serves_uncatalogued_cache_e
 /// `import-cache` step.
 #[test]
 fn its_cache_layout_is_read_directly_by_serve() {
-    let tmp = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(tmp.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let tmp = common::sample_copy(&["queries", "tools"]);
     let recorded = json!({"error": "", "response": {"city": "Oslo", "temperature": -3.5, "summary": "from its cache"}});
     sample_data_with_cache(
         tmp.path(),
