@@ -116,6 +116,10 @@ pub struct AgentSection {
     pub state_token_budget: u32,
     /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
     pub max_reply_bytes: usize,
+    /// Tokens of a call that writes a final answer or a Sum2Act state update.
+    pub answer_max_tokens: u32,
+    /// Characters of an observation read by Sum2Act's state manager and plan/graph's answer call.
+    pub observation_read_chars: usize,
 }
 
 impl Default for AgentSection {
@@ -124,6 +128,8 @@ impl Default for AgentSection {
             max_steps: 30,
             state_token_budget: 600,
             max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
+            answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,
+            observation_read_chars: crate::agent::reading::DEFAULT_READ_CHARS,
         }
     }
 }

@@ -1,6 +1,7 @@
-//! The parts of the request as a checklist in the Sum2Act state: each part is open, answered (with the
-//! facts that answer it) or failed (with why). The router sees it, so it does not finish after the first
-//! fact; the code gates Finish on it, so a part is never silently dropped.
+//! The parts of the request as a checklist in the Sum2Act state: each part is open, partly answered
+//! (facts the code found for it), answered (facts the state manager said answer it completely) or
+//! failed (with why). The router sees it, so it does not finish after the first fact; the code gates
+//! Finish on it, so a part is never silently dropped.
 
 use std::collections::BTreeSet;
 
@@ -21,6 +22,10 @@ const MAX_REASON_CHARS: usize = 160;
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PartStatus {
     Open,
+    /// Facts the code attributed to the part (shared words); not known to answer all of it.
+    Partial {
+        facts: Vec<String>,
+    },
     /// Answered by these facts (their texts, as in the state).
     Answered {
         facts: Vec<String>,
@@ -37,6 +42,9 @@ pub struct Part {
     pub text: String,
     #[serde(flatten)]
     pub status: PartStatus,
+    /// The last failed call that concerned the part, and why (the part stays open after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tried: Option<String>,
 }
 
 /// The request's parts, in the order asked.
@@ -53,6 +61,7 @@ impl Checklist {
                 .map(|p| Part {
                     text: p.clone(),
                     status: PartStatus::Open,
+                    tried: None,
                 })
                 .collect(),
         }
@@ -62,10 +71,15 @@ impl Checklist {
         self.parts.is_empty()
     }
 
-    /// 0-based indices of the parts still open.
+    /// 0-based indices of the parts not settled: open, or only partly answered.
     pub fn open(&self) -> Vec<usize> {
         (0..self.parts.len())
-            .filter(|&i| self.parts[i].status == PartStatus::Open)
+            .filter(|&i| {
+                matches!(
+                    self.parts[i].status,
+                    PartStatus::Open | PartStatus::Partial { .. }
+                )
+            })
             .collect()
     }
 
@@ -80,11 +94,18 @@ impl Checklist {
             .collect()
     }
 
-    /// The facts that answer parts, each once, in part order.
+    /// 0-based indices of the parts no fact was found for (the nudge names them).
+    pub fn unanswered(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .filter(|&i| self.parts[i].status == PartStatus::Open)
+            .collect()
+    }
+
+    /// The facts found for parts (answered or partly), each once, in part order.
     pub fn answer_facts(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for p in &self.parts {
-            if let PartStatus::Answered { facts } = &p.status {
+            if let PartStatus::Answered { facts } | PartStatus::Partial { facts } = &p.status {
                 for f in facts {
                     if !out.contains(f) {
                         out.push(f.clone());
@@ -95,31 +116,41 @@ impl Checklist {
         out
     }
 
-    /// Marks part `i` answered by `facts` (a failed part a later call answered becomes answered).
+    /// Marks part `i` answered by `facts` (a failed or partly answered part a later call answered
+    /// becomes answered, its facts kept).
     pub fn answer(&mut self, i: usize, facts: &[String]) {
         let Some(part) = self.parts.get_mut(i) else {
             return;
         };
+        let mut known = match &part.status {
+            PartStatus::Answered { facts } | PartStatus::Partial { facts } => facts.clone(),
+            _ => Vec::new(),
+        };
+        add_new(&mut known, facts);
+        part.status = PartStatus::Answered { facts: known };
+    }
+
+    /// Adds `facts` to part `i` without saying they answer all of it (an answered part stays answered).
+    pub fn partly(&mut self, i: usize, facts: &[String]) {
+        let Some(part) = self.parts.get_mut(i) else {
+            return;
+        };
         match &mut part.status {
-            PartStatus::Answered { facts: known } => {
-                for f in facts {
-                    if !known.contains(f) {
-                        known.push(f.clone());
-                    }
-                }
+            PartStatus::Answered { facts: known } | PartStatus::Partial { facts: known } => {
+                add_new(known, facts)
             }
             other => {
-                *other = PartStatus::Answered {
+                *other = PartStatus::Partial {
                     facts: facts.to_vec(),
                 }
             }
         }
     }
 
-    /// Marks part `i` failed, unless it is already answered.
+    /// Marks part `i` failed, unless facts were found for it.
     pub fn fail(&mut self, i: usize, reason: &str) {
         if let Some(part) = self.parts.get_mut(i)
-            && !matches!(part.status, PartStatus::Answered { .. })
+            && matches!(part.status, PartStatus::Open | PartStatus::Failed { .. })
         {
             part.status = PartStatus::Failed {
                 reason: clip(reason.trim(), MAX_REASON_CHARS),
@@ -127,10 +158,29 @@ impl Checklist {
         }
     }
 
-    /// Fails every open part with `reason` (the router gave up on them, or the step budget ran out).
-    pub fn fail_open(&mut self, reason: &str) {
+    /// Notes a failed call that concerned part `i`; the part stays as it is.
+    pub fn tried(&mut self, i: usize, what: &str) {
+        if let Some(part) = self.parts.get_mut(i) {
+            part.tried = Some(clip(what.trim(), MAX_REASON_CHARS));
+        }
+    }
+
+    /// Settles the parts still open when the episode finishes: a part with facts counts as answered
+    /// by them, one without fails with `reason` (or with its last failed call, when there was one).
+    pub fn settle(&mut self, reason: &str) {
         for i in self.open() {
-            self.fail(i, reason);
+            let part = &mut self.parts[i];
+            match &part.status {
+                PartStatus::Partial { facts } => {
+                    part.status = PartStatus::Answered {
+                        facts: facts.clone(),
+                    }
+                }
+                _ => {
+                    let why = part.tried.clone().unwrap_or_else(|| reason.to_string());
+                    self.fail(i, &why);
+                }
+            }
         }
     }
 
@@ -149,15 +199,10 @@ impl Checklist {
     }
 
     /// The parts among `named` (the state manager's attribution) that share the most content words
-    /// with the call and its facts. A small model names every part for the first call it sees, which
-    /// would close the checklist after one fact; when none of its parts shares a word, the code's own
-    /// attribution ([`Self::concerned`]) decides.
+    /// with the call and its facts: a small model names every part for the first call it sees, which
+    /// would close the checklist after one fact. None when no named part shares a word.
     pub fn narrow(&self, named: &[usize], call_text: &str) -> Vec<usize> {
-        let best = self.best_overlap(named, call_text);
-        if best.is_empty() {
-            return self.concerned(call_text, true);
-        }
-        best
+        self.best_overlap(named, call_text)
     }
 
     /// The parts among `among` that share the most content words with `call_text`; none when no part
@@ -181,7 +226,7 @@ impl Checklist {
 
     /// How many of part `i`'s content words are among `words`, or inside one of them: API names run
     /// words together (`teamlastevents` holds the part's "events").
-    fn overlap(&self, i: usize, words: &BTreeSet<String>) -> usize {
+    pub fn overlap(&self, i: usize, words: &BTreeSet<String>) -> usize {
         let found = |w: &String| {
             words.contains(w)
                 || (w.len() >= MIN_INNER_WORD
@@ -204,10 +249,12 @@ impl Checklist {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let status = match &p.status {
-                    PartStatus::Open => "[open]".to_string(),
-                    PartStatus::Answered { .. } => "[answered]".to_string(),
-                    PartStatus::Failed { reason } => format!("[failed: {reason}]"),
+                let status = match (&p.status, &p.tried) {
+                    (PartStatus::Open, None) => "[open]".to_string(),
+                    (PartStatus::Open, Some(t)) => format!("[open; {t}]"),
+                    (PartStatus::Partial { .. }, _) => "[partly answered]".to_string(),
+                    (PartStatus::Answered { .. }, _) => "[answered]".to_string(),
+                    (PartStatus::Failed { reason }, _) => format!("[failed: {reason}]"),
                 };
                 format!("{}. {status} {}", i + 1, p.text)
             })
@@ -215,13 +262,21 @@ impl Checklist {
         format!("Checklist (parts of the request):\n{}", lines.join("\n"))
     }
 
-    /// The open parts, numbered as in `render`, for the nudge on an early Finish.
+    /// The parts no fact was found for, numbered as in `render`, for the nudge on an early Finish.
     pub fn render_open(&self) -> String {
-        self.open()
+        self.unanswered()
             .into_iter()
             .map(|i| format!("{}. {}", i + 1, self.parts[i].text))
             .collect::<Vec<_>>()
             .join("; ")
+    }
+}
+
+fn add_new(known: &mut Vec<String>, facts: &[String]) {
+    for f in facts {
+        if !known.contains(f) {
+            known.push(f.clone());
+        }
     }
 }
 
@@ -289,9 +344,8 @@ mod tests {
         let call = "searchvideos_for_vimeo {\"query\":\"animation\"} 88088897 Vimeo videos";
         // The state manager claimed all three parts for one Vimeo search: only the best match stays.
         assert_eq!(c.narrow(&[0, 1, 2], call), vec![0]);
-        // A claim that shares no word with the call gives way to the code's own attribution.
-        assert_eq!(c.narrow(&[2], call), vec![0]);
-        assert!(c.narrow(&[2], "xyz").is_empty());
+        // A claim that shares no word with the call is not believed.
+        assert!(c.narrow(&[2], call).is_empty());
         // API names run words together: "events" is found in `teamlastevents`.
         let team = Checklist::new(&[
             "get the last events of the team".into(),
@@ -327,7 +381,42 @@ mod tests {
         let mut c = list();
         c.answer(0, &["Hotel Lutetia".into()]);
         assert_eq!(c.render_open(), "2. tell me the weather forecast in Paris");
-        c.fail_open("the step budget was spent");
+        c.settle("the step budget was spent");
         assert!(c.render().contains("[failed: the step budget was spent]"));
+    }
+
+    #[test]
+    fn partly_answered_parts_stay_open_until_the_end_and_a_failed_call_only_notes_itself() {
+        let mut c = list();
+        c.partly(1, &["Paris: 18 C today".into()]);
+        c.tried(0, "hotels_for_booking failed: Timeout error...");
+        assert_eq!(c.open(), vec![0, 1]);
+        let shown = c.render();
+        assert!(
+            shown.contains("1. [open; hotels_for_booking failed: Timeout error...]"),
+            "{shown}"
+        );
+        assert!(shown.contains("2. [partly answered] tell me"), "{shown}");
+        // The nudge names only the part nothing was found for.
+        assert_eq!(c.unanswered(), vec![0]);
+        assert_eq!(c.render_open(), "1. find hotels near the Eiffel Tower");
+        // A failure does not undo facts; an answer keeps the facts found before it.
+        c.fail(1, "x");
+        c.answer(1, &["Paris: 20 C tomorrow".into()]);
+        assert_eq!(
+            c.answer_facts(),
+            vec!["Paris: 18 C today", "Paris: 20 C tomorrow"]
+        );
+        // At the end a part with facts counts as answered; one without fails with its last failed call.
+        c.partly(1, &["x".into()]);
+        c.settle("no call answered it before Finish");
+        assert!(c.open().is_empty());
+        assert_eq!(
+            c.failed(),
+            vec![(
+                "find hotels near the Eiffel Tower",
+                "hotels_for_booking failed: Timeout error..."
+            )]
+        );
     }
 }

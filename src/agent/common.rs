@@ -118,7 +118,8 @@ pub async fn turn(
     }
     let first = complete_action(ctx, &request).await?;
     let prompt_tokens = first.usage.prompt_tokens;
-    let error = match read_action(&first, request.max_tokens) {
+    let (first, max_tokens) = with_room_for_the_answer(ctx, &request, first).await?;
+    let error = match read_action(&first, max_tokens) {
         Ok(a) => return Ok((a, prompt_tokens)),
         Err(e) => e,
     };
@@ -214,7 +215,41 @@ pub async fn finish_turn(
         .tools_described()
         .with_max_tokens(ctx.options.max_tokens);
     let reply = complete_action(ctx, &request).await?;
-    read_action(&reply, request.max_tokens).map_err(TurnError::Malformed)
+    let (reply, max_tokens) = with_room_for_the_answer(ctx, &request, reply).await?;
+    read_action(&reply, max_tokens).map_err(TurnError::Malformed)
+}
+
+/// A `Finish` cut at the step's token cap is asked for again, once, with the answer's budget
+/// (`answer_max_tokens`): a final answer with a list or an image does not fit a step's 384 tokens. Not
+/// when the reply reached the byte cap (more tokens cannot help) or loops (they would only loop
+/// longer). Returns the reply to read and the token cap it was written under.
+async fn with_room_for_the_answer(
+    ctx: &SolveContext,
+    request: &CompletionRequest,
+    reply: Completion,
+) -> Result<(Completion, u32), TurnError> {
+    let budget = ctx.options.answer_max_tokens;
+    let cut = reply.finish_reason.as_deref() == Some("length");
+    if !cut || budget <= request.max_tokens {
+        return Ok((reply, request.max_tokens));
+    }
+    let written = reply_text(&reply);
+    let finish = match parse::action(&reply) {
+        Ok(a) => Some(a),
+        Err(_) => parse::salvage_finish(&reply.content),
+    }
+    .filter(|a| a.name == FINISH);
+    let looping = super::grounded_answer::collapse_loops(&written).1;
+    if finish.is_none() || looping || written.len() >= ctx.options.max_reply_bytes {
+        return Ok((reply, request.max_tokens));
+    }
+    ctx.observer.note(&format!(
+        "the answer reached {} tokens; asking again with {budget}",
+        request.max_tokens
+    ));
+    let mut again = request.clone();
+    again.max_tokens = budget;
+    Ok((complete_action(ctx, &again).await?, budget))
 }
 
 /// Thought of the `Finish` the harness makes itself when the model ignores a forced `Finish`.
@@ -262,7 +297,8 @@ pub fn harness_gave_up(step: &Step) -> bool {
 }
 
 /// The repeat guard of ReAct and DFSDT: an exact repeat of a call made earlier on the same chain
-/// (`earlier`), or of a `Finish` that failed there, is not run again; the model is made to finish
+/// (`earlier`), or of a `Finish` that failed there, is not run again (a retry of a call that timed
+/// out or got a 429 is not a repeat, up to `failure::MAX_RETRIES` times); the model is made to finish
 /// instead, and when it does not, the harness gives up for it (`force_finish`). Returns the action to
 /// run and, when the guard stepped in, a note for the step.
 pub async fn guard_repeat(
@@ -275,9 +311,16 @@ pub async fn guard_repeat(
     let key = super::parse::call_key(&action.arguments);
     let repeats = |s: &Step| s.action == action.name && super::parse::call_key(&s.arguments) == key;
     // A `Finish` is a repeat only of one that failed (bad arguments): trying to finish again is fine.
-    let repeated = earlier
+    // A call that timed out or was refused with a 429 may be made again a few times: a retry.
+    let transient = earlier
         .iter()
-        .any(|s| repeats(s) && (action.name != FINISH || s.observation.failed));
+        .filter(|s| repeats(s) && super::failure::is_transient(&s.observation))
+        .count() as u32;
+    let repeated = earlier.iter().any(|s| {
+        repeats(s)
+            && (action.name != FINISH || s.observation.failed)
+            && !super::failure::is_transient(&s.observation)
+    }) || transient > super::failure::MAX_RETRIES;
     if !ctx.options.repeat_guard || !repeated {
         return Ok((action, None));
     }

@@ -31,6 +31,13 @@ pub struct AgentOptions {
     pub width: u32,
     /// Tokens the model may write per call.
     pub max_tokens: u32,
+    /// Tokens of a call that writes the final answer or a state update (a list or an image does not
+    /// fit `max_tokens`): Sum2Act's state manager and answer call, plan/graph's answer call, and a
+    /// `Finish` of any method that was cut at `max_tokens` (asked again once with this budget).
+    pub answer_max_tokens: u32,
+    /// Characters of an observation read by the steps that digest it (Sum2Act's state manager,
+    /// plan/graph's answer call). ReAct and DFSDT see the tool caller's cut (ToolBench's 1,024).
+    pub observation_read_chars: usize,
     /// ReAct/DFSDT: an exact repeat of a call already made on the same chain is not run again; the
     /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
     /// where a small model can spend its whole budget repeating one call.
@@ -42,6 +49,9 @@ pub struct AgentOptions {
     /// Options of the `plan` and `graph` methods.
     pub methods: super::method_options::MethodOptions,
 }
+
+/// Default of `AgentOptions::answer_max_tokens`.
+pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
@@ -57,6 +67,8 @@ impl Default for AgentOptions {
             tries: 1,
             width: 2,
             max_tokens: 384,
+            answer_max_tokens: DEFAULT_ANSWER_MAX_TOKENS,
+            observation_read_chars: super::reading::DEFAULT_READ_CHARS,
             repeat_guard: true,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             methods: Default::default(),

@@ -1,13 +1,15 @@
 //! The Sum2Act final answer, checked against what the episode observed before Finish runs: sentences
-//! with values no observation, argument or the request contains are removed; parts that failed are
-//! stated as not obtained, with why; loops, echoes of our prompts and excess length are cut.
+//! stating only values no observation, argument or the request contains are removed (a sentence that
+//! also states an observed value is kept: a strong model rewrites dates and numbers); parts that
+//! failed are stated as not obtained, with why; loops and echoes of our prompts are cut. The answer is
+//! never cut to a length: a list or an image is what the user asked for.
 
-use crate::toolbench::claims::{ClaimCheck, Evidence, SourceKind, check_claims, normalize};
+use crate::toolbench::claims::{
+    ClaimCheck, Evidence, SourceKind, check_claims, content_words, normalize,
+};
 
 use super::checklist::Checklist;
-
-/// Longest final answer kept (characters); longer ones are cut at a sentence end.
-pub const MAX_ANSWER_CHARS: usize = 1200;
+use super::reading::neutral;
 /// A phrase repeated back to back more than this many times is a sampling loop.
 const MAX_REPEATS: usize = 2;
 /// Names a text must hold before "most of them are unsupported" counts.
@@ -40,7 +42,6 @@ pub struct Cleaned {
     pub echoes_removed: usize,
     pub repeats_removed: usize,
     pub not_obtained: usize,
-    pub cut: bool,
     /// The router's text held no observed value and was replaced by the state's facts.
     pub rewritten: bool,
 }
@@ -70,11 +71,6 @@ impl Cleaned {
         }
         if self.rewritten {
             n.push("final answer: stated no observed value; written from the state's facts".into());
-        }
-        if self.cut {
-            n.push(format!(
-                "final answer: cut at a sentence to {MAX_ANSWER_CHARS} characters"
-            ));
         }
         n
     }
@@ -134,9 +130,6 @@ pub fn ground(
             text = written;
         }
     }
-    let (bounded, cut) = bound(&text, MAX_ANSWER_CHARS);
-    out.cut = cut;
-    let mut text = bounded;
     let written = normalize(&text);
     for (part, reason) in checklist.failed() {
         if written.contains(&normalize(part)) {
@@ -162,18 +155,29 @@ fn strip_list_marker(sentence: &str) -> &str {
         .unwrap_or(t)
 }
 
-/// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, or whose names
-/// and list items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough).
+/// A text stating a concrete value (number, date, id, URL, e-mail) found in no evidence, unless it also
+/// states one a tool observation holds (a strong model rewrites a date or rounds a number beside the
+/// values it copied; a value the request gave does not vouch for the rest), or whose names and list
+/// items are mostly found nowhere (a name alone is matched loosely, so one miss is not enough). A value
+/// kept by reference (`[value 3.1]`) comes from an observation.
 pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
-    unsupported_checks(&check_claims(text, evidence))
+    let request: String = evidence
+        .iter()
+        .filter(|e| e.kind == SourceKind::Request)
+        .map(|e| normalize(&e.text))
+        .collect();
+    unsupported_checks(&check_claims(&neutral(text), evidence), &request)
 }
 
-/// [`unsupported`] on claims already looked up.
-fn unsupported_checks(checks: &[ClaimCheck]) -> bool {
-    if checks
+/// [`unsupported`] on claims already looked up; `request` is the normalised request, whose values
+/// vouch for nothing even where a result repeats them (the season a standings table was asked for).
+fn unsupported_checks(checks: &[ClaimCheck], request: &str) -> bool {
+    let values: Vec<&ClaimCheck> = checks.iter().filter(|c| c.claim.kind.is_value()).collect();
+    let invented = values.iter().any(|c| !c.supported());
+    let vouched = values
         .iter()
-        .any(|c| c.claim.kind.is_value() && !c.supported())
-    {
+        .any(|c| c.observed() && !request.contains(&normalize(&c.claim.text)));
+    if invented && !vouched {
         return true;
     }
     let names: Vec<bool> = checks
@@ -185,6 +189,53 @@ fn unsupported_checks(checks: &[ClaimCheck]) -> bool {
     names.len() >= MIN_NAMES && missing * 2 > names.len()
 }
 
+/// Phrases of a fact that reports a failed or empty lookup rather than a value.
+const NOTHING_FOUND: &[&str] = &[
+    "could not",
+    "couldn't",
+    "did not return",
+    "error",
+    "failed",
+    "no data",
+    "no information",
+    "no matching",
+    "no result",
+    "not found",
+    "returned nothing",
+    "unable to",
+];
+
+/// Whether a fact states a value the call's result holds (a number, an id, a name it found, or at
+/// least two of its words), rather than that the lookup failed or found nothing: only such a fact
+/// answers a part of the request.
+pub fn states_value(fact: &str, evidence: &[Evidence]) -> bool {
+    let lower = fact.to_lowercase();
+    if NOTHING_FOUND.iter().any(|p| lower.contains(p)) {
+        return false;
+    }
+    let text = neutral(fact);
+    if check_claims(&text, evidence).iter().any(|c| c.observed()) {
+        return true;
+    }
+    // A list of field names ("order_id; status") names where values are, it states none.
+    let field_list = text
+        .split([';', ','])
+        .all(|item| item.split_whitespace().count() <= 1);
+    if field_list {
+        return false;
+    }
+    let observed: String = evidence
+        .iter()
+        .filter(|e| e.kind == SourceKind::Observation)
+        .map(|e| normalize(&e.text))
+        .collect();
+    content_words(&text)
+        .iter()
+        .filter(|w| observed.contains(&format!(" {w} ")))
+        .count()
+        >= 2
+}
+
 /// The state's facts as the answer: those that state a value a tool returned and nothing the evidence
 /// lacks. A field list ("order_id; status") states nothing, and a raw result the state kept when the
 /// state manager wrote no fact is a JSON dump, not an answer.
@@ -194,8 +245,10 @@ fn from_facts(facts: &[String], evidence: &[Evidence]) -> String {
         .map(|f| f.trim().trim_end_matches('.'))
         .filter(|f| !f.is_empty() && !is_raw_result(f))
         .filter(|f| {
-            let checks = check_claims(f, evidence);
-            !unsupported_checks(&checks) && checks.iter().any(|c| c.observed())
+            let observed = check_claims(&neutral(f), evidence)
+                .iter()
+                .any(|c| c.observed());
+            !unsupported(f, evidence) && observed
         })
         .collect();
     if kept.is_empty() {
@@ -265,36 +318,6 @@ pub fn collapse_loops(sentence: &str) -> (String, bool) {
     (out.join(" "), looped)
 }
 
-/// `text` cut to at most `max` characters at the last sentence end (or word, with an ellipsis, when
-/// the first sentence alone is longer). Returns the text and whether it was cut.
-pub fn bound(text: &str, max: usize) -> (String, bool) {
-    let Some((limit, _)) = text.char_indices().nth(max) else {
-        return (text.to_string(), false);
-    };
-    let head = &text[..limit];
-    // The character after a sentence end is looked up in the whole text: "12.5" cut after "12." is not
-    // a sentence end.
-    let sentence_end = head
-        .char_indices()
-        .rev()
-        .find(|&(i, c)| {
-            matches!(c, '.' | '!' | '?' | '\n')
-                && text[i + c.len_utf8()..]
-                    .chars()
-                    .next()
-                    .is_none_or(char::is_whitespace)
-        })
-        .map(|(i, c)| i + c.len_utf8());
-    let cut = match sentence_end {
-        Some(end) if end > 0 => head[..end].trim_end().to_string(),
-        _ => {
-            let word_end = head.rfind(char::is_whitespace).unwrap_or(limit);
-            format!("{}…", head[..word_end].trim_end())
-        }
-    };
-    (cut, true)
-}
-
 /// The evidence a Sum2Act answer may draw on.
 pub fn evidence(query: &str, calls: &[(String, String, String)]) -> Vec<Evidence> {
     let mut ev = Vec::new();
@@ -335,18 +358,6 @@ mod tests {
     }
 
     #[test]
-    fn length_is_bounded_at_a_sentence() {
-        let (t, cut) = bound("First one. Second sentence is long.", 20);
-        assert!(cut);
-        assert_eq!(t, "First one.");
-        let (t, cut) = bound("averyveryverylongword and more words", 25);
-        assert!(cut && t.ends_with('…') && t.chars().count() <= 26, "{t}");
-        assert_eq!(bound("short", 20), ("short".to_string(), false));
-        // A decimal point at the cut is not a sentence end.
-        assert_eq!(bound("It is 21. Costs 12.5 EUR", 19).0, "It is 21.");
-    }
-
-    #[test]
     fn values_or_most_names_missing_from_the_evidence_are_unsupported() {
         let ev = evidence(
             "Tell me about Lionel Messi's clubs.",
@@ -363,6 +374,16 @@ mod tests {
         assert!(unsupported("The concert is on 2024-08-01.", &ev));
         assert!(!unsupported("Ravi Silva plays on 2024-07-20.", &ev));
         assert!(!unsupported("Lionel Messi is famous.", &ev));
+        // A rewritten value beside an observed one stays; a value the request gave vouches for nothing.
+        assert!(!unsupported("Ravi Silva plays on 2024-07-20 at 8 pm.", &ev));
+        let season = evidence(
+            "Show me the 2023 standings.",
+            &[("s".into(), "{}".into(), "season 2023: City 91".into())],
+        );
+        assert!(unsupported(
+            "City play Real Madrid on 2024-05-30 in the 2023 season.",
+            &season
+        ));
     }
 
     #[test]

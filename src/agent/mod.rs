@@ -9,6 +9,7 @@ mod context;
 pub mod dfsdt;
 mod epilogue;
 mod episode;
+pub mod failure;
 pub mod graph;
 mod grounded_answer;
 mod lessons;
@@ -16,10 +17,13 @@ pub mod method_options;
 pub mod parse;
 pub mod plan;
 pub mod react;
+pub mod reading;
 pub mod sampling;
 pub mod state;
 pub mod sum2act;
+mod sum2act_answer;
 mod sum2act_checklist;
+mod sum2act_summary;
 pub mod toolset;
 
 use std::sync::Arc;
@@ -27,7 +31,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use crate::toolbench::method::Method;
-pub use context::{AgentOptions, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver, SolveContext};
+pub use context::{
+    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver,
+    SolveContext,
+};
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};
 
@@ -73,5 +80,7 @@ mod checklist_tests;
 mod hardening_tests;
 #[cfg(test)]
 mod sample_harness;
+#[cfg(test)]
+mod sum2act_keeps_tests;
 #[cfg(test)]
 mod tests;

@@ -108,9 +108,16 @@ impl Planner {
                         "failures",
                         &respond::results_text(
                             &exec.failed().into_iter().cloned().collect::<Vec<_>>(),
+                            respond::REPLAN_RESULT_CHARS,
                         ),
                     ),
-                    ("results", &respond::results_text(&done_runs(&exec.runs))),
+                    (
+                        "results",
+                        &respond::results_text(
+                            &done_runs(&exec.runs),
+                            respond::REPLAN_RESULT_CHARS,
+                        ),
+                    ),
                     ("next_id", &next_id.to_string()),
                 ],
             )?;
@@ -340,9 +347,11 @@ pub async fn conclude(
     runs.sort_by_key(|r| (r.start_ms, r.id));
     let mut steps: Vec<Step> = Vec::new();
     for r in runs {
-        let Some(obs) = r.observation.clone() else {
+        let Some(mut obs) = r.observation.clone() else {
             continue;
         };
+        // Recorded as the answer call read it, so what the answer states can be checked against it.
+        obs.text = super::reading::recorded_text(&obs, ctx.options.observation_read_chars);
         let action = Action {
             thought: format!("task {}", r.id),
             name: r.tool.clone(),

@@ -254,3 +254,35 @@ pub fn schema(r: &CompletionRequest) -> Value {
         _ => Value::Null,
     }
 }
+
+/// Each request asks for one reply format: one that offers functions never also asks, in its system
+/// or user messages, for a JSON text object (on the grammar path the LLM layer states that format
+/// itself), nor for a JSON response format.
+pub fn assert_one_reply_format(requests: &[CompletionRequest]) {
+    use crate::llm::Role;
+    for r in requests.iter().filter(|r| !r.tools.is_empty()) {
+        assert_eq!(r.response_format, ResponseFormat::Text, "{}", r.purpose);
+        for m in r.messages.iter().filter(|m| m.role != Role::Assistant) {
+            for marker in ["JSON object", "{\"name\"", "Answer with JSON", "JSON only"] {
+                assert!(
+                    !m.content.contains(marker),
+                    "{} asks for functions and for {marker:?}: {}",
+                    r.purpose,
+                    m.content
+                );
+            }
+        }
+    }
+}
+
+/// The checklist an episode recorded (its parts' texts).
+pub fn recorded_checklist(ep: &Episode) -> Vec<String> {
+    let parts = ep.details["subtasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    parts
+        .iter()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect()
+}

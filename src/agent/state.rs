@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::checklist::Checklist;
+use super::failure::{FailureKind, MAX_RETRIES};
+use super::reading::KeptValue;
 use crate::toolbench::request_parts::MAX_PARTS;
 
 /// A fact the agent has established.
@@ -26,6 +28,16 @@ pub struct Failure {
     pub reason: String,
     /// How many times this exact call was made.
     pub attempts: u32,
+    /// Whether calling it again may work (a timeout may; an API that is down will not).
+    #[serde(default)]
+    pub kind: FailureKind,
+}
+
+impl Failure {
+    /// A transient failure within its retries: making the call again is a retry, not a repeat.
+    pub fn may_retry(&self) -> bool {
+        self.kind == FailureKind::Transient && self.attempts <= MAX_RETRIES
+    }
 }
 
 /// A call that answered but added no new fact. It did not fail, so it is kept apart from the
@@ -72,9 +84,16 @@ fn same_arguments(a: &str, b: &str) -> bool {
 /// Most lessons kept (tool-level generalisations of failures).
 const MAX_LESSONS: usize = 5;
 
-/// Longest fact kept verbatim; longer ones are cut (the model sometimes pastes whole responses).
-const MAX_FACT_CHARS: usize = 300;
-const MAX_FACTS_PER_STEP: usize = 5;
+/// Longest fact the state manager is asked for (characters): room for a value, a sentence or a short
+/// list; a longer list or an image goes by reference (`reading`).
+const MAX_FACT_CHARS: usize = 1_000;
+/// Longest fact kept: a size guard for a model that ignores the schema, not a cut of real facts.
+const FACT_SIZE_GUARD: usize = 4_000;
+const MAX_FACTS_PER_STEP: usize = 8;
+/// Longest fact shown to the router once the state is over its budget (the fact itself is kept).
+const SHOWN_FACT_CHARS: usize = 120;
+/// Longest summary line of the folded facts shown to the router.
+const FOLDED_CHARS: usize = 240;
 
 /// JSON schema of the state manager's reply; `maxLength`/`maxItems` keep a small model from looping.
 pub fn update_schema() -> Value {
@@ -91,6 +110,8 @@ pub fn update_schema() -> Value {
     })
 }
 
+/// The state. Facts are kept whole, for the final answer; what the router is shown of them is bounded
+/// by `fit` (a view: long facts shown clipped, the oldest folded into one line).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub facts: Vec<Fact>,
@@ -98,15 +119,27 @@ pub struct State {
     /// Calls that answered with nothing new (not failures).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redundant: Vec<Redundant>,
-    /// Facts folded away to fit the budget, summarised as one line.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub compressed: String,
     /// The parts of the current request: open, answered or failed.
     #[serde(default, skip_serializing_if = "Checklist::is_empty")]
     pub checklist: Checklist,
     /// What failures taught about whole tools ("tool X's APIs take no parameters").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lessons: Vec<String>,
+    /// The router's view of the facts, set by `fit`.
+    #[serde(skip)]
+    view: View,
+    /// Values the facts name by reference (`[value 3.1]`), whole (they are in the steps' observations).
+    #[serde(skip)]
+    pub values: Vec<KeptValue>,
+}
+
+/// How the facts are shown to the router.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct View {
+    /// The oldest facts shown only as one summary line.
+    folded: usize,
+    /// Longest fact shown (characters); 0: whole.
+    shown_chars: usize,
 }
 
 impl State {
@@ -117,9 +150,22 @@ impl State {
             .find(|f| f.action == action && same_arguments(&f.arguments, arguments))
     }
 
+    /// The earlier failure of this call that makes making it again a repeat (not a retry).
+    pub fn blocks_repeat(&self, action: &str, arguments: &str) -> Option<&Failure> {
+        self.failed_before(action, arguments)
+            .filter(|f| !f.may_retry())
+    }
+
     /// Records a failed call (or one more attempt of a known one). `step` stays the first failure's,
     /// so a repeat is told where the call first failed.
-    pub fn record_failure(&mut self, step: u32, action: &str, arguments: &str, reason: &str) {
+    pub fn record_failure(
+        &mut self,
+        step: u32,
+        action: &str,
+        arguments: &str,
+        reason: &str,
+        kind: FailureKind,
+    ) {
         let reason = clip(reason.trim(), 200);
         if let Some(f) = self
             .failures
@@ -129,6 +175,7 @@ impl State {
             f.attempts += 1;
             if !reason.is_empty() {
                 f.reason = reason;
+                f.kind = kind;
             }
             return;
         }
@@ -142,6 +189,7 @@ impl State {
                 reason
             },
             attempts: 1,
+            kind,
         });
     }
 
@@ -168,7 +216,7 @@ impl State {
         }
         let mut added = 0;
         for text in update.new_facts.iter().take(MAX_FACTS_PER_STEP) {
-            let text = clip(text.trim(), MAX_FACT_CHARS);
+            let text = clip(text.trim(), FACT_SIZE_GUARD);
             if text.is_empty() || self.facts.iter().any(|f| f.text == text) {
                 continue;
             }
@@ -181,7 +229,7 @@ impl State {
             } else {
                 update.failure_reason.as_str()
             };
-            self.record_failure(step, action, arguments, reason);
+            self.record_failure(step, action, arguments, reason, FailureKind::Final);
             return Applied::Failed;
         }
         if added > 0 {
@@ -237,23 +285,21 @@ impl State {
             + count(&self.render_redundant())
     }
 
-    /// Keeps the rendered state under `budget` tokens: long facts are cut first, then the oldest facts
-    /// are folded into a one-line summary, then redundant calls and the oldest failures are dropped.
+    /// Keeps the router's view of the state under `budget` tokens: long facts are shown clipped first,
+    /// then the oldest facts are folded into a one-line summary, then redundant calls and the oldest
+    /// failures are dropped. The facts themselves stay whole for the final answer.
     pub fn fit(&mut self, budget: usize, count: impl Fn(&str) -> usize) {
+        let folded = self.view.folded.min(self.facts.len().saturating_sub(1));
+        self.view = View::default();
         if self.rendered_tokens(&count) <= budget {
             return;
         }
-        for f in &mut self.facts {
-            f.text = clip(&f.text, 120);
-        }
-        while self.rendered_tokens(&count) > budget && self.facts.len() > 1 {
-            let old = self.facts.remove(0);
-            let joined = if self.compressed.is_empty() {
-                old.text
-            } else {
-                format!("{}; {}", self.compressed, old.text)
-            };
-            self.compressed = clip(&joined, 240);
+        self.view = View {
+            folded,
+            shown_chars: SHOWN_FACT_CHARS,
+        };
+        while self.rendered_tokens(&count) > budget && self.view.folded + 1 < self.facts.len() {
+            self.view.folded += 1;
         }
         while self.rendered_tokens(&count) > budget && !self.redundant.is_empty() {
             self.redundant.remove(0);
@@ -263,19 +309,55 @@ impl State {
         }
     }
 
-    /// Facts as the prompts show them, numbered from 1.
+    /// Whether the router's view hides part of a fact (clipped or folded): its answer is then written
+    /// again from the whole facts.
+    pub fn view_is_lossy(&self) -> bool {
+        self.view.folded > 0
+            || (self.view.shown_chars > 0
+                && self
+                    .facts
+                    .iter()
+                    .any(|f| f.text.chars().count() > self.view.shown_chars))
+    }
+
+    /// Facts as the router and the state manager see them, numbered from 1 (folded ones summarised).
     pub fn render_facts(&self) -> String {
+        let folded = self.view.folded.min(self.facts.len());
+        let shown = |t: &str| match self.view.shown_chars {
+            0 => t.to_string(),
+            n => clip(t, n),
+        };
         let mut out = String::new();
-        if !self.compressed.is_empty() {
-            out.push_str(&format!("(earlier) {}\n", self.compressed));
+        if folded > 0 {
+            let summary: Vec<String> = self.facts[..folded]
+                .iter()
+                .map(|f| shown(&f.text))
+                .collect();
+            out.push_str(&format!(
+                "(facts 1-{folded}, folded) {}\n",
+                clip(&summary.join("; "), FOLDED_CHARS)
+            ));
         }
-        for (i, f) in self.facts.iter().enumerate() {
-            out.push_str(&format!("{}. {}\n", i + 1, f.text));
+        for (i, f) in self.facts.iter().enumerate().skip(folded) {
+            out.push_str(&format!("{}. {}\n", i + 1, shown(&f.text)));
         }
         if out.is_empty() {
             out.push_str("(none yet)\n");
         }
         out.trim_end().to_string()
+    }
+
+    /// Every fact whole, numbered from 1, for the final answer.
+    pub fn render_all_facts(&self) -> String {
+        if self.facts.is_empty() {
+            return "(none yet)".to_string();
+        }
+        self.facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{}. {}", i + 1, f.text))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Keeps a lesson (once; the oldest goes when there are too many).
@@ -286,7 +368,7 @@ impl State {
         if self.lessons.len() >= MAX_LESSONS {
             self.lessons.remove(0);
         }
-        self.lessons.push(clip(lesson, MAX_FACT_CHARS));
+        self.lessons.push(clip(lesson, 300));
     }
 
     /// Failures as the router sees them, with the lessons drawn from them.
@@ -306,11 +388,14 @@ impl State {
         self.failures
             .iter()
             .map(|f| {
-                let times = if f.attempts > 1 {
+                let mut times = if f.attempts > 1 {
                     format!(" (tried {} times)", f.attempts)
                 } else {
                     String::new()
                 };
+                if f.may_retry() {
+                    times.push_str(" (temporary: this call may be tried again)");
+                }
                 format!(
                     "- {} {}: {}{}",
                     f.action,
@@ -408,17 +493,26 @@ mod tests {
     #[test]
     fn repeated_failures_are_counted() {
         let mut s = State::default();
-        s.record_failure(1, "w", "{}", "error");
-        s.record_failure(2, "w", "{}", "");
+        s.record_failure(1, "w", "{}", "error", FailureKind::Final);
+        s.record_failure(2, "w", "{}", "", FailureKind::Final);
         assert_eq!(s.failures.len(), 1);
         assert_eq!(s.failures[0].attempts, 2);
         // A repeat cites the step where the call first failed.
         assert_eq!(s.failures[0].step, 1);
         assert!(s.render_failures().contains("tried 2 times"));
+        assert!(s.blocks_repeat("w", "{}").is_some());
+        // A timeout may be retried twice; a third retry is a repeat.
+        s.record_failure(3, "t", "{}", "Timeout error...", FailureKind::Transient);
+        assert!(s.blocks_repeat("t", "{}").is_none());
+        assert!(s.render_failures().contains("may be tried again"));
+        s.record_failure(4, "t", "{}", "Timeout error...", FailureKind::Transient);
+        assert!(s.blocks_repeat("t", "{}").is_none());
+        s.record_failure(5, "t", "{}", "Timeout error...", FailureKind::Transient);
+        assert!(s.blocks_repeat("t", "{}").is_some());
     }
 
     #[test]
-    fn budget_folds_oldest_facts() {
+    fn budget_folds_oldest_facts_in_the_view_only() {
         let mut s = State::default();
         for i in 0..40 {
             s.facts.push(Fact {
@@ -427,9 +521,35 @@ mod tests {
             });
         }
         let words = |t: &str| t.split_whitespace().count();
+        assert!(!s.view_is_lossy());
         s.fit(150, words);
         assert!(words(&s.render_facts()) + words(&s.render_failures()) <= 150);
-        assert!(s.facts.last().is_some_and(|f| f.text.contains("39")));
-        assert!(!s.compressed.is_empty());
+        assert!(s.render_facts().contains("39. fact number 38"));
+        assert!(
+            s.render_facts().starts_with("(facts 1-"),
+            "{}",
+            s.render_facts()
+        );
+        assert!(s.view_is_lossy());
+        // Every fact is still there, whole, for the answer.
+        assert_eq!(s.facts.len(), 40);
+        assert!(
+            s.render_all_facts()
+                .contains("1. fact number 0 with some padding words")
+        );
+        // A long fact is shown clipped but kept whole.
+        let mut one = State::default();
+        let long = format!("The comedies are {}", "Title, ".repeat(100));
+        one.facts.push(Fact {
+            step: 1,
+            text: long.clone(),
+        });
+        one.fit(60, words);
+        assert!(one.render_facts().ends_with('…'), "{}", one.render_facts());
+        assert_eq!(one.facts[0].text, long);
+        assert!(one.view_is_lossy());
+        // Within the budget again, the view is whole again.
+        one.fit(10_000, words);
+        assert!(!one.view_is_lossy());
     }
 }

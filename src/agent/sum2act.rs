@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::llm::{CompletionRequest, Message, count_tokens};
+use crate::llm::{Message, count_tokens};
 use crate::toolbench::{FINISH, Task};
 use crate::tools::Observation;
 
@@ -18,12 +18,13 @@ use super::checklist::Checklist;
 use super::common::{self, TurnError, harness_observation};
 use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};
-use super::parse::{Action, call_key, first_json_object};
-use super::state::{Applied, State, StateUpdate, clip, update_schema};
-use super::sum2act_checklist::{
-    drop_unsupported_facts, gives_answer, grounded_finish, learn_from_failure, mark_answered,
-    request_parts,
-};
+use super::failure::FailureKind;
+use super::parse::{Action, call_key};
+use super::reading;
+use super::state::State;
+use super::sum2act_answer::{Draft, final_arguments};
+use super::sum2act_checklist::{gives_answer, request_parts};
+use super::sum2act_summary::{Summary, summarise};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 
 pub struct Sum2Act;
@@ -116,6 +117,8 @@ struct Run<'a> {
     /// An early Finish, or a repeat of an answered call, with parts open is sent back once, naming them.
     nudged: bool,
     nudge_now: bool,
+    /// The answer of the Finish the nudge sent back: the final answer must not lose its values.
+    draft: Option<String>,
     /// Consecutive router proposals that were not executed (repeats of failed calls).
     stuck: u32,
     /// Calls that returned data: proposing one again means there is nothing new to do.
@@ -142,6 +145,7 @@ impl<'a> Run<'a> {
             steps: Vec::new(),
             nudged: false,
             nudge_now: false,
+            draft: None,
             stuck: 0,
             answered: HashSet::new(),
         })
@@ -151,7 +155,7 @@ impl<'a> Run<'a> {
     async fn step(&mut self, n: u32) -> Result<StepOutcome, AgentError> {
         let proposal = proceed!(self.propose(n).await?);
         let proposal = proceed!(self.guard(n, proposal).await);
-        let proposal = proceed!(self.gate_finish(n, proposal));
+        let proposal = proceed!(self.gate_finish(n, proposal).await?);
         self.execute(n, proposal).await
     }
 
@@ -185,6 +189,7 @@ impl<'a> Run<'a> {
                     "(unreadable reply)",
                     "",
                     &format!("the reply was not a valid action: {e}"),
+                    FailureKind::Fixable,
                 );
                 let obs = harness_observation("", "", &format!("malformed reply: {e}"));
                 let unreadable = Proposal {
@@ -205,7 +210,8 @@ impl<'a> Run<'a> {
 
     /// 2. Guard: repeats are caught by the code, not left to the model. Proposing a call whose result
     ///    is already in the state means the router has nothing new to do: it is asked to finish. A
-    ///    call that already failed is not run again; after a few such repeats, it must finish too.
+    ///    call that already failed is not run again (a retry of a timeout or a 429 is not a repeat);
+    ///    after a few such repeats, it must finish too.
     async fn guard(&mut self, n: u32, mut p: Proposal) -> ControlFlow<StepOutcome, Proposal> {
         let key = (p.action.name.clone(), call_key(&p.action.arguments));
         if self.answered.contains(&key) && self.may_nudge(n) {
@@ -220,7 +226,7 @@ impl<'a> Run<'a> {
         }
         let give_up_repeating = self.stuck + 1 >= MAX_REPEATS;
         if self.answered.contains(&key)
-            || (give_up_repeating && self.state.failed_before(&key.0, &key.1).is_some())
+            || (give_up_repeating && self.state.blocks_repeat(&key.0, &key.1).is_some())
         {
             p.notes
                 .push("no new action proposed; asked the router to finish".into());
@@ -239,14 +245,15 @@ impl<'a> Run<'a> {
         }
         if let Some(earlier) = self
             .state
-            .failed_before(&p.action.name, &p.action.arguments)
+            .blocks_repeat(&p.action.name, &p.action.arguments)
         {
             let why = format!(
                 "this exact call already failed at step {}: {}",
                 earlier.step, earlier.reason
             );
+            let kind = earlier.kind;
             self.state
-                .record_failure(n, &p.action.name, &p.action.arguments, "");
+                .record_failure(n, &p.action.name, &p.action.arguments, "", kind);
             p.notes.push("repeated a failed call; not executed".into());
             let obs = harness_observation(&p.action.name, &p.action.arguments, &why);
             self.record(n, p, obs);
@@ -259,36 +266,45 @@ impl<'a> Run<'a> {
 
     /// 3. A `Finish` with an answer runs only when every part is answered or failed (one nudge), and
     ///    only with what the episode observed.
-    fn gate_finish(&mut self, n: u32, mut p: Proposal) -> ControlFlow<StepOutcome, Proposal> {
+    async fn gate_finish(
+        &mut self,
+        n: u32,
+        mut p: Proposal,
+    ) -> Result<ControlFlow<StepOutcome, Proposal>, AgentError> {
         if p.action.name != FINISH || !gives_answer(&p.action.arguments) {
-            return ControlFlow::Continue(p);
+            return Ok(ControlFlow::Continue(p));
         }
         if !p.forced && self.may_nudge(n) {
-            return self.nudge(
+            self.draft = answer_text(&p.action.arguments);
+            return Ok(self.nudge(
                 n,
                 p,
                 "Finish not run",
                 "early Finish with open parts; nudged",
-            );
+            ));
         }
-        self.state.checklist.fail_open(if p.forced {
+        self.state.checklist.settle(if p.forced {
             "no further call was found for it"
         } else {
             "no call answered it before Finish"
         });
-        p.action.arguments = grounded_finish(
-            self.task,
-            &self.state,
-            &self.steps,
-            &p.action.arguments,
-            &mut p.notes,
-        );
-        ControlFlow::Continue(p)
+        let draft = Draft {
+            task: self.task,
+            state: &self.state,
+            steps: &self.steps,
+            earlier: self.draft.as_deref(),
+        };
+        p.action.arguments =
+            final_arguments(self.ctx, &draft, &p.action.arguments, &mut p.notes).await?;
+        Ok(ControlFlow::Continue(p))
     }
 
-    /// Whether the episode's one nudge is left and worth giving: parts are open and steps remain.
+    /// Whether the episode's one nudge is left and worth giving: parts nothing was found for remain,
+    /// and steps too.
     fn may_nudge(&self, n: u32) -> bool {
-        !self.nudged && !self.state.checklist.open().is_empty() && n < self.ctx.options.max_steps
+        !self.nudged
+            && !self.state.checklist.unanswered().is_empty()
+            && n < self.ctx.options.max_steps
     }
 
     /// The proposal is not run: the step records why, and the next router prompt names the open parts.
@@ -312,61 +328,26 @@ impl<'a> Run<'a> {
     }
 
     /// 4. Execute the action; a `Finish` ends the episode, anything else is summarised into the state.
+    ///    The step records the observation as the state manager read it (up to the read cap), not at
+    ///    the tool caller's cut.
     async fn execute(&mut self, n: u32, mut p: Proposal) -> Result<StepOutcome, AgentError> {
-        let obs = self.ctx.act(&p.action.name, &p.action.arguments).await;
+        let mut obs = self.ctx.act(&p.action.name, &p.action.arguments).await;
         let outcome = match &obs.finish {
             Some(f) => StepOutcome::Finished(finish_kind(f)),
             None => {
-                self.summarise(n, &p.action, &obs, &mut p.notes).await?;
+                obs.text = reading::recorded_text(&obs, self.ctx.options.observation_read_chars);
+                let (ctx, task, state) = (self.ctx, self.task, &mut self.state);
+                let summary = summarise(ctx, task, state, n, &p.action, &obs, &mut p.notes).await?;
+                if summary == Summary::Answered {
+                    let key = (p.action.name.clone(), call_key(&p.action.arguments));
+                    self.answered.insert(key);
+                }
+                state.fit(ctx.options.state_token_budget, count_tokens);
                 StepOutcome::Next
             }
         };
         self.record(n, p, obs);
         Ok(outcome)
-    }
-
-    /// 5. Summarise: a failed call is recorded with its reason (and any lesson from it); a result goes
-    ///    through the state manager, whose facts are checked against the result.
-    async fn summarise(
-        &mut self,
-        n: u32,
-        action: &Action,
-        obs: &Observation,
-        notes: &mut Vec<String>,
-    ) -> Result<(), AgentError> {
-        let (ctx, state) = (self.ctx, &mut self.state);
-        if obs.failed {
-            let reason = failure_reason(obs);
-            state.record_failure(n, &action.name, &action.arguments, &reason);
-            learn_from_failure(ctx, state, action, obs, &reason);
-        } else {
-            let mut update = ask_state_manager(ctx, self.task, state, action, obs, notes).await?;
-            // A fact the result does not hold was invented by the state manager.
-            drop_unsupported_facts(self.task, action, obs, &mut update, notes);
-            // The code, not the model, knows whether the API answered: a small model sometimes calls
-            // a good result a failure. What the result means is the model's call, but a result it
-            // found nothing in is kept (clipped) rather than lost.
-            if !update.success && !update.failure_reason.is_empty() {
-                notes.push(format!("state manager: {}", update.failure_reason));
-            }
-            update.success = true;
-            if update.new_facts.is_empty() {
-                notes.push("state manager found no facts; kept the raw result".into());
-                update.new_facts = vec![raw_fact(action, obs)];
-            }
-            match state.apply(n, &action.name, &action.arguments, &update) {
-                Applied::NothingNew => {
-                    notes.push("answered, but nothing new".into());
-                    ctx.count_redundant_call();
-                }
-                Applied::NewFacts(k) => mark_answered(state, action, &update, k),
-                Applied::Failed => {}
-            }
-            self.answered
-                .insert((action.name.clone(), call_key(&action.arguments)));
-        }
-        state.fit(ctx.options.state_token_budget, count_tokens);
-        Ok(())
     }
 
     /// The step recorder: the proposal, what came of it and the state after it.
@@ -382,7 +363,7 @@ impl<'a> Run<'a> {
     /// The episode and the state it ended with.
     fn conclude(mut self, finish: FinishKind, error: Option<String>) -> (Episode, State) {
         if finish == FinishKind::Limit {
-            self.state.checklist.fail_open("the step budget was spent");
+            self.state.checklist.settle("the step budget was spent");
         }
         let router_tokens: Vec<u64> = self.steps.iter().map(|s| s.prompt_tokens).collect();
         let details = json!({"state": self.state.to_value(), "subtasks": self.subtasks, "router_prompt_tokens": router_tokens});
@@ -442,64 +423,10 @@ fn router_prompt(
     )?)
 }
 
-/// Asks the state manager what the observation means. A reply that is not valid JSON falls back to
-/// keeping the raw result (clipped) as a fact, so information is never lost to a formatting slip.
-async fn ask_state_manager(
-    ctx: &SolveContext,
-    task: &Task,
-    state: &State,
-    action: &Action,
-    obs: &Observation,
-    notes: &mut Vec<String>,
-) -> Result<StateUpdate, AgentError> {
-    let prompt = ctx.prompts.render(
-        "state_manager",
-        &[
-            ("query", &task.query),
-            ("checklist", &state.checklist.render()),
-            ("facts", &state.render_facts()),
-            ("action", &action.name),
-            ("arguments", &action.arguments),
-            ("observation", &obs.text),
-        ],
-    )?;
-    let request = CompletionRequest::new("state", vec![Message::user(prompt)])
-        .with_json_schema("state_update", update_schema())
-        .with_max_tokens(ctx.options.max_tokens);
-    let parsed = match ctx.complete(&request).await {
-        Ok(c) => first_json_object(&c.content)
-            .and_then(|v| serde_json::from_value::<StateUpdate>(v).ok()),
-        Err(e) => {
-            notes.push(format!("state manager unavailable: {e}"));
-            None
-        }
-    };
-    Ok(parsed.unwrap_or_else(|| {
-        notes.push("state manager reply unreadable".into());
-        StateUpdate::default()
-    }))
-}
-
-/// The raw result of a call as a fact, when the state manager extracted none.
-fn raw_fact(action: &Action, obs: &Observation) -> String {
-    format!(
-        "{} returned: {}",
-        action.name,
-        clip(&response_text(&obs.response), 280)
-    )
-}
-
-pub(super) fn failure_reason(obs: &Observation) -> String {
-    if obs.error.is_empty() {
-        clip(&obs.text, 200)
-    } else {
-        clip(&obs.error, 200)
-    }
-}
-
-fn response_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// The answer text of `Finish` arguments that give one.
+fn answer_text(arguments: &str) -> Option<String> {
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|v| v["final_answer"].as_str().map(str::to_string))
+        .filter(|a| !a.trim().is_empty())
 }

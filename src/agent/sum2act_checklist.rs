@@ -1,46 +1,68 @@
 //! The checklist's hooks in the Sum2Act loop: the request's parts (the model's split when the request
-//! has several, checked against the request, else the deterministic splitter), marking parts from the
-//! state manager's update, lessons from parameter errors, and the grounded final answer.
+//! has several, checked against the request and mended where it dropped an ask, else the request's
+//! asks), attributing facts to parts, what a failed call does to them, and lessons from parameter
+//! errors.
+
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
-use crate::toolbench::request_parts::{split_fallback, validate_split};
+use crate::toolbench::claims::content_words;
+use crate::toolbench::request_asks::{adds_topics, asks, is_framing, with_dropped_asks};
+use crate::toolbench::request_parts::{MAX_PART_CHARS, MAX_PARTS, validate_split};
 
-use super::episode::Step;
-use super::grounded_answer::{evidence, ground, unsupported};
+use super::failure::FailureKind;
+use super::grounded_answer::{evidence, states_value, unsupported};
 use super::lessons::parameter_lesson;
 use super::parse::{Action, first_json_object};
+use super::reading;
 use super::state::{State, StateUpdate};
 use super::{AgentError, SolveContext};
 use crate::tools::Observation;
 
-/// The parts of the request. The deterministic splitter runs first; when it finds more than one part
-/// (or `--decompose` asks for it), the model splits the request, and its parts are kept only when they
-/// are made of the request's words (a small model answers instead of splitting).
+/// Longest part the model may write (characters); a part at the limit was cut and is not used.
+const MAX_MODEL_PART_CHARS: usize = MAX_PART_CHARS;
+
+/// The parts of the request. Its asks (`request_asks::asks`: what it asks for, framing left out) come
+/// first; when there are several (or `--decompose` asks for it), the model splits the request, and its
+/// parts are kept when they are made of the request's words (naming nothing it does not) and are not
+/// the user's framing, with every ask they dropped added back whole: a split may refine the asks,
+/// never lose or invent one.
 pub async fn request_parts(
     task: &Task,
     ctx: &SolveContext,
     tools: &str,
 ) -> Result<Vec<String>, AgentError> {
-    let fallback = split_fallback(&task.query);
+    let fallback = asks(&task.query);
     if fallback.len() < 2 && !ctx.options.decompose {
         return Ok(fallback);
     }
-    // A tool name ("search_trips_for_flixbus") is a plan step, not a part of the request.
+    // A tool name ("search_trips_for_flixbus") is a plan step, not a part of the request; a part at
+    // the length limit was cut.
     let proposed: Vec<String> = decompose(task, ctx, tools)
         .await?
         .into_iter()
         .filter(|p| !p.split_whitespace().any(|w| w.contains('_')))
+        .filter(|p| p.trim().chars().count() < MAX_MODEL_PART_CHARS)
+        .filter(|p| !is_framing(p) && !adds_topics(&task.query, p))
         .collect();
     let parts = match validate_split(&task.query, &proposed) {
-        Some(parts) => parts,
+        Some(parts) => {
+            let mended = with_dropped_asks(&task.query, &parts);
+            if mended.len() > parts.len() {
+                ctx.observer.note(&format!(
+                    "the model's split dropped {} ask(s) of the request; added back",
+                    mended.len() - parts.len()
+                ));
+            }
+            mended.into_iter().take(MAX_PARTS).collect()
+        }
         None => {
             if !proposed.is_empty() {
-                ctx.observer.note(
-                    "the model's split did not hold up against the request; using the splitter",
-                );
+                ctx.observer
+                    .note("the model's split did not hold up against the request; using its asks");
             }
             fallback
         }
@@ -61,7 +83,7 @@ async fn decompose(
         .render("decompose", &[("tools", tools), ("query", &task.query)])?;
     let schema = json!({
         "type": "object",
-        "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": 200}, "minItems": 1, "maxItems": 5}},
+        "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": MAX_MODEL_PART_CHARS}, "minItems": 1, "maxItems": MAX_PARTS}},
         "required": ["subtasks"]
     });
     let request = CompletionRequest::new("decompose", vec![Message::user(prompt)])
@@ -79,45 +101,72 @@ async fn decompose(
     })
 }
 
-/// Marks the parts the call's `k` new facts answer: those the state manager named that the call shares
-/// the most words with, else those the call shares the most words with.
-pub fn mark_answered(state: &mut State, action: &Action, update: &StateUpdate, k: usize) {
+/// Attributes the call's `k` new facts to parts. Only facts that state a value the result holds count
+/// (not "the search returned no results"). The parts the state manager names as answered completely,
+/// narrowed to those sharing the most words with the call, are answered; when it names none (or none
+/// of its parts shares a word), the facts go to the parts sharing the most words as partial answers.
+pub fn attribute_facts(
+    state: &mut State,
+    action: &Action,
+    update: &StateUpdate,
+    k: usize,
+    obs: &Observation,
+    read_chars: usize,
+) {
+    let observed = reading::recorded_text(obs, read_chars);
+    let ev = evidence(
+        "",
+        &[(action.name.clone(), action.arguments.clone(), observed)],
+    );
     let facts: Vec<String> = state.facts[state.facts.len().saturating_sub(k)..]
         .iter()
         .map(|f| f.text.clone())
+        .filter(|f| states_value(f, &ev))
         .collect();
+    if facts.is_empty() {
+        return;
+    }
     let parts = state.checklist.parts.len();
-    let mut named: Vec<usize> = update
+    let named: Vec<usize> = update
         .parts
         .iter()
         .filter_map(|&p| (p as usize).checked_sub(1))
         .filter(|&i| i < parts)
         .collect();
     let text = format!("{} {} {}", action.name, action.arguments, facts.join(" "));
-    named = if named.is_empty() {
-        state.checklist.concerned(&text, true)
-    } else {
-        state.checklist.narrow(&named, &text)
-    };
-    for i in named {
-        state.checklist.answer(i, &facts);
+    let answered = state.checklist.narrow(&named, &text);
+    if !answered.is_empty() {
+        for i in answered {
+            state.checklist.answer(i, &facts);
+        }
+        return;
+    }
+    for i in state.checklist.concerned(&text, true) {
+        state.checklist.partly(i, &facts);
     }
 }
 
-/// A failed call fails the parts it concerned (a later answer still wins) and, for a parameter error,
-/// teaches a lesson about the tool's sibling APIs.
-pub fn learn_from_failure(
+/// A failed call: the parts it concerned note it and stay open (another tool, other arguments or a
+/// retry may still answer them) unless every offered tool for a part has now failed for good. A
+/// parameter error also teaches a lesson about the tool's sibling APIs.
+pub fn on_failure(
     ctx: &SolveContext,
     state: &mut State,
     action: &Action,
     obs: &Observation,
     reason: &str,
+    kind: FailureKind,
 ) {
     let text = format!("{} {}", action.name, action.arguments);
+    let what = format!("{} failed: {reason}", action.name);
     for i in state.checklist.concerned(&text, false) {
-        state
-            .checklist
-            .fail(i, &format!("{} failed: {reason}", action.name));
+        state.checklist.tried(i, &what);
+        if kind == FailureKind::Final && tools_exhausted(ctx, state, i) {
+            state.checklist.fail(
+                i,
+                &format!("every offered tool for it failed (last: {what})"),
+            );
+        }
     }
     let error = format!("{} {}", obs.error, obs.text);
     if let Some(lesson) = parameter_lesson(
@@ -130,24 +179,55 @@ pub fn learn_from_failure(
     }
 }
 
+/// Whether every offered tool that could answer part `i` (those sharing its words; all of them when
+/// none does) has failed for good, with any arguments.
+fn tools_exhausted(ctx: &SolveContext, state: &State, i: usize) -> bool {
+    let functions = ctx.tools.functions();
+    let words_of = |name: &str, doc: &str| -> BTreeSet<String> {
+        content_words(&format!("{} {doc}", name.replace('_', " ")))
+    };
+    let mut candidates: Vec<&str> = functions
+        .iter()
+        .filter(|f| {
+            state
+                .checklist
+                .overlap(i, &words_of(&f.name, f.doc.description()))
+                > 0
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    if candidates.is_empty() {
+        candidates = functions.iter().map(|f| f.name.as_str()).collect();
+    }
+    candidates.iter().all(|name| {
+        state
+            .failures
+            .iter()
+            .any(|f| f.action == *name && f.kind == FailureKind::Final)
+    })
+}
+
 /// Drops the state manager's facts that this call's result (with its arguments and the request) does
-/// not support; the raw result is kept instead when none is left, and the parts it named are then
-/// attributed by the code.
+/// not support, and raw payloads copied as facts; the parts it named are not believed when none of its
+/// facts is left.
 pub fn drop_unsupported_facts(
     task: &Task,
     action: &Action,
     obs: &Observation,
+    read_chars: usize,
     update: &mut StateUpdate,
     notes: &mut Vec<String>,
 ) {
-    // What the agent saw (the observation text, cut as the model got it), as the evaluator checks it.
-    let observed = obs.text.clone();
+    // What the state manager read, as the evaluator checks it.
+    let observed = reading::recorded_text(obs, read_chars);
     let ev = evidence(
         &task.query,
         &[(action.name.clone(), action.arguments.clone(), observed)],
     );
     let before = update.new_facts.len();
-    update.new_facts.retain(|f| !unsupported(f, &ev));
+    update
+        .new_facts
+        .retain(|f| !is_raw_payload(f) && !unsupported(f, &ev));
     let dropped = before - update.new_facts.len();
     if before > 0 && update.new_facts.is_empty() {
         // Parts it said its invented facts answer are not answered.
@@ -160,60 +240,18 @@ pub fn drop_unsupported_facts(
     }
 }
 
+/// A JSON payload copied as a fact (`{"error": …}`, a raw result): a fact states something, a dump
+/// only says where to look.
+fn is_raw_payload(fact: &str) -> bool {
+    let t = fact.trim();
+    (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok()
+        || t.contains("\"error\":")
+}
+
 /// Whether `Finish` arguments give an answer (not a give-up, not an invalid Finish without its answer,
 /// which fails as it is).
 pub fn gives_answer(arguments: &str) -> bool {
     serde_json::from_str::<Value>(arguments).is_ok_and(|v| {
         v["return_type"].as_str() == Some("give_answer") && v["final_answer"].is_string()
     })
-}
-
-/// The `Finish` arguments with the final answer grounded in what the episode observed.
-pub fn grounded_finish(
-    task: &Task,
-    state: &State,
-    steps: &[Step],
-    arguments: &str,
-    notes: &mut Vec<String>,
-) -> String {
-    let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(arguments) else {
-        return arguments.to_string();
-    };
-    let answer = args
-        .get("final_answer")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let calls: Vec<(String, String, String)> = steps
-        .iter()
-        .filter(|s| !s.observation.failed && s.observation.finish.is_none())
-        .map(|s| {
-            let observed = s.observation.text.clone();
-            (
-                format!("step {} {}", s.index, s.action),
-                s.arguments.clone(),
-                observed,
-            )
-        })
-        .collect();
-    // The facts that answer a part (all facts when there is no checklist): a result no part asked for
-    // does not belong in the answer.
-    let facts: Vec<String> = if state.checklist.is_empty() {
-        state.facts.iter().map(|f| f.text.clone()).collect()
-    } else {
-        state.checklist.answer_facts()
-    };
-    let cleaned = ground(
-        &answer,
-        &task.query,
-        &evidence(&task.query, &calls),
-        &state.checklist,
-        &facts,
-    );
-    notes.extend(cleaned.notes());
-    if cleaned.answer == answer {
-        return arguments.to_string();
-    }
-    args.insert("final_answer".into(), Value::String(cleaned.answer));
-    Value::Object(args).to_string()
 }

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::sample_harness::{
-    Turns, context_with, failed_reply, finish_saying, ok_reply, prompts_for, raw_call, run,
-    state_reply, weather_task as task,
+    Turns, assert_one_reply_format, context_with, failed_reply, finish_saying, ok_reply,
+    prompts_for, raw_call, run, state_reply, weather_task as task,
 };
 use super::state::State;
 use super::sum2act::Sum2Act;
@@ -216,7 +216,7 @@ fn sum2act_counts_doubly_malformed_reply_as_failed_step() {
 }
 
 #[test]
-fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
+fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
     let turns = AtomicUsize::new(0);
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         if req.purpose == "state" {
@@ -231,13 +231,9 @@ fn sum2act_keeps_raw_result_when_state_manager_finds_nothing() {
     let ctx = fake_context(llm, Arc::default(), AgentOptions::default());
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let state = ep.steps[0].state.clone().unwrap_or_default();
-    assert!(
-        state["facts"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("temperature_c")),
-        "{state}"
-    );
-    assert_eq!(state["failures"], json!([]));
+    // No "get_weather returned: {…}" dump: the call is a failure with the state manager's reason.
+    assert_eq!(state["facts"], json!([]), "{state}");
+    assert_eq!(state["failures"][0]["reason"], "wrong argument", "{state}");
     assert!(
         ep.steps[0]
             .notes
@@ -311,7 +307,13 @@ fn sum2act_state_carries_over() {
         AgentOptions::default(),
     );
     let mut state = State::default();
-    state.record_failure(1, "broken_api_for_weather", "{}", "down");
+    state.record_failure(
+        1,
+        "broken_api_for_weather",
+        "{}",
+        "down",
+        failure::FailureKind::Final,
+    );
     let (ep, after) = run(Sum2Act::new(&h.ctx.options).solve_from(&task(), &h.ctx, state))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
@@ -553,6 +555,7 @@ fn every_method_writes_a_convertible_answer_file() {
         let back = Episode::from_json(&file)
             .unwrap_or_else(|| panic!("{method}: episode does not read back"));
         assert_eq!(back.counters, ep.counters);
+        assert_one_reply_format(&h.llm.requests());
     }
 }
 

@@ -38,6 +38,15 @@ pub struct AgentArgs {
     /// Tokens the model may write per call.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub max_tokens: Option<u32>,
+    /// Tokens of a call that writes the final answer or a Sum2Act state update, and of a Finish cut
+    /// at --max-tokens, asked again (default: config `agent.answer_max_tokens`, else 2048).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub answer_max_tokens: Option<u32>,
+    /// Characters of an observation read by Sum2Act's state manager and plan/graph's answer call
+    /// (default: config `agent.observation_read_chars`, else 16384). ReAct and DFSDT see the tool
+    /// caller's cut (--max-observation-length, ToolBench's 1024).
+    #[arg(long, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub observation_read_chars: Option<u64>,
     /// ReAct/DFSDT: run exact repeats of earlier calls again instead of asking the model to finish
     /// (ToolBench's behaviour).
     #[arg(long)]
@@ -86,6 +95,14 @@ impl AgentArgs {
             tries: self.tries.unwrap_or(d.tries),
             width: self.width.unwrap_or(d.width),
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
+            answer_max_tokens: self
+                .answer_max_tokens
+                .unwrap_or(config.agent.answer_max_tokens)
+                .max(1),
+            observation_read_chars: self
+                .observation_read_chars
+                .map_or(config.agent.observation_read_chars, |n| n as usize)
+                .max(1),
             repeat_guard: !self.no_repeat_guard,
             max_reply_bytes: config.agent.max_reply_bytes.max(1024),
             methods: self.method_options(),
@@ -117,6 +134,8 @@ impl AgentArgs {
             "tries": o.tries,
             "width": o.width,
             "max_tokens": o.max_tokens,
+            "answer_max_tokens": o.answer_max_tokens,
+            "observation_read_chars": o.observation_read_chars,
             "repeat_guard": o.repeat_guard,
             "max_reply_bytes": o.max_reply_bytes,
             "parallel": o.methods.parallel,

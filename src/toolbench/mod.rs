@@ -16,6 +16,7 @@ pub mod method;
 mod missing;
 mod model;
 pub mod naming;
+pub mod request_asks;
 pub mod request_parts;
 mod schema;
 pub mod stb_export;

@@ -96,7 +96,7 @@ fn asks(sentence: &str) -> bool {
 }
 
 /// Splits a sentence at "and"/"also"/"as well as" where a new request starts, and at semicolons.
-fn clauses(sentence: &str) -> Vec<String> {
+pub(crate) fn clauses(sentence: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = sentence.to_string();
     'outer: loop {

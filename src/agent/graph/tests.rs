@@ -10,7 +10,8 @@ use super::memory::Memory;
 use super::*;
 use crate::agent::plan::execute::Prepare;
 use crate::agent::sample_harness::{
-    SampleSource, context, finish_saying, prompt_text, raw_call, run, schema, task, tools_called,
+    SampleSource, assert_one_reply_format, context, finish_saying, prompt_text, raw_call, run,
+    schema, task, tools_called,
 };
 use crate::agent::{FinishKind, Strategy};
 use crate::llm::scripted::{ScriptedLlm, reply};
@@ -136,6 +137,7 @@ fn graph_finds_and_runs_a_two_step_path_with_every_strategy() {
         let last =
             crate::toolbench::answer::converted_final_step(&conv["answer"]).unwrap_or(Value::Null);
         assert_eq!(last["name"], "Finish");
+        assert_one_reply_format(&llm.requests());
     }
 }
 

@@ -1,5 +1,5 @@
 //! HuggingGPT's response generation: one model call writes the final answer from the request and
-//! what the calls returned, through `Finish`. With no successful call there is nothing to answer
+//! what the calls returned (each whole, up to `--observation-read-chars`), through `Finish`. With no successful call there is nothing to answer
 //! from, and the episode gives up without asking the model. An answer cut at the token cap is kept
 //! as cut, as the step-by-step methods keep theirs.
 
@@ -8,20 +8,22 @@ use serde_json::json;
 use super::execute::{TaskRun, TaskStatus};
 use crate::agent::common::kept_as_cut;
 use crate::agent::parse::{self, Action};
+use crate::agent::reading::recorded_text;
 use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
 use crate::toolbench::FINISH;
 
-/// Characters of one result shown to the answer call.
-const RESULT_CHARS: usize = 700;
+/// Characters of one result shown to the re-planning call (it needs what worked, not all of it).
+pub const REPLAN_RESULT_CHARS: usize = 700;
 
-/// The results as the answer and re-planning calls see them, one line per task.
-pub fn results_text(runs: &[TaskRun]) -> String {
+/// The results as the answer and re-planning calls see them, one line per task, each result up to
+/// `chars` characters (the answer call reads them whole, up to `--observation-read-chars`).
+pub fn results_text(runs: &[TaskRun], chars: usize) -> String {
     let mut out = String::new();
     for r in runs {
         let what = match (r.status, &r.observation) {
-            (TaskStatus::Done, Some(obs)) => clip(&obs.text, RESULT_CHARS),
+            (TaskStatus::Done, Some(obs)) => recorded_text(obs, chars),
             (TaskStatus::Skipped, _) => format!("not run: {}", r.error),
             _ => format!("failed: {}", r.error),
         };
@@ -55,7 +57,13 @@ pub async fn respond(
     }
     let prompt = ctx.prompts.render(
         "plan_response",
-        &[("query", query), ("results", &results_text(runs))],
+        &[
+            ("query", query),
+            (
+                "results",
+                &results_text(runs, ctx.options.observation_read_chars),
+            ),
+        ],
     )?;
     let request = CompletionRequest::new("respond", vec![Message::user(prompt)])
         .with_tools(
@@ -63,7 +71,7 @@ pub async fn respond(
             ToolChoice::Function(FINISH.into()),
         )
         .tools_described()
-        .with_max_tokens(ctx.options.max_tokens);
+        .with_max_tokens(ctx.options.answer_max_tokens);
     let (reply, cut) = match ctx.complete(&request).await {
         Ok(c) => {
             let cut = c.finish_reason.as_deref() == Some("length");
@@ -123,5 +131,40 @@ fn give_up() -> Action {
         thought: String::new(),
         name: FINISH.into(),
         arguments: json!({"return_type": "give_up_and_restart"}).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::common::harness_observation;
+
+    /// The answer call reads a result whole (up to the read cap), not a 700-character copy: a field
+    /// after 1,500 characters of text is there to answer from.
+    #[test]
+    fn the_answer_call_reads_results_past_the_toolbench_cut() {
+        let plot = "A thief steals secrets through dreams. ".repeat(40);
+        let obs = crate::tools::Observation {
+            failed: false,
+            error: String::new(),
+            response: json!({"plot": plot, "rating": "8.8"}),
+            ..harness_observation("details_for_imdb", "{}", "")
+        };
+        let run = TaskRun {
+            id: 1,
+            tool: "details_for_imdb".into(),
+            arguments: "{}".into(),
+            status: TaskStatus::Done,
+            start_ms: 0,
+            end_ms: 1,
+            error: String::new(),
+            notes: Vec::new(),
+            observation: Some(obs),
+        };
+        let runs = [run];
+        let read = results_text(&runs, crate::agent::reading::DEFAULT_READ_CHARS);
+        assert!(read.contains("\"rating\": \"8.8\""), "{read}");
+        let replan = results_text(&runs, REPLAN_RESULT_CHARS);
+        assert!(!replan.contains("8.8"));
     }
 }

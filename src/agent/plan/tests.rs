@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use super::dag::{Plan, Problem};
 use super::*;
 use crate::agent::sample_harness::{
-    SampleSource, context, finish_saying, first_prompt, prompt_text, run, task, tools_called,
+    SampleSource, assert_one_reply_format, context, finish_saying, first_prompt, prompt_text, run,
+    task, tools_called,
 };
 use crate::agent::{FinishKind, MethodOptions};
 use crate::llm::scripted::{ScriptedLlm, reply};
@@ -92,6 +93,7 @@ fn plan_resolves_placeholders_from_real_outputs() {
     let respond = llm.requests().into_iter().find(|r| r.purpose == "respond");
     assert!(respond.is_some_and(|r| prompt_text(&r).contains("cb0133093")));
     check_answer_file(&ep);
+    assert_one_reply_format(&llm.requests());
 }
 
 #[test]
@@ -468,7 +470,10 @@ fn an_answer_cut_at_the_token_cap_is_kept() {
             assert_eq!(ep.answer, "The Matrix (1999) has the id cb01");
             assert!(last.thought.contains("cut"), "{}", last.thought);
             assert!(
-                last.notes.iter().any(|n| n.contains("384 token cap")),
+                last.notes.iter().any(|n| n.contains(&format!(
+                    "{} token cap",
+                    crate::agent::DEFAULT_ANSWER_MAX_TOKENS
+                ))),
                 "{:?}",
                 last.notes
             );

@@ -9,6 +9,7 @@ use super::Prepared;
 use super::engine::{Engine, Output};
 use super::schema::{action_schema, bounded_schema};
 use crate::llm::{CompletionRequest, LlmError, Message, ResponseFormat, Role, ToolChoice};
+use crate::prompts::{PromptError, Prompts};
 
 impl Engine<'_> {
     /// Turns a request into prompt tokens, an output mode, an optional grammar and a token cap.
@@ -93,33 +94,8 @@ impl Engine<'_> {
                 }
             }
         }
-        let mut system = system.join("\n\n");
-        if use_tools && !request.tools_described {
-            let tools: Vec<String> = request
-                .tools
-                .iter()
-                .map(|t| t.get("function").unwrap_or(t).to_string())
-                .collect();
-            let format_name = if request.tool_choice == ToolChoice::Auto {
-                "llm_local_format_call_or_reply"
-            } else {
-                "llm_local_format_call"
-            };
-            let format = self.prompts.render(format_name, &[]).map_err(prompt_err)?;
-            system = self
-                .prompts
-                .render(
-                    "llm_local_tools",
-                    &[
-                        ("system", &system),
-                        ("tools", &tools.join("\n")),
-                        ("format", &format),
-                    ],
-                )
-                .map_err(prompt_err)?
-                .trim()
-                .to_string();
-        }
+        let system = system_prompt(&self.prompts, request, use_tools, &system.join("\n\n"))
+            .map_err(prompt_err)?;
         let mut chat = Vec::new();
         if !system.is_empty() {
             chat.push(("system".to_string(), system));
@@ -138,6 +114,46 @@ impl Engine<'_> {
     }
 }
 
+/// The system prompt of a request on the grammar path. When tools are offered, the reply format (one
+/// JSON object) is stated here and only here: the agents' prompts never name a reply format, because
+/// an endpoint with native function calling gets the same prompts and must not be asked for two. Tools
+/// the messages already list (`tools_described`) are not listed again.
+pub(super) fn system_prompt(
+    prompts: &Prompts,
+    request: &CompletionRequest,
+    use_tools: bool,
+    system: &str,
+) -> Result<String, PromptError> {
+    if !use_tools {
+        return Ok(system.to_string());
+    }
+    let format_name = if request.tool_choice == ToolChoice::Auto {
+        "llm_local_format_call_or_reply"
+    } else {
+        "llm_local_format_call"
+    };
+    let format = prompts.render(format_name, &[])?;
+    if request.tools_described {
+        return Ok(format!("{system}\n\n{}", format.trim()).trim().to_string());
+    }
+    let tools: Vec<String> = request
+        .tools
+        .iter()
+        .map(|t| t.get("function").unwrap_or(t).to_string())
+        .collect();
+    Ok(prompts
+        .render(
+            "llm_local_tools",
+            &[
+                ("system", system),
+                ("tools", &tools.join("\n")),
+                ("format", &format),
+            ],
+        )?
+        .trim()
+        .to_string())
+}
+
 /// An assistant turn as the model would have written it.
 fn assistant_text(m: &Message) -> String {
     match m.tool_calls.first() {
@@ -146,5 +162,43 @@ fn assistant_text(m: &Message) -> String {
             json!({"thought": m.content, "name": call.name, "arguments": arguments}).to_string()
         }
         None => m.content.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router_request(described: bool) -> CompletionRequest {
+        let tools = vec![json!({"name": "weather_for_meteo", "parameters": {"type": "object"}})];
+        let r = CompletionRequest::new("router", vec![Message::system("You are the router.")])
+            .with_tools(tools, ToolChoice::Required);
+        if described { r.tools_described() } else { r }
+    }
+
+    /// The grammar path states the JSON reply format exactly once, whether or not the agent listed
+    /// the tools itself; a request without tools gets no format.
+    #[test]
+    fn the_reply_format_is_stated_once_on_the_grammar_path() {
+        let prompts = Prompts::embedded();
+        for described in [true, false] {
+            let system = system_prompt(
+                &prompts,
+                &router_request(described),
+                true,
+                "You are the router.",
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                system.matches("exactly one JSON object").count(),
+                1,
+                "{system}"
+            );
+            assert!(system.starts_with("You are the router."), "{system}");
+            assert_eq!(system.contains("weather_for_meteo"), !described, "{system}");
+        }
+        let plain = system_prompt(&prompts, &router_request(true), false, "Summarise.")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plain, "Summarise.");
     }
 }

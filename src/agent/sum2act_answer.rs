@@ -1,0 +1,185 @@
+//! The Sum2Act final answer, made before `Finish` runs so the answer file, the episode and the
+//! evaluator see the same text: written again from the whole facts when the router saw them shortened,
+//! keeping what an earlier draft (sent back by the nudge) stated, checked against what the episode
+//! observed (`grounded_answer`), and with the values facts name by reference put back whole.
+
+use serde_json::Value;
+
+use crate::llm::{CompletionRequest, Message, ToolChoice};
+use crate::toolbench::claims::{extract_claims, normalize};
+use crate::toolbench::{FINISH, Task};
+
+use super::episode::Step;
+use super::grounded_answer::{evidence, ground, split_sentences};
+use super::parse;
+use super::reading::expand;
+use super::state::State;
+use super::sum2act_checklist::gives_answer;
+use super::{AgentError, SolveContext};
+
+/// What the final answer is made from.
+pub struct Draft<'a> {
+    pub task: &'a Task,
+    pub state: &'a State,
+    pub steps: &'a [Step],
+    /// An earlier answer the nudge sent back (its values must not be lost).
+    pub earlier: Option<&'a str>,
+}
+
+/// The `Finish` arguments with the final answer made as the module says; other arguments unchanged.
+pub async fn final_arguments(
+    ctx: &SolveContext,
+    d: &Draft<'_>,
+    arguments: &str,
+    notes: &mut Vec<String>,
+) -> Result<String, AgentError> {
+    let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(arguments) else {
+        return Ok(arguments.to_string());
+    };
+    if !gives_answer(arguments) {
+        return Ok(arguments.to_string());
+    }
+    let original = args
+        .get("final_answer")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut answer = original.clone();
+    if d.state.view_is_lossy()
+        && let Some(whole) = write_from_whole_facts(ctx, d, &answer).await?
+    {
+        notes.push(
+            "final answer: written again from the whole facts (the router saw them shortened)"
+                .into(),
+        );
+        answer = whole;
+    }
+    if let Some(earlier) = d.earlier {
+        let (merged, kept) = keep_earlier_values(earlier, &answer);
+        if kept > 0 {
+            notes.push(format!(
+                "final answer: {kept} sentence(s) of the earlier answer kept (their values were missing)"
+            ));
+            answer = merged;
+        }
+    }
+    let cleaned = grounded(d, &answer);
+    notes.extend(cleaned.notes());
+    let answer = expand(&cleaned.answer, &d.state.values);
+    if answer == original {
+        return Ok(arguments.to_string());
+    }
+    args.insert("final_answer".into(), Value::String(answer));
+    Ok(Value::Object(args).to_string())
+}
+
+/// The answer checked against the episode's observations (as its steps recorded them: the whole reply
+/// up to the read cap), the request and the checklist.
+fn grounded(d: &Draft<'_>, answer: &str) -> super::grounded_answer::Cleaned {
+    let calls: Vec<(String, String, String)> = d
+        .steps
+        .iter()
+        .filter(|s| !s.observation.failed && s.observation.finish.is_none())
+        .map(|s| {
+            (
+                format!("step {} {}", s.index, s.action),
+                s.arguments.clone(),
+                s.observation.text.clone(),
+            )
+        })
+        .collect();
+    // The facts found for parts (all facts when there is no checklist): a result no part asked for
+    // does not belong in the answer.
+    let facts: Vec<String> = if d.state.checklist.is_empty() {
+        d.state.facts.iter().map(|f| f.text.clone()).collect()
+    } else {
+        d.state.checklist.answer_facts()
+    };
+    ground(
+        answer,
+        &d.task.query,
+        &evidence(&d.task.query, &calls),
+        &d.state.checklist,
+        &facts,
+    )
+}
+
+/// The answer written by the model from every fact, whole; `None` when the call gives no answer.
+async fn write_from_whole_facts(
+    ctx: &SolveContext,
+    d: &Draft<'_>,
+    router_answer: &str,
+) -> Result<Option<String>, AgentError> {
+    let drafts: Vec<&str> = d
+        .earlier
+        .into_iter()
+        .chain([router_answer])
+        .filter(|a| !a.trim().is_empty())
+        .collect();
+    let prompt = ctx.prompts.render(
+        "sum2act_answer",
+        &[
+            ("query", &d.task.query),
+            ("checklist", &d.state.checklist.render()),
+            ("facts", &d.state.render_all_facts()),
+            ("drafts", &drafts.join("\n---\n")),
+        ],
+    )?;
+    let request = CompletionRequest::new("answer", vec![Message::user(prompt)])
+        .with_tools(
+            vec![crate::toolbench::finish_schema()],
+            ToolChoice::Function(FINISH.into()),
+        )
+        .tools_described()
+        .with_max_tokens(ctx.options.answer_max_tokens);
+    let Ok(reply) = ctx.complete(&request).await else {
+        return Ok(None);
+    };
+    Ok(parse::action(&reply)
+        .ok()
+        .filter(|a| a.name == FINISH && gives_answer(&a.arguments))
+        .and_then(|a| serde_json::from_str::<Value>(&a.arguments).ok())
+        .and_then(|v| v["final_answer"].as_str().map(str::to_string))
+        .filter(|a| !a.trim().is_empty()))
+}
+
+/// `answer` with the sentences of `earlier` whose values (numbers, ids, names, list items) it does
+/// not state put first: a second Finish after the nudge must not lose what the first one said.
+/// Returns the text and how many sentences were kept.
+pub fn keep_earlier_values(earlier: &str, answer: &str) -> (String, usize) {
+    let written = normalize(answer);
+    let kept: Vec<String> = earlier
+        .lines()
+        .flat_map(split_sentences)
+        .filter(|s| {
+            extract_claims(s)
+                .iter()
+                .any(|c| !written.contains(&normalize(&c.text)))
+        })
+        .collect();
+    if kept.is_empty() {
+        return (answer.to_string(), 0);
+    }
+    let n = kept.len();
+    (format!("{}\n{}", kept.join("\n"), answer.trim()), n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_earlier_answer_keeps_the_values_the_last_one_lost() {
+        let earlier = "Flights: LH 1234 at 09:10, AF 5678 at 11:45.\nI could not find hotels.";
+        let last = "I found no hotels near the airport.";
+        let (merged, kept) = keep_earlier_values(earlier, last);
+        assert_eq!(kept, 1);
+        assert_eq!(
+            merged,
+            "Flights: LH 1234 at 09:10, AF 5678 at 11:45.\nI found no hotels near the airport."
+        );
+        // Nothing is added when the last answer states the same values.
+        let same = "LH 1234 leaves at 09:10 and AF 5678 at 11:45.";
+        assert_eq!(keep_earlier_values(earlier, same), (same.to_string(), 0));
+    }
+}
