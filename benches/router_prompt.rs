@@ -28,11 +28,11 @@ impl ToolSource for Listings {
         let items: Vec<Value> = (0..12)
             .map(|i| json!({"id": i, "title": format!("Listing {i} for {}", request.tool_input), "price": 100 + i, "url": format!("https://example.com/{i}")}))
             .collect();
-        Ok(ToolReply {
-            error: String::new(),
-            response: json!({"results": items}),
-            source: None,
-        })
+        Ok(ToolReply::new(
+            String::new(),
+            json!({"results": items}),
+            None,
+        ))
     }
 
     fn describe(&self) -> String {

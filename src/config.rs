@@ -28,6 +28,26 @@ pub struct Config {
     pub agent: AgentSection,
     /// USD per million tokens, by model id.
     pub prices: BTreeMap<String, Price>,
+    /// MCP servers whose tools the agents get (`[[mcp]]`, with `--tools ...+mcp`).
+    pub mcp: Vec<McpEntry>,
+}
+
+/// One MCP server: `command` (with `args`, `env`) for stdio, or `url` for streamable HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpEntry {
+    /// The name its functions are spaced under (default: the name the server gives itself).
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Extra environment of the command. Never written out (run manifests copy the config, and
+    /// these may be secrets).
+    #[serde(skip_serializing)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    /// Name of the environment variable holding a bearer token for `url` (the token never goes in
+    /// the file).
+    pub bearer_token_env: Option<String>,
 }
 
 /// One OpenAI-compatible endpoint.

@@ -361,6 +361,7 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         failed: true,
         finish: None,
         elapsed_ms: 0,
+        resources: Vec::new(),
         retries: Vec::new(),
     }
 }

@@ -177,6 +177,7 @@ fn episode(
         details: ending.details,
         error_cause: (finish == FinishKind::Error).then(|| ctx.error_cause()),
         error,
+        resources: ctx.tools.resources(),
         answer_file,
     }
 }

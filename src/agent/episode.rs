@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use crate::toolbench::answer::{Counters, ErrorCause, FinishKind};
-use crate::tools::Observation;
+use crate::tools::{Observation, Resource};
 
 /// One action and what came of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +71,9 @@ pub struct Episode {
     /// Whose failure that was (the setup, the model, the tool server), for exit codes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_cause: Option<ErrorCause>,
+    /// Files the tools produced (images, audio), in the episode's folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
     /// The ToolBench answer file (as ToolBench's `toolbench/inference/Downstream_tasks/rapidapi.py` writes it), without our key.
     #[serde(skip)]
     pub answer_file: Value,
@@ -84,11 +87,15 @@ impl Episode {
         format!("{}_{}.json", self.query_id, self.method)
     }
 
-    /// The answer file with our record added under `sum2act`.
+    /// The answer file with our record added under `sum2act` (and the episode's files listed under
+    /// `resources` when it has any).
     pub fn to_json(&self) -> Value {
         let mut file = self.answer_file.clone();
         if !file.is_object() {
             file = json!({});
+        }
+        if !self.resources.is_empty() {
+            file["resources"] = serde_json::to_value(&self.resources).unwrap_or(Value::Null);
         }
         let ours = serde_json::to_value(self).unwrap_or(Value::Null);
         file[OUR_KEY] = ours;
@@ -101,6 +108,7 @@ impl Episode {
         let mut rest = file.clone();
         if let Some(map) = rest.as_object_mut() {
             map.remove(OUR_KEY);
+            map.remove("resources");
         }
         ep.answer_file = rest;
         Some(ep)

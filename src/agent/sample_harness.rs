@@ -117,20 +117,16 @@ pub fn context_with(
 
 /// The reply of an API that answered `response`.
 pub fn ok_reply(response: Value) -> ToolReply {
-    ToolReply {
-        error: String::new(),
-        response,
-        source: None,
-    }
+    ToolReply::new(String::new(), response, None)
 }
 
 /// The reply of an API that does not work, as ToolBench's server words it.
 pub fn failed_reply() -> ToolReply {
-    ToolReply {
-        error: "API not working error...".into(),
-        response: Value::String(String::new()),
-        source: None,
-    }
+    ToolReply::new(
+        "API not working error...".into(),
+        Value::String(String::new()),
+        None,
+    )
 }
 
 /// `api` of the Weather tool, with one required `city` parameter.

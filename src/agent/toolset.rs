@@ -1,5 +1,6 @@
 //! Which tools an episode gets: the query's own `api_list` ("oracle"), the whole catalogue, or the
-//! retriever's top K (open-domain mode, `--tools retrieved:K`).
+//! retriever's top K (open-domain mode, `--tools retrieved:K`); and the MCP servers' tools, alone
+//! (`--tools mcp`) or with one of those (`--tools oracle+mcp`).
 
 use std::str::FromStr;
 
@@ -44,6 +45,68 @@ impl std::fmt::Display for ToolSet {
     }
 }
 
+/// `--tools`: a catalogue tool set, the MCP servers' tools, or both, joined by `+` (`oracle+mcp`,
+/// `retrieved:5+mcp`, `mcp`); `query` is another name for `oracle`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolChoice {
+    /// Tools from the catalogue; `None` for MCP tools alone.
+    pub catalogue: Option<ToolSet>,
+    pub mcp: bool,
+}
+
+impl ToolChoice {
+    pub fn set(set: ToolSet) -> Self {
+        ToolChoice {
+            catalogue: Some(set),
+            mcp: false,
+        }
+    }
+
+    /// The same catalogue set with the MCP tools added.
+    pub fn with_mcp(self) -> Self {
+        ToolChoice { mcp: true, ..self }
+    }
+}
+
+impl FromStr for ToolChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut choice = ToolChoice {
+            catalogue: None,
+            mcp: false,
+        };
+        for part in s.split('+').map(str::trim) {
+            match part {
+                "mcp" if !choice.mcp => choice.mcp = true,
+                _ if part != "mcp" && choice.catalogue.is_none() => {
+                    let part = if part == "query" { "oracle" } else { part };
+                    choice.catalogue = Some(
+                        part.parse::<ToolSet>()
+                            .map_err(|e| format!("{e}, optionally with +mcp (or mcp alone)"))?,
+                    );
+                }
+                _ => {
+                    return Err(format!(
+                        "`{s}`: name one catalogue set (oracle, all, retrieved:K) and mcp at most once each"
+                    ));
+                }
+            }
+        }
+        Ok(choice)
+    }
+}
+
+impl std::fmt::Display for ToolChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.catalogue, self.mcp) {
+            (Some(set), true) => write!(f, "{set}+mcp"),
+            (Some(set), false) => write!(f, "{set}"),
+            (None, _) => write!(f, "mcp"),
+        }
+    }
+}
+
 /// Top K used when `retrieved` is given without a number, and for free-form instructions.
 pub const DEFAULT_K: usize = 8;
 
@@ -58,13 +121,7 @@ pub fn task_for(
     let mut task = Task::from_query(subset, query, catalog).or_else(|e| match set {
         // Open-domain queries have no api_list to resolve; their tools come from elsewhere.
         ToolSet::Oracle => Err(e),
-        _ => Ok(Task {
-            subset: subset.to_string(),
-            query_id: query.query_id,
-            query: query.query.clone(),
-            functions: Vec::new(),
-            relevant: query.relevant().to_vec(),
-        }),
+        _ => Ok(bare_task(subset, query)),
     })?;
     match set {
         ToolSet::Oracle => {}
@@ -78,10 +135,43 @@ pub fn task_for(
     Ok(task)
 }
 
-/// A task for a free-form instruction (no query file).
+/// The task for a query with a tool choice's catalogue part (no functions for `mcp` alone: the
+/// caller adds the MCP functions with [`add_mcp`] once the servers are connected).
+pub fn task_with(
+    subset: &str,
+    query: &Query,
+    choice: ToolChoice,
+    catalog: &Catalog,
+    retriever: Option<&Retriever>,
+) -> Result<Task, DataError> {
+    match choice.catalogue {
+        Some(set) => task_for(subset, query, set, catalog, retriever),
+        None => Ok(bare_task(subset, query)),
+    }
+}
+
+/// Adds the MCP servers' functions after the task's own (none when the choice has no `mcp`).
+pub fn add_mcp(task: &mut Task, choice: ToolChoice, mcp: &[Function]) {
+    if choice.mcp {
+        task.functions.extend(mcp.iter().cloned());
+    }
+}
+
+fn bare_task(subset: &str, query: &Query) -> Task {
+    Task {
+        subset: subset.to_string(),
+        query_id: query.query_id,
+        query: query.query.clone(),
+        functions: Vec::new(),
+        relevant: query.relevant().to_vec(),
+    }
+}
+
+/// A task for a free-form instruction (no query file): an oracle set becomes the retriever's top K
+/// (the instruction has no api_list).
 pub fn instruction_task(
     instruction: &str,
-    set: ToolSet,
+    choice: ToolChoice,
     catalog: &Catalog,
     retriever: Option<&Retriever>,
 ) -> Result<Task, DataError> {
@@ -92,12 +182,14 @@ pub fn instruction_task(
         api_list: None,
         relevant_apis: None,
     };
-    let set = if set == ToolSet::Oracle {
-        ToolSet::Retrieved(DEFAULT_K)
-    } else {
-        set
+    let choice = ToolChoice {
+        catalogue: choice.catalogue.map(|set| match set {
+            ToolSet::Oracle => ToolSet::Retrieved(DEFAULT_K),
+            other => other,
+        }),
+        ..choice
     };
-    task_for("interactive", &query, set, catalog, retriever)
+    task_with("interactive", &query, choice, catalog, retriever)
 }
 
 fn all_functions(catalog: &Catalog) -> Vec<Function> {
@@ -139,5 +231,26 @@ mod tests {
         assert!("retrieved:0".parse::<ToolSet>().is_err());
         assert!("some".parse::<ToolSet>().is_err());
         assert_eq!(ToolSet::Retrieved(3).to_string(), "retrieved:3");
+    }
+
+    #[test]
+    fn parses_tool_choices_with_mcp() {
+        let c: ToolChoice = "oracle+mcp".parse().unwrap();
+        assert_eq!(c, ToolChoice::set(ToolSet::Oracle).with_mcp());
+        assert_eq!(c.to_string(), "oracle+mcp");
+        assert_eq!("query+mcp".parse::<ToolChoice>(), Ok(c));
+        let m: ToolChoice = "mcp".parse().unwrap();
+        assert_eq!((m.catalogue, m.mcp), (None, true));
+        assert_eq!(m.to_string(), "mcp");
+        assert_eq!(
+            "mcp+retrieved:4"
+                .parse::<ToolChoice>()
+                .map(|c| c.to_string()),
+            Ok("retrieved:4+mcp".to_string())
+        );
+        assert_eq!("all".parse(), Ok(ToolChoice::set(ToolSet::All)));
+        for bad in ["mcp+mcp", "oracle+all", "", "oracle+", "web"] {
+            assert!(bad.parse::<ToolChoice>().is_err(), "{bad}");
+        }
     }
 }

@@ -243,7 +243,24 @@ fn copy_answers(dir: &Path, out: &Path, outcome: &mut MergeOutcome) -> Result<()
             continue;
         }
         write_atomic(&dest, &bytes)?;
+        copy_files(&path, &dest)?;
         outcome.copied += 1;
+    }
+    Ok(())
+}
+
+/// Copies an answer file's folder of tool outputs (`{stem}.resources/`), when it has one, beside
+/// its copy (the report finds them there).
+fn copy_files(answer: &Path, dest: &Path) -> Result<(), BatchError> {
+    let from = answer.with_extension("resources");
+    let Ok(entries) = std::fs::read_dir(&from) else {
+        return Ok(());
+    };
+    let to = dest.with_extension("resources");
+    std::fs::create_dir_all(&to).map_err(|e| BatchError::io(&to, e))?;
+    for e in entries.flatten().filter(|e| e.path().is_file()) {
+        let target = to.join(e.file_name());
+        std::fs::copy(e.path(), &target).map_err(|err| BatchError::io(&target, err))?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ mod plan;
 mod progress;
 pub mod provenance;
 pub mod report;
+mod report_media;
 mod runner;
 #[cfg(test)]
 mod runner_tests;

@@ -102,8 +102,10 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         None => load_verdicts(dir),
     };
     let mut episodes = Vec::with_capacity(files.len());
+    let mut media = super::report_media::MediaBudget::default();
     for (path, file, view) in &files {
         let mut ep = slim_episode(file);
+        super::report_media::embed_resources(&mut ep, path, &mut media);
         let key = format!("{}/{}", view.subset, view.query_id);
         let verdict = verdicts
             .get(&key)

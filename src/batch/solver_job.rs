@@ -1,6 +1,7 @@
 //! The adapter from an agent method to the batch runner: a fresh context (counters, tool caller)
 //! per query, sharing the model, the tool environment and the prompts across the run.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Job, JobError, Solved};
@@ -18,6 +19,8 @@ pub struct SolverJob {
     env: ToolEnv,
     prompts: Arc<Prompts>,
     options: AgentOptions,
+    /// The run directory: each episode's files go beside its answer file (`{stem}.resources`).
+    run_dir: Option<PathBuf>,
 }
 
 impl SolverJob {
@@ -34,7 +37,13 @@ impl SolverJob {
             env,
             prompts,
             options,
+            run_dir: None,
         }
+    }
+
+    pub fn with_run_dir(mut self, run_dir: PathBuf) -> Self {
+        self.run_dir = Some(run_dir);
+        self
     }
 }
 
@@ -45,9 +54,15 @@ impl Job for SolverJob {
     }
 
     async fn run(&self, task: &Task, repeat: u32) -> Result<Solved, JobError> {
+        let mut caller = self.env.caller(task.functions.clone());
+        if let Some(dir) = &self.run_dir {
+            let answer =
+                super::answer_path_repeat(dir, &task.subset, task.query_id, self.method(), repeat);
+            caller = caller.with_resource_dir(answer.with_extension("resources"));
+        }
         let ctx = SolveContext::new(
             self.llm.clone(),
-            self.env.caller(task.functions.clone()),
+            caller,
             self.prompts.clone(),
             self.options.clone(),
             Arc::new(QuietObserver),

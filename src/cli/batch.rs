@@ -13,7 +13,7 @@ use super::exit::classify;
 use super::solver_args::SolverArgs;
 use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
-use crate::agent::toolset::{ToolSet, task_for};
+use crate::agent::toolset::{ToolChoice, ToolSet, add_mcp, task_with};
 use crate::batch::{
     BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, RunLock,
     Selection, Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
@@ -57,9 +57,10 @@ pub struct BatchArgs {
     /// plain rerun always runs it again.
     #[arg(long, hide = true)]
     pub retry_errors: bool,
-    /// Which tools each query gets: oracle (its api_list), all, or retrieved:K.
-    #[arg(long, default_value = "oracle", value_name = "SET")]
-    pub tools: ToolSet,
+    /// Which tools each query gets: oracle (its api_list), all, or retrieved:K, each optionally +mcp
+    /// (the MCP servers' tools), or mcp alone (default: oracle, +mcp when MCP servers are given).
+    #[arg(long, value_name = "SET")]
+    pub tools: Option<ToolChoice>,
     /// Judge the run when it finishes (`sum2act eval RUN_DIR`; the judge is --judge, else the agent's model).
     #[arg(long)]
     pub eval: bool,
@@ -82,28 +83,38 @@ pub async fn run(
     args: BatchArgs,
 ) -> anyhow::Result<ExitCode> {
     let shard = check_flags(&args)?;
+    let (choice, mcp) = args
+        .solver
+        .tool_args
+        .resolve_tools(args.tools, ToolSet::Oracle, config)?;
     let (data, catalog) = super::open_data(global)?;
-    let selection = select(&args, &data, &catalog, shard)?;
+    let mut selection = select(&args, choice, &data, &catalog, shard)?;
     // Held until the batch returns: a second writer on this run directory is refused (before the
     // model is loaded, so the refusal is immediate).
     let _lock = RunLock::acquire(&args.out, "batch", "--out").map_err(classify)?;
 
     let mut options = args.solver.agent.options(config);
+    let set = choice.catalogue.unwrap_or(ToolSet::Oracle);
     options.methods.catalogue_graph =
-        super::index_graph::for_agent(args.solver.agent.method, args.tools, &catalog);
+        super::index_graph::for_agent(args.solver.agent.method, set, &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
     let env = args
         .solver
-        .environment(config, &data, Some(&args.out))
+        .environment(config, &data, Some(&args.out), mcp)
         .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
+    if let Some(hub) = setup.env.mcp() {
+        for task in &mut selection.tasks {
+            add_mcp(task, choice, hub.functions());
+        }
+    }
 
     let mut manifest = Manifest::new(solver.method().name(), &llm.model_id());
     manifest.data = data.root().display().to_string();
     manifest.subsets = selection.subsets.clone();
     manifest.limit = args.limit;
     manifest.shard = (shard.count > 1).then(|| shard.to_string());
-    manifest.tools = format!("{} · tool set {}", setup.env.describe(), args.tools);
+    manifest.tools = format!("{} · tool set {choice}", setup.env.describe());
     manifest.prompts = prompts.hashes();
     manifest.agent = args.solver.agent.manifest_value(config);
     manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
@@ -115,13 +126,10 @@ pub async fn run(
     // Written before the first query, so even a killed run says what produced its files.
     manifest.write(&args.out).map_err(classify)?;
 
-    let job = Arc::new(SolverJob::new(
-        solver,
-        llm.clone(),
-        setup.env.clone(),
-        prompts,
-        options,
-    ));
+    let job = Arc::new(
+        SolverJob::new(solver, llm.clone(), setup.env.clone(), prompts, options)
+            .with_run_dir(args.out.clone()),
+    );
     let progress = make_progress(args.progress);
     let stop = StopSignal::new();
     let ctrl_c = stop.listen_ctrl_c(progress.clone());
@@ -132,9 +140,7 @@ pub async fn run(
     };
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();
-    if let Some(server) = setup.server {
-        server.shutdown().await;
-    }
+    let gone = setup.shutdown().await;
     let outcome = outcome.map_err(classify)?;
 
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -143,6 +149,15 @@ pub async fn run(
     print_outcome(&args, &outcome, &summary, &selection, shard);
     if let Some(code) = failure_code(&args, &outcome, &manifest) {
         return Ok(code);
+    }
+    if !gone.is_empty() {
+        for why in &gone {
+            eprintln!("error: {}", crate::terminal::safe_line(why));
+        }
+        eprintln!(
+            "its calls after that are failed observations in the answer files; restart it and rerun into a new --out"
+        );
+        return Ok(ExitCode::from(1));
     }
     if args.eval {
         println!();
@@ -168,19 +183,20 @@ fn check_flags(args: &BatchArgs) -> anyhow::Result<Shard> {
 /// The queries of this shard with their tool sets; warns about missing tools and skipped queries.
 fn select(
     args: &BatchArgs,
+    choice: ToolChoice,
     data: &DataDir,
     catalog: &Catalog,
     shard: Shard,
 ) -> anyhow::Result<Selection> {
-    let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Retriever::build(
+    let retriever = match choice.catalogue {
+        Some(ToolSet::Retrieved(_)) => Some(Retriever::build(
             catalog,
             &args.solver.retriever.options()?,
         )?),
         _ => None,
     };
     let selection = select_with(data, &args.subsets, args.limit, shard, |subset, query| {
-        task_for(subset, query, args.tools, catalog, retriever.as_ref()).map_err(|e| e.to_string())
+        task_with(subset, query, choice, catalog, retriever.as_ref()).map_err(|e| e.to_string())
     })
     .map_err(classify)?;
     for subset in &selection.subsets {

@@ -9,7 +9,7 @@ use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
 use super::solver_args::SolverArgs;
-use crate::agent::toolset::{DEFAULT_K, ToolSet};
+use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet};
 use crate::config::Config;
 use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
@@ -17,24 +17,29 @@ use crate::session::{Control, HELP, Session};
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
-    /// Which tools each request gets: all, or retrieved:K.
-    #[arg(long, value_name = "SET", default_value_t = ToolSet::Retrieved(DEFAULT_K))]
-    pub tools: ToolSet,
+    /// Which tools each request gets: all, or retrieved:K, each optionally +mcp (the MCP servers'
+    /// tools), or mcp alone (default: retrieved:8, +mcp when MCP servers are given).
+    #[arg(long, value_name = "SET")]
+    pub tools: Option<ToolChoice>,
     #[command(flatten)]
     pub solver: SolverArgs,
 }
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let (choice, mcp) =
+        args.solver
+            .tool_args
+            .resolve_tools(args.tools, ToolSet::Retrieved(DEFAULT_K), config)?;
     let (data, catalog) = super::open_data(global)?;
     let catalog = Arc::new(catalog);
-    let retriever = match args.tools {
-        ToolSet::Retrieved(_) => Some(Arc::new(Retriever::build(
+    let retriever = match choice.catalogue {
+        Some(ToolSet::Retrieved(_) | ToolSet::Oracle) => Some(Arc::new(Retriever::build(
             &catalog,
             &args.solver.retriever.options()?,
         )?)),
         _ => None,
     };
-    let env = args.solver.environment(config, &data, None).await?;
+    let env = args.solver.environment(config, &data, None, mcp).await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
     let mut session = Session::new(
         catalog.clone(),
@@ -43,7 +48,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         llm.clone(),
         prompts,
         args.solver.agent.options(config),
-        args.tools,
+        choice,
         Arc::new(PrintObserver::default()),
     );
     println!(
@@ -84,8 +89,9 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         let _ = std::fs::create_dir_all(parent);
     }
     let _ = editor.save_history(&history);
-    if let Some(server) = setup.server {
-        server.shutdown().await;
+    let gone = setup.shutdown().await;
+    for why in &gone {
+        eprintln!("error: {}", crate::terminal::safe_line(why));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }))
 }

@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::solver_args::SolverArgs;
 use super::{BadInput, GlobalArgs};
-use crate::agent::toolset::{DEFAULT_K, ToolSet, instruction_task, task_for};
+use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet, add_mcp, instruction_task, task_with};
 use crate::agent::{FinishKind, SolveContext};
 use crate::config::Config;
 use crate::retrieve::Retriever;
@@ -29,10 +29,11 @@ pub struct RunArgs {
     /// Id of a query in the data directory.
     #[arg(long)]
     pub query_id: Option<u64>,
-    /// Which tools the agent gets: oracle (the query's api_list), all, or retrieved:K
-    /// (default: oracle for a query, retrieved:8 for a typed request).
+    /// Which tools the agent gets: oracle (the query's api_list), all, or retrieved:K, each
+    /// optionally +mcp (the MCP servers' tools), or mcp alone (default: oracle for a query,
+    /// retrieved:8 for a typed request, +mcp when MCP servers are given).
     #[arg(long, value_name = "SET")]
-    pub tools: Option<ToolSet>,
+    pub tools: Option<ToolChoice>,
     /// Folder for the answer file.
     #[arg(long, default_value = "runs/single", value_name = "DIR")]
     pub out: PathBuf,
@@ -42,21 +43,40 @@ pub struct RunArgs {
 
 pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow::Result<ExitCode> {
     let (data, catalog) = super::open_data(global)?;
-    let task = resolve_task(&data, &catalog, &args)?;
-    if task.functions.is_empty() {
-        return Err(
-            BadInput("no tools for this request: try --tools all or rephrase it".into()).into(),
-        );
+    let default = match args.instruction {
+        Some(_) => ToolSet::Retrieved(DEFAULT_K),
+        None => ToolSet::Oracle,
+    };
+    let (choice, mcp) = args
+        .solver
+        .tool_args
+        .resolve_tools(args.tools, default, config)?;
+    let mut task = resolve_task(&data, &catalog, &args, choice)?;
+    if task.functions.is_empty() && !choice.mcp {
+        return Err(no_tools().into());
     }
     let mut options = args.solver.agent.options(config);
     options.methods.catalogue_graph =
-        super::index_graph::for_agent(args.solver.agent.method, tool_set(&args), &catalog);
+        super::index_graph::for_agent(args.solver.agent.method, tool_set(&args, choice), &catalog);
     let solver = crate::agent::solver(args.solver.agent.method, &options);
     let env = args
         .solver
-        .environment(config, &data, Some(&args.out))
+        .environment(config, &data, Some(&args.out), mcp)
         .await?;
     let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
+    if let Some(hub) = setup.env.mcp() {
+        add_mcp(&mut task, choice, hub.functions());
+    }
+    if task.functions.is_empty() {
+        setup.shutdown().await;
+        return Err(no_tools().into());
+    }
+    let path = crate::batch::answer_path(
+        &args.out,
+        &task.subset,
+        task.query_id,
+        solver.method().name(),
+    );
 
     println!(
         "method: {} · model: {} · tools: {}",
@@ -73,9 +93,13 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let caller = setup
+        .env
+        .caller(task.functions.clone())
+        .with_resource_dir(path.with_extension("resources"));
     let ctx = SolveContext::new(
         llm,
-        setup.env.caller(task.functions.clone()),
+        caller,
         prompts,
         options,
         Arc::new(PrintObserver::default()),
@@ -84,7 +108,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     print_outcome(&episode);
     let failed = episode.finish == FinishKind::Error;
     // As in `batch`: an episode that ended in error is not an answer file (`.error` beside it).
-    let mut path = args.out.join(&task.subset).join(episode.file_name());
+    let mut path = path;
     if failed {
         path.set_extension("error");
     }
@@ -99,11 +123,12 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         },
         path.display()
     );
-    if let Some(server) = setup.server {
-        server.shutdown().await;
+    let gone = setup.shutdown().await;
+    for why in &gone {
+        eprintln!("error: {}", crate::terminal::safe_line(why));
     }
     if !failed {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }));
     }
     // The same rule as `batch`'s fail-fast: no reply from the model at all, for a reason of the
     // setup (a rejected key, an unknown model, no endpoint), is bad input (2); a timeout is not.
@@ -125,17 +150,30 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     Ok(ExitCode::from(1))
 }
 
-/// The tool set the task gets: a typed request is never given an oracle set (it has no api_list).
-fn tool_set(args: &RunArgs) -> ToolSet {
-    match (args.tools, &args.instruction) {
-        (None | Some(ToolSet::Oracle), Some(_)) => ToolSet::Retrieved(DEFAULT_K),
+fn no_tools() -> BadInput {
+    BadInput("no tools for this request: try --tools all or rephrase it".into())
+}
+
+/// The catalogue set the task gets (oracle when it gets none): a typed request is never given an
+/// oracle set (it has no api_list).
+fn tool_set(args: &RunArgs, choice: ToolChoice) -> ToolSet {
+    match (choice.catalogue, &args.instruction) {
+        (Some(ToolSet::Oracle), Some(_)) => ToolSet::Retrieved(DEFAULT_K),
         (set, _) => set.unwrap_or(ToolSet::Oracle),
     }
 }
 
-fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Result<Task> {
-    let needs_index = matches!(args.tools, Some(ToolSet::Retrieved(_)))
-        || (args.query_id.is_none() && args.tools.is_none());
+fn resolve_task(
+    data: &DataDir,
+    catalog: &Catalog,
+    args: &RunArgs,
+    choice: ToolChoice,
+) -> anyhow::Result<Task> {
+    let needs_index = match choice.catalogue {
+        Some(ToolSet::Retrieved(_)) => true,
+        Some(ToolSet::Oracle) => args.instruction.is_some(),
+        _ => false,
+    };
     let retriever = if needs_index {
         Some(Retriever::build(
             catalog,
@@ -152,12 +190,7 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
             "nothing to solve: give an instruction, or --query-id N [--subset NAME]".into(),
         )
         .into()),
-        (Some(text), None) => Ok(instruction_task(
-            text,
-            args.tools.unwrap_or(ToolSet::Oracle),
-            catalog,
-            retriever.as_ref(),
-        )?),
+        (Some(text), None) => Ok(instruction_task(text, choice, catalog, retriever.as_ref())?),
         (None, Some(id)) => {
             let subsets = match &args.subset {
                 Some(s) => vec![s.clone()],
@@ -182,8 +215,7 @@ fn resolve_task(data: &DataDir, catalog: &Catalog, args: &RunArgs) -> anyhow::Re
                 1 => {
                     let (subset, q) = &found[0];
                     super::warn_missing_tools(subset, std::slice::from_ref(q), catalog);
-                    let set = args.tools.unwrap_or(ToolSet::Oracle);
-                    Ok(task_for(subset, q, set, catalog, retriever.as_ref())?)
+                    Ok(task_with(subset, q, choice, catalog, retriever.as_ref())?)
                 }
                 _ => {
                     let names: Vec<&str> = found.iter().map(|(s, _)| s.as_str()).collect();

@@ -14,7 +14,10 @@ use super::tool_args::FaultArgs;
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::server::{ServerOptions, SimulationMode, embedded_api, import_stb_cache, serve_until};
+use crate::server::mcp::{CatalogueMcp, McpServe, serve_http, serve_stdio};
+use crate::server::{
+    ServerOptions, SimulationMode, VirtualApi, embedded_api, import_stb_cache, serve_until,
+};
 use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
@@ -41,6 +44,11 @@ pub struct ServeArgs {
     /// return a parameter error by default) and serve cache entries of tools outside the catalogue.
     #[arg(long)]
     pub stb_compat: bool,
+    /// Serve the APIs as MCP tools instead of the /virtual protocol: over stdio (`--mcp` alone) or
+    /// streamable HTTP at http://HOST:PORT/mcp (`--mcp http`).
+    #[arg(long, value_name = "TRANSPORT", num_args = 0..=1, default_missing_value = "stdio",
+          value_parser = named::<McpServe>(McpServe::NAMES))]
+    pub mcp: Option<McpServe>,
     #[command(flatten)]
     pub faults: FaultArgs,
     #[command(flatten)]
@@ -109,6 +117,9 @@ pub async fn run(
         entity_memory: !args.world.no_entity_memory,
     };
     let api = Arc::new(embedded_api(&data, &options, llm)?.with_stb_compat(args.stb_compat));
+    if let Some(transport) = args.mcp {
+        return serve_mcp(api, transport, &args, global.verbose).await;
+    }
     let describe = api.describe();
     let shutdown = async {
         stop_signal().await;
@@ -130,6 +141,41 @@ pub async fn run(
     )
     .await?;
     println!("answers: {}", stats_api.stats.snapshot());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --mcp`: the same engine as MCP tools. Over stdio nothing but the protocol goes to stdout.
+async fn serve_mcp(
+    api: Arc<VirtualApi>,
+    transport: McpServe,
+    args: &ServeArgs,
+    verbose: u8,
+) -> anyhow::Result<ExitCode> {
+    let server = CatalogueMcp::new(api.clone());
+    let describe = format!("{} as {} MCP tools", api.describe(), server.tool_count());
+    match transport {
+        McpServe::Stdio => {
+            if verbose > 0 {
+                eprintln!("serving {describe} over stdio");
+            }
+            serve_stdio(server).await?;
+        }
+        McpServe::Http => {
+            let shutdown = async {
+                stop_signal().await;
+                eprintln!("shutting down (letting requests in flight finish)");
+            };
+            serve_http(
+                server,
+                SocketAddr::new(args.host, args.port),
+                args.limits.limits(),
+                |addr| println!("serving {describe} (streamable HTTP) at http://{addr}/mcp"),
+                shutdown,
+            )
+            .await?;
+            println!("answers: {}", api.stats.snapshot());
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,8 +6,12 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::BadInput;
 use super::values::named;
+use crate::agent::toolset::{ToolChoice, ToolSet};
+use crate::config::Config;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
+use crate::tools::mcp::McpSpec;
 
 /// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
 pub const SERVICE_URL: &str = "SERVICE_URL";
@@ -93,8 +97,16 @@ pub struct ToolArgs {
     /// ToolBench does).
     #[arg(long)]
     pub strict_params: bool,
+    /// An MCP server whose tools the agent gets (repeatable): "[NAME=]COMMAND ARGS" (stdio) or
+    /// [NAME=]URL (streamable HTTP). Its tools join the query's unless --tools says otherwise.
+    #[arg(long = "mcp", value_name = "SERVER", value_parser = parse_mcp)]
+    pub mcp: Vec<McpSpec>,
     #[command(flatten)]
     pub faults: FaultArgs,
+}
+
+fn parse_mcp(s: &str) -> Result<McpSpec, String> {
+    s.parse()
 }
 
 impl FaultArgs {
@@ -135,6 +147,37 @@ impl ToolArgs {
             max_observation_length: self.max_observation_length,
             strict_params: self.strict_params,
             faults: self.faults.config(),
+            mcp: Vec::new(),
         }
+    }
+
+    /// The tools of a run: `--tools` as given, else `default` (with `+mcp` when MCP servers are
+    /// configured); and the MCP servers to start for it (`--mcp` flags, then `[[mcp]]` entries; none
+    /// when the choice has no `mcp`).
+    pub fn resolve_tools(
+        &self,
+        given: Option<ToolChoice>,
+        default: ToolSet,
+        config: &Config,
+    ) -> Result<(ToolChoice, Vec<McpSpec>), BadInput> {
+        let mut specs = self.mcp.clone();
+        for e in &config.mcp {
+            specs.push(McpSpec::from_entry(e).map_err(|m| BadInput(format!("config file: {m}")))?);
+        }
+        let choice = given.unwrap_or_else(|| {
+            let c = ToolChoice::set(default);
+            if specs.is_empty() { c } else { c.with_mcp() }
+        });
+        if choice.mcp && specs.is_empty() {
+            return Err(BadInput(format!(
+                "--tools {choice} needs MCP servers: give --mcp \"COMMAND ARGS\" or --mcp URL, or [[mcp]] entries in the config file"
+            )));
+        }
+        if !choice.mcp && !self.mcp.is_empty() {
+            return Err(BadInput(format!(
+                "--mcp is given but --tools {choice} offers no MCP tools: use --tools {choice}+mcp (or leave --tools out)"
+            )));
+        }
+        Ok((choice, if choice.mcp { specs } else { Vec::new() }))
     }
 }

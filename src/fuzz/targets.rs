@@ -291,9 +291,7 @@ fn fuzz_virtual_requests() {
     else {
         panic!("no runtime");
     };
-    let data = crate::toolbench::DataDir::open_or_default(None).unwrap_or_else(|e| panic!("{e}"));
-    let api = crate::server::embedded_api(&data, &Default::default(), None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let api = crate::server::sample_api().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<(String, String, String)> = api
         .catalog()
         .tools()

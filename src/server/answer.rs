@@ -206,11 +206,11 @@ impl VirtualApi {
                 Err(e) => tracing::warn!("LLM simulation failed ({e}); using the schema simulator"),
             }
         }
-        ToolReply {
-            error: String::new(),
-            response: simulate(&p.doc, template, &p.args),
-            source: Some(ReplySource::Simulated),
-        }
+        ToolReply::new(
+            String::new(),
+            simulate(&p.doc, template, &p.args),
+            Some(ReplySource::Simulated),
+        )
     }
 
     /// One log line and one count per answer.

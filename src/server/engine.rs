@@ -155,11 +155,7 @@ pub(super) fn error_reply(
     response: impl Into<String>,
     source: ReplySource,
 ) -> ToolReply {
-    ToolReply {
-        error: error.into(),
-        response: Value::String(response.into()),
-        source: Some(source),
-    }
+    ToolReply::new(error.into(), Value::String(response.into()), Some(source))
 }
 
 impl VirtualApi {
@@ -263,6 +259,7 @@ impl VirtualApi {
 
     /// The catalogue's tool and API for the request's names; else the reply to give instead (a
     /// `--stb-compat` cache hit outside the catalogue, or ToolBench's error).
+    #[allow(clippy::result_large_err)]
     pub(super) fn resolve(
         &self,
         names: &Names<'_>,
@@ -354,11 +351,11 @@ impl VirtualApi {
             FaultKind::Huge => {
                 let unit = "All work and no play makes a huge response. ";
                 let body = unit.repeat(c.huge_bytes / unit.len() + 1);
-                Some(Answer::Reply(ToolReply {
-                    error: String::new(),
-                    response: Value::String(body),
-                    source: Some(ReplySource::Fault),
-                }))
+                Some(Answer::Reply(ToolReply::new(
+                    String::new(),
+                    Value::String(body),
+                    Some(ReplySource::Fault),
+                )))
             }
         }
     }

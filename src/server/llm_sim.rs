@@ -147,11 +147,7 @@ pub fn parse_reply(text: &str) -> Result<ToolReply, String> {
         Some(Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     };
-    Ok(ToolReply {
-        error,
-        response,
-        source: Some(ReplySource::Llm),
-    })
+    Ok(ToolReply::new(error, response, Some(ReplySource::Llm)))
 }
 
 #[cfg(test)]

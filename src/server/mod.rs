@@ -10,6 +10,7 @@ pub mod examples;
 pub mod faults;
 pub mod fidelity;
 pub mod llm_sim;
+pub mod mcp;
 pub mod mirrorapi;
 pub mod pyrepr;
 pub mod reply_schema;
@@ -33,6 +34,7 @@ pub use world::{World, WorldOptions};
 use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::toolbench::{DataDir, DataError};
+use crate::tools::mcp::{McpError, McpHub, McpOptions, McpSpec};
 use crate::tools::{HttpSource, ToolConfig, ToolEnv, ToolError};
 
 /// Errors of the tool server and of setting up a tool environment.
@@ -55,6 +57,8 @@ pub enum ServerError {
         "--tool-server {url}: no tool server answers there ({why}); start it or fix the URL (it may come from $TOOLBENCH_SERVICE_URL, $SERVICE_URL or the config's tools.server_url)"
     )]
     NoToolServer { url: String, why: String },
+    #[error(transparent)]
+    Mcp(#[from] McpError),
     #[error("{0}")]
     Config(String),
 }
@@ -65,7 +69,8 @@ impl ServerError {
         match self {
             ServerError::Data(e) => !e.is_output(),
             ServerError::Tool(e) => matches!(e, ToolError::InvalidUrl(_)),
-            ServerError::NoToolServer { .. } | ServerError::Config(_) => true,
+            // An MCP server that cannot start or be set up is the setup's to fix.
+            ServerError::NoToolServer { .. } | ServerError::Config(_) | ServerError::Mcp(_) => true,
             ServerError::Bind { .. } | ServerError::Serve(_) => false,
         }
     }
@@ -98,6 +103,8 @@ pub struct ToolOptions {
     pub strict_params: bool,
     /// Faults the embedded server injects.
     pub faults: FaultConfig,
+    /// MCP servers to connect to (their tools join the environment; empty: none).
+    pub mcp: Vec<McpSpec>,
 }
 
 /// Whether `faults` injects anything (a remote server cannot).
@@ -157,10 +164,9 @@ pub async fn tool_setup(
         });
         let source = HttpSource::new(&url, key)?;
         check_remote(&source, &tool_config).await?;
-        return Ok(ToolSetup {
-            env: ToolEnv::new(Arc::new(source), tool_config),
-            server: None,
-        });
+        let env = ToolEnv::new(Arc::new(source), tool_config);
+        let env = with_mcp(env, &args.mcp, data).await?;
+        return Ok(ToolSetup { env, server: None });
     }
     let options = ServerOptions {
         save: args.save_tool_responses,
@@ -174,8 +180,10 @@ pub async fn tool_setup(
     let server = spawn(Arc::new(api), SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
     let source = HttpSource::new(&server.url(), None)?.with_label(describe);
     tracing::info!("embedded tool server on {}", server.url());
+    let env = ToolEnv::new(Arc::new(source), tool_config);
+    let env = with_mcp(env, &args.mcp, data).await?;
     Ok(ToolSetup {
-        env: ToolEnv::new(Arc::new(source), tool_config),
+        env,
         server: Some(server),
     })
 }
@@ -212,6 +220,50 @@ async fn check_remote(source: &HttpSource, config: &ToolConfig) -> Result<(), Se
         tokio::time::sleep(config.backoff.saturating_mul(1u32 << attempt.min(10))).await;
         attempt += 1;
     }
+}
+
+/// The environment with the MCP servers of `specs` connected (unchanged when there are none); stdio
+/// servers get `SUM2ACT_DATA` set to the run's data directory.
+async fn with_mcp(env: ToolEnv, specs: &[McpSpec], data: &DataDir) -> Result<ToolEnv, ServerError> {
+    if specs.is_empty() {
+        return Ok(env);
+    }
+    let root = std::path::absolute(data.root()).unwrap_or_else(|_| data.root().to_path_buf());
+    let options = McpOptions {
+        env: vec![(
+            crate::toolbench::DATA_ENV.to_string(),
+            root.to_string_lossy().into_owned(),
+        )],
+        ..McpOptions::default()
+    };
+    let hub = McpHub::connect(specs, &options).await?;
+    Ok(env.with_mcp(Arc::new(hub)))
+}
+
+impl ToolSetup {
+    /// Stops the MCP servers and the embedded server; what the MCP servers that died during the
+    /// run said (empty when none did).
+    pub async fn shutdown(self) -> Vec<String> {
+        let failures = match self.env.mcp() {
+            Some(hub) => {
+                let f = hub.failures();
+                hub.shutdown().await;
+                f
+            }
+            None => Vec::new(),
+        };
+        if let Some(server) = self.server {
+            server.shutdown().await;
+        }
+        failures
+    }
+}
+
+/// The shipped sample's virtual API as `serve` answers by default (schema simulation behind the
+/// response cache, no faults, no saving): what tests, fuzzing and benches serve.
+pub fn sample_api() -> Result<VirtualApi, ServerError> {
+    let data = DataDir::open(&crate::toolbench::sample_dir())?;
+    embedded_api(&data, &ServerOptions::default(), None)
 }
 
 /// How an embedded or standalone virtual API answers (`serve`'s flags; `tool_setup` fills it for run,

@@ -290,8 +290,7 @@ mod tests {
             .build()
             .unwrap();
         rt.block_on(async {
-            let data = crate::toolbench::DataDir::open_or_default(None).unwrap();
-            let api = crate::server::embedded_api(&data, &Default::default(), None).unwrap();
+            let api = crate::server::sample_api().unwrap();
             let server = spawn(Arc::new(api), "127.0.0.1:0".parse().unwrap())
                 .await
                 .unwrap();

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::agent::state::State;
 use crate::agent::sum2act::Sum2Act;
-use crate::agent::toolset::{ToolSet, instruction_task};
+use crate::agent::toolset::{ToolChoice, add_mcp, instruction_task};
 use crate::agent::{AgentError, AgentOptions, Episode, Observer, SolveContext};
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
@@ -44,7 +44,7 @@ pub struct Session {
     pub llm: Arc<dyn LlmClient>,
     pub prompts: Arc<Prompts>,
     pub options: AgentOptions,
-    pub toolset: ToolSet,
+    pub toolset: ToolChoice,
     pub observer: Arc<dyn Observer>,
     state: State,
     last_task: Option<Task>,
@@ -60,7 +60,7 @@ impl Session {
         llm: Arc<dyn LlmClient>,
         prompts: Arc<Prompts>,
         options: AgentOptions,
-        toolset: ToolSet,
+        toolset: ToolChoice,
         observer: Arc<dyn Observer>,
     ) -> Self {
         Session {
@@ -136,6 +136,9 @@ impl Session {
             self.retriever.as_deref(),
         )?;
         task.query_id = self.episodes.len() as u64 + 1;
+        if let Some(hub) = self.tools.mcp() {
+            add_mcp(&mut task, self.toolset, hub.functions());
+        }
         if task.functions.is_empty() {
             println!("no tools match this request; try rephrasing it");
             return Ok(());

@@ -56,6 +56,16 @@ impl Observer for PrintObserver {
             obs.elapsed_ms,
             safe_line(&clip(&obs.text, self.observation_chars))
         );
+        for r in &obs.resources {
+            let _ = writeln!(
+                out,
+                "  file:    {} ({}, {} bytes) {}",
+                r.handle,
+                safe_line(&r.mime_type),
+                r.bytes,
+                safe_line(&r.path.to_string_lossy())
+            );
+        }
         for note in &step.notes {
             let _ = writeln!(out, "  note:    {}", safe_line(note));
         }

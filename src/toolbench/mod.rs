@@ -29,4 +29,4 @@ pub use dataset::{
 pub use error::DataError;
 pub use missing::{MissingTool, missing_tools};
 pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
-pub use schema::{FINISH, Function, finish_schema, function_schemas};
+pub use schema::{Backend, FINISH, Function, finish_schema, function_schemas};

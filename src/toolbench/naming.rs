@@ -124,6 +124,28 @@ pub fn tokens(key: &str) -> Vec<String> {
     out
 }
 
+/// A name that carries a credential (`api_key`, `client_secret`, `--token`): its value is never
+/// echoed back (simulated replies) or shown (MCP server command lines).
+pub fn is_secret(name: &str) -> bool {
+    const SECRET: &[&str] = &[
+        "key",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "token",
+        "accesstoken",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "signature",
+    ];
+    tokens(name).iter().any(|t| SECRET.contains(&t.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,17 @@ use super::naming::{MAX_DESCRIPTION, first_chars, function_name, param_name, pur
 /// Name of the function that ends an episode.
 pub const FINISH: &str = "Finish";
 
+/// Who answers a function's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// An API of the ToolBench catalogue, called over the `/virtual` protocol.
+    #[default]
+    Virtual,
+    /// A tool of an MCP server: `tool` is the server's name, `api` the tool's own name, `doc`
+    /// describes it for the methods that read docs, and `schema` is the server's input schema.
+    Mcp,
+}
+
 /// A function offered to the model, and what it calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Function {
@@ -26,6 +37,7 @@ pub struct Function {
     /// Every parameter name (standardised) the API declares, required first.
     pub params: Vec<String>,
     pub doc: ApiDoc,
+    pub backend: Backend,
 }
 
 impl Function {
@@ -82,6 +94,7 @@ impl Function {
             required,
             params,
             doc: doc.clone(),
+            backend: Backend::Virtual,
         }
     }
 }

@@ -123,6 +123,28 @@ pub fn check_params(doc: &ApiDoc, args: &Map<String, Value>) -> ParamProblems {
     problems
 }
 
+/// Checks arguments against declared names taken as they are (an MCP tool's input schema):
+/// `required` must be present, anything outside `params` is unknown.
+pub fn check_declared(
+    required: &[String],
+    params: &[String],
+    args: &Map<String, Value>,
+) -> ParamProblems {
+    ParamProblems {
+        missing: required
+            .iter()
+            .filter(|r| !args.contains_key(*r))
+            .cloned()
+            .collect(),
+        unknown: args
+            .keys()
+            .filter(|k| !params.contains(k))
+            .cloned()
+            .collect(),
+        accepted: params.to_vec(),
+    }
+}
+
 /// The response cache's key.
 pub use crate::toolbench::canonical::canonical_json;
 
@@ -160,6 +182,18 @@ mod tests {
         );
         assert!(parse_arguments("{a: 1").is_err());
         assert!(parse_arguments("[1]").unwrap_err().contains("an array"));
+    }
+
+    #[test]
+    fn declared_names_are_taken_as_they_are() {
+        let (req, all) = (
+            vec!["id".to_string()],
+            vec!["id".to_string(), "x".to_string()],
+        );
+        let p = check_declared(&req, &all, &parse_arguments(r#"{"x": 1, "y": 2}"#).unwrap());
+        assert_eq!(p.missing, vec!["id"]);
+        assert_eq!(p.unknown, vec!["y"]);
+        assert!(check_declared(&req, &all, &parse_arguments(r#"{"id": 1}"#).unwrap()).is_empty());
     }
 
     #[test]

@@ -4,18 +4,21 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde_json::Value;
 
-use super::args::{canonical_json, check_params, parse_arguments};
+use super::args::{canonical_json, check_declared, check_params, parse_arguments};
+use super::mcp::McpHub;
 use super::observation::{self, code, parse_finish, reply_text, truncate};
+use super::resources::{Resource, ResourceStore};
 use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
 use super::{Started, ToolError, ToolSource};
 use crate::config::ToolsSection;
-use crate::toolbench::{FINISH, Function, function_schemas};
+use crate::toolbench::{Backend, FINISH, Function, function_schemas};
 
 /// Error prefix of a call whose parameters do not fit the API (a real API's complaint, shortened).
 pub const PARAMETER_ERROR: &str = "Parameter error...\n";
@@ -85,6 +88,8 @@ fn quota(per_minute: u32) -> Option<Quota> {
 #[derive(Clone)]
 pub struct ToolEnv {
     source: Arc<dyn ToolSource>,
+    /// The MCP servers, when the run has any: the source of `Backend::Mcp` functions.
+    mcp: Option<Arc<McpHub>>,
     config: Arc<ToolConfig>,
     global: Option<Arc<DefaultDirectRateLimiter>>,
     per_tool: Option<Arc<DefaultKeyedRateLimiter<String>>>,
@@ -103,6 +108,7 @@ impl ToolEnv {
             .map(|q| Arc::new(RateLimiter::keyed(q)));
         ToolEnv {
             source,
+            mcp: None,
             config: Arc::new(config),
             global,
             per_tool,
@@ -110,11 +116,23 @@ impl ToolEnv {
         }
     }
 
-    /// A caller for one task's functions (built with `toolbench::Function::from_doc`).
+    /// With MCP servers, whose functions (`McpHub::functions`) tasks can then include.
+    pub fn with_mcp(mut self, hub: Arc<McpHub>) -> Self {
+        self.mcp = Some(hub);
+        self
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<McpHub>> {
+        self.mcp.as_ref()
+    }
+
+    /// A caller for one task's functions (the catalogue's, built with `toolbench::Function::from_doc`,
+    /// and MCP servers'). Its files go to a fresh temp folder unless `with_resource_dir` says where.
     pub fn caller(&self, functions: Vec<Function>) -> ToolCaller {
         ToolCaller {
             env: self.clone(),
             functions,
+            resources: Arc::new(Mutex::new(ResourceStore::new(None))),
         }
     }
 
@@ -130,11 +148,16 @@ impl ToolEnv {
     pub fn describe(&self) -> String {
         let c = &self.config;
         let limit = |v: Option<u32>| v.map_or("none".to_string(), |n| format!("{n}/min"));
+        let mcp = self
+            .mcp
+            .as_ref()
+            .map(|h| format!("; {}", h.describe()))
+            .unwrap_or_default();
         let simulator = c
             .simulator_timeout
             .map_or("none".to_string(), |d| format!("{d:?}"));
         format!(
-            "{}; timeout {:?} (simulator {simulator}), retries {}, rate limit global {} per tool {}, max observation {} chars",
+            "{}{mcp}; timeout {:?} (simulator {simulator}), retries {}, rate limit global {} per tool {}, max observation {} chars",
             self.source.describe(),
             c.timeout,
             c.retries,
@@ -155,14 +178,29 @@ impl ToolEnv {
     }
 }
 
-/// Calls the functions of one task.
+/// Calls the functions of one task. Clones share the episode's files.
 #[derive(Clone)]
 pub struct ToolCaller {
     env: ToolEnv,
     functions: Vec<Function>,
+    resources: Arc<Mutex<ResourceStore>>,
 }
 
 impl ToolCaller {
+    /// Stores the episode's files in `dir` (beside its answer file: `{stem}.resources`).
+    pub fn with_resource_dir(mut self, dir: PathBuf) -> Self {
+        self.resources = Arc::new(Mutex::new(ResourceStore::new(Some(dir))));
+        self
+    }
+
+    /// The files tool calls produced so far.
+    pub fn resources(&self) -> Vec<Resource> {
+        self.resources
+            .lock()
+            .map(|r| r.resources().to_vec())
+            .unwrap_or_default()
+    }
+
     pub fn functions(&self) -> &[Function] {
         &self.functions
     }
@@ -228,6 +266,7 @@ impl ToolCaller {
             failed,
             finish: f.finish,
             elapsed_ms: 0,
+            resources: Vec::new(),
             retries: Vec::new(),
         }
     }
@@ -239,10 +278,17 @@ impl ToolCaller {
         name: &str,
         arguments: &str,
     ) -> Result<(&Function, serde_json::Map<String, Value>), Observation> {
-        // ToolBench takes the first function whose name ends with the called name; an empty name would
+        // ToolBench takes the first function whose name ends with the called name (an exact name wins
+        // here, so a name that ends another one still reaches its own function); an empty name would
         // match everything there, which we treat as unknown instead.
         let function = (!name.is_empty())
-            .then(|| self.functions.iter().find(|f| f.name.ends_with(name)))
+            .then(|| {
+                let mut by_suffix = self.functions.iter().filter(|f| f.name.ends_with(name));
+                self.functions
+                    .iter()
+                    .find(|f| f.name == name)
+                    .or_else(|| by_suffix.next())
+            })
             .flatten();
         let Some(function) = function else {
             let reply = caller_reply(format!("No such function name: {name}"));
@@ -255,7 +301,11 @@ impl ToolCaller {
                 return Err(self.observe(name, arguments, reply, code::OK, true));
             }
         };
-        let mut problems = check_params(&function.doc, &args);
+        let mut problems = match function.backend {
+            Backend::Virtual => check_params(&function.doc, &args),
+            // MCP parameters are the server's own names, never standardised.
+            Backend::Mcp => check_declared(&function.required, &function.params, &args),
+        };
         if !self.env.config.strict_params {
             // Passed through as ToolBench does; only a missing required parameter stops the call.
             problems.unknown.clear();
@@ -267,8 +317,23 @@ impl ToolCaller {
         Ok((function, args))
     }
 
-    /// A checked call: from the run's cache when allowed, else sent within the rate limits.
+    /// A checked call, to the function's backend.
     async fn call_api(
+        &self,
+        name: &str,
+        arguments: &str,
+        function: &Function,
+        args: serde_json::Map<String, Value>,
+    ) -> Observation {
+        match function.backend {
+            Backend::Virtual => self.call_virtual(name, arguments, function, args).await,
+            Backend::Mcp => self.call_mcp(name, arguments, function, args).await,
+        }
+    }
+
+    /// A `/virtual` call: from the run's cache when allowed, else sent within the rate limits. File
+    /// handles in the arguments go as they are (see `tools::resources`).
+    async fn call_virtual(
         &self,
         name: &str,
         arguments: &str,
@@ -297,20 +362,8 @@ impl ToolCaller {
             } else {
                 args_value
             };
-        let request = ToolRequest {
-            category: function.category.clone(),
-            tool_name: function.tool.clone(),
-            api_name: function.api.clone(),
-            tool_input,
-            strip: self.env.config.strip.clone(),
-        };
-        if let Some(g) = &self.env.global {
-            g.until_ready().await;
-        }
-        if let Some(t) = &self.env.per_tool {
-            t.until_key_ready(&function.tool).await;
-        }
-        let (result, retries) = self.send(&request).await;
+        let request = self.request(function, tool_input);
+        let (result, retries) = self.limited_send(self.env.source.as_ref(), &request).await;
         let mut obs = match result {
             Ok(reply) => {
                 let failed = !reply.error.is_empty();
@@ -324,28 +377,106 @@ impl ToolCaller {
                 self.observe(name, arguments, reply, code, failed)
             }
             Err(e) => {
-                let (code, error) = failure(&e);
-                tracing::warn!(function = name, "tool call failed: {e}");
-                let mut reply = caller_reply(error);
+                let mut obs = self.failed(name, arguments, &e);
+                // No reply from the tool server at all: the environment failed, not the API (the
+                // episode is not kept as a result, see `ReplySource::Unreachable`).
                 if e.is_environment() {
-                    reply.source = Some(ReplySource::Unreachable);
+                    obs.source = ReplySource::Unreachable;
                 }
-                self.observe(name, arguments, reply, code, true)
+                obs
             }
         };
         obs.retries = retries;
         obs
     }
 
+    /// An MCP tool call: file handles become the files' paths, the reply's binary outputs become
+    /// the episode's files. Never answered from the run's cache: MCP tools may act (write, send).
+    async fn call_mcp(
+        &self,
+        name: &str,
+        arguments: &str,
+        function: &Function,
+        mut args: serde_json::Map<String, Value>,
+    ) -> Observation {
+        let resolved = match self.resources.lock() {
+            Ok(store) => store.resolve(&mut args),
+            Err(_) => Err("the episode's files are unavailable".to_string()),
+        };
+        if let Err(msg) = resolved {
+            let reply = caller_reply(format!("{PARAMETER_ERROR}{msg}"));
+            return self.observe(name, arguments, reply, code::OK, true);
+        }
+        let Some(hub) = self.env.mcp.clone() else {
+            let reply = caller_reply("no MCP server is connected for this function".into());
+            return self.observe(name, arguments, reply, code::HTTP_ERROR, true);
+        };
+        let request = self.request(function, Value::Object(args));
+        let (result, retries) = self.limited_send(hub.as_ref(), &request).await;
+        let mut obs = match result {
+            Ok(mut reply) => {
+                let stored = match self.resources.lock() {
+                    Ok(mut store) => store.store_reply(&mut reply, name),
+                    Err(_) => Vec::new(),
+                };
+                let failed = !reply.error.is_empty();
+                let code = observation::code_for_error(&reply.error);
+                let mut obs = self.observe(name, arguments, reply, code, failed);
+                obs.resources = stored;
+                obs
+            }
+            Err(e) => self.failed(name, arguments, &e),
+        };
+        obs.retries = retries;
+        obs
+    }
+
+    fn request(&self, function: &Function, tool_input: Value) -> ToolRequest {
+        ToolRequest {
+            category: function.category.clone(),
+            tool_name: function.tool.clone(),
+            api_name: function.api.clone(),
+            tool_input,
+            strip: self.env.config.strip.clone(),
+        }
+    }
+
+    /// `send` once the global and per-tool rate limits allow (per tool: the RapidAPI tool, or the
+    /// MCP server).
+    async fn limited_send(
+        &self,
+        source: &dyn ToolSource,
+        request: &ToolRequest,
+    ) -> (Result<ToolReply, ToolError>, Vec<Retry>) {
+        if let Some(g) = &self.env.global {
+            g.until_ready().await;
+        }
+        if let Some(t) = &self.env.per_tool {
+            t.until_key_ready(&request.tool_name).await;
+        }
+        self.send(source, request).await
+    }
+
+    /// The observation of a call that got no usable reply.
+    fn failed(&self, name: &str, arguments: &str, e: &ToolError) -> Observation {
+        let (code, error) = failure(e);
+        tracing::warn!(function = name, "tool call failed: {e}");
+        self.observe(name, arguments, caller_reply(error), code, true)
+    }
+
     /// One request with a timeout per attempt and bounded retries (exponential backoff) on timeouts,
     /// 429/5xx and connection failures; also the failed attempts that were retried.
-    async fn send(&self, request: &ToolRequest) -> (Result<ToolReply, ToolError>, Vec<Retry>) {
+    async fn send(
+        &self,
+        source: &dyn ToolSource,
+        request: &ToolRequest,
+    ) -> (Result<ToolReply, ToolError>, Vec<Retry>) {
         let c = &self.env.config;
         let mut retries = Vec::new();
         let mut attempt = 0u32;
         loop {
             let started = Instant::now();
-            let result = self.attempt(request).await;
+            let result = self.attempt(source, request).await;
             let retriable = match &result {
                 Err(ToolError::Status(s)) => *s == 429 || *s >= 500,
                 Err(ToolError::Unreachable { .. } | ToolError::Timeout(_)) => true,
@@ -374,9 +505,13 @@ impl ToolCaller {
 
     /// One attempt: ToolBench's timeout until the API answers or says it is simulating, then the
     /// simulator's own limit (if any) for the rest.
-    async fn attempt(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+    async fn attempt(
+        &self,
+        source: &dyn ToolSource,
+        request: &ToolRequest,
+    ) -> Result<ToolReply, ToolError> {
         let c = &self.env.config;
-        let started = match tokio::time::timeout(c.timeout, self.env.source.start(request)).await {
+        let started = match tokio::time::timeout(c.timeout, source.start(request)).await {
             Ok(r) => r?,
             Err(_) => return Err(ToolError::Timeout(c.timeout)),
         };
@@ -414,6 +549,7 @@ impl ToolCaller {
             failed,
             finish: None,
             elapsed_ms: 0,
+            resources: Vec::new(),
             retries: Vec::new(),
         }
     }
@@ -448,9 +584,47 @@ fn failure(e: &ToolError) -> (u8, String) {
 }
 
 fn caller_reply(error: String) -> ToolReply {
-    ToolReply {
+    ToolReply::new(
         error,
-        response: Value::String(String::new()),
-        source: Some(ReplySource::Caller),
+        Value::String(String::new()),
+        Some(ReplySource::Caller),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Answers with the API it was asked for.
+    struct Echo;
+
+    #[async_trait::async_trait]
+    impl ToolSource for Echo {
+        async fn call(&self, request: &ToolRequest) -> Result<ToolReply, ToolError> {
+            let api = Value::String(request.api_name.clone());
+            Ok(ToolReply::new(String::new(), api, None))
+        }
+
+        fn describe(&self) -> String {
+            "echo".into()
+        }
+    }
+
+    #[tokio::test]
+    async fn an_exact_name_wins_over_a_longer_name_ending_with_it() {
+        let function = |api: &str| {
+            let doc: crate::toolbench::ApiDoc = serde_json::from_value(serde_json::json!({
+                "category_name": "C", "tool_name": "t", "api_name": api,
+                "required_parameters": [], "optional_parameters": []
+            }))
+            .unwrap_or_else(|e| panic!("{e}"));
+            Function::from_doc(&doc, "t")
+        };
+        let env = ToolEnv::new(Arc::new(Echo), ToolConfig::default());
+        let caller = env.caller(vec![function("xa"), function("a")]);
+        // `xa_for_t` also ends with `a_for_t`, and comes first.
+        assert_eq!(caller.call("a_for_t", "{}").await.response, "a");
+        // ToolBench's suffix match still finds the first function ending with a shorter name.
+        assert_eq!(caller.call("for_t", "{}").await.response, "xa");
     }
 }

@@ -186,17 +186,13 @@ pub fn reply_from_object(
                 keys.join(", ")
             )));
         }
-        return Ok(ToolReply {
+        return Ok(ToolReply::new(
             error,
-            response: Value::String(String::new()),
-            source: Some(source),
-        });
+            Value::String(String::new()),
+            Some(source),
+        ));
     };
-    Ok(ToolReply {
-        error,
-        response,
-        source: Some(source),
-    })
+    Ok(ToolReply::new(error, response, Some(source)))
 }
 
 #[async_trait]

@@ -1,5 +1,6 @@
 //! The tool caller: turns a model's function call into a `/virtual` request under rate limits,
-//! timeouts and retries, and the reply into a ToolBench observation.
+//! timeouts and retries, and the reply into a ToolBench observation; MCP servers' tools (`mcp`) go
+//! through the same caller, and binary outputs become the episode's files (`resources`).
 
 pub mod args;
 pub mod caller;
@@ -7,13 +8,16 @@ pub mod graph;
 pub mod graph_cache;
 pub mod graph_catalogue;
 pub mod http;
+pub mod mcp;
 pub mod observation;
+pub mod resources;
 mod types;
 
 use async_trait::async_trait;
 
 pub use caller::{ToolCaller, ToolConfig, ToolEnv};
 pub use http::HttpSource;
+pub use resources::{Attachment, MediaKind, Resource, ResourceStore};
 pub use types::{Finish, Observation, ReplySource, Retry, ToolReply, ToolRequest};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.

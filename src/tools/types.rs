@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::resources::{Attachment, Resource};
+
 /// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
@@ -36,6 +38,8 @@ pub enum ReplySource {
     /// No reply: the tool server could not be reached (the caller wrote the error). An environment
     /// failure, not an answer of the API: the episode is not kept as a result.
     Unreachable,
+    /// A tool of an MCP server.
+    Mcp,
 }
 
 impl ReplySource {
@@ -48,6 +52,7 @@ impl ReplySource {
             ReplySource::Caller => "caller",
             ReplySource::Fault => "fault",
             ReplySource::Unreachable => "unreachable",
+            ReplySource::Mcp => "mcp",
         }
     }
 
@@ -61,6 +66,7 @@ impl ReplySource {
             "caller" => ReplySource::Caller,
             "fault" => ReplySource::Fault,
             "unreachable" => ReplySource::Unreachable,
+            "mcp" => ReplySource::Mcp,
             _ => return None,
         })
     }
@@ -75,6 +81,22 @@ pub struct ToolReply {
     pub response: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ReplySource>,
+    /// Binary outputs (an MCP tool's images and audio), stored as files by the caller; the
+    /// `response` marks where each goes (see `tools::resources`). Never on the wire.
+    #[serde(skip)]
+    pub attachments: Vec<Attachment>,
+}
+
+impl ToolReply {
+    /// A reply with no binary outputs.
+    pub fn new(error: String, response: Value, source: Option<ReplySource>) -> Self {
+        ToolReply {
+            error,
+            response,
+            source,
+            attachments: Vec::new(),
+        }
+    }
 }
 
 /// How an episode ended through the `Finish` function.
@@ -104,6 +126,9 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish: Option<Finish>,
     pub elapsed_ms: u64,
+    /// Files this call produced (images, audio), stored in the episode's folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
     /// Attempts that failed transiently and were retried before this outcome (timeouts, HTTP 429/5xx,
     /// an unreachable server), in order: a reader sees what the harness did, not only the last try.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -14,6 +14,8 @@ mod judge_calibration;
 mod judge_evidence;
 mod llm_client;
 mod llm_local;
+mod mcp;
+mod mcp_files;
 mod messages;
 mod methods;
 mod query_limit;

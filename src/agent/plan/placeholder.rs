@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::tools::resources::file_handles;
+
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Segment {
@@ -244,6 +246,17 @@ fn lookup(
             ));
             return Ok(field.clone());
         }
+        // A task whose output is one file (an image, audio) passes that file: its handle, which
+        // the caller turns into the file's path for an MCP tool.
+        if r.path.is_empty()
+            && let [handle] = file_handles(v).as_slice()
+        {
+            notes.push(format!(
+                "`{param}`: took the file {handle} of <resource-{}>",
+                r.task
+            ));
+            return Ok(Value::String(handle.clone()));
+        }
         return Ok(v.clone());
     }
     let key = r.path.iter().rev().find_map(|s| match s {
@@ -301,6 +314,14 @@ mod tests {
         assert!(find("<resource-x> <resource-> plain").is_empty());
     }
 
+    /// `args` resolved against `outputs`, with the notes.
+    fn resolved(args: &Value, outputs: &Outputs) -> (Map<String, Value>, Vec<String>) {
+        let mut notes = Vec::new();
+        let got = resolve(args.as_object().unwrap_or(&Map::new()), outputs, &mut notes)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (got, notes)
+    }
+
     #[test]
     fn resolves_whole_embedded_and_fallback_references() {
         let mut outputs = Outputs::new();
@@ -315,13 +336,7 @@ mod tests {
             "id2": "<resource-1>.items[0].movie_id",
             "price": "<resource-2>",
         });
-        let mut notes = Vec::new();
-        let got = resolve(
-            args.as_object().unwrap_or(&Map::new()),
-            &outputs,
-            &mut notes,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let (got, notes) = resolved(&args, &outputs);
         assert_eq!(got["movie_id"], "tt02");
         assert_eq!(got["note"], "price 61000.5 USD");
         // The wrong path falls back to the first field of that name, with a note.
@@ -329,6 +344,18 @@ mod tests {
         // A bare placeholder for a one-value parameter takes that field.
         assert_eq!(got["price"], json!(61000.5));
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn a_task_that_made_one_file_passes_its_handle() {
+        let mut outputs = Outputs::new();
+        outputs.insert(
+            1,
+            json!([{"width": 1}, {"type": "image", "mime_type": "image/png", "file": "<file-3>", "bytes": 9}]),
+        );
+        let (got, notes) = resolved(&json!({"image": "<resource-1>"}), &outputs);
+        assert_eq!(got["image"], "<file-3>");
+        assert!(notes[0].contains("took the file <file-3>"), "{notes:?}");
     }
 
     #[test]

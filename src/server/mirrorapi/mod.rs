@@ -100,10 +100,10 @@ impl MirrorApiSimulator {
         if let Some(why) = &parsed.explanation {
             tracing::debug!(target: "sum2act::server", "MirrorAPI mechanism: {}", why.escape_debug());
         }
-        Ok(ToolReply {
-            error: parsed.error,
-            response: parsed.response,
-            source: Some(ReplySource::Llm),
-        })
+        Ok(ToolReply::new(
+            parsed.error,
+            parsed.response,
+            Some(ReplySource::Llm),
+        ))
     }
 }

@@ -12,26 +12,7 @@ pub fn norm(key: &str) -> String {
     }
 }
 
-/// An argument that carries a credential (`api_key`, `client_secret`, `token`): never echoed back.
-pub fn is_secret(name: &str) -> bool {
-    const SECRET: &[&str] = &[
-        "key",
-        "apikey",
-        "accesskey",
-        "secretkey",
-        "token",
-        "accesstoken",
-        "secret",
-        "password",
-        "passwd",
-        "auth",
-        "authorization",
-        "credential",
-        "credentials",
-        "signature",
-    ];
-    has(&tokens(name), SECRET)
-}
+pub use crate::toolbench::naming::is_secret;
 
 /// Any token is one of `words`.
 pub fn has(toks: &[String], words: &[&str]) -> bool {

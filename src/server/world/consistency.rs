@@ -216,11 +216,7 @@ mod tests {
         store
             .put(
                 &call,
-                ToolReply {
-                    error: String::new(),
-                    response,
-                    source: Some(ReplySource::Llm),
-                },
+                ToolReply::new(String::new(), response, Some(ReplySource::Llm)),
             )
             .unwrap();
     }

@@ -458,11 +458,7 @@ mod tests {
         let many: Vec<Value> = (0..40)
             .map(|i| json!({"id": format!("tt{i:04}"), "title": format!("Film {i}"), "note": "n".repeat(150)}))
             .collect();
-        let reply = ToolReply {
-            error: String::new(),
-            response: json!({"items": many}),
-            source: None,
-        };
+        let reply = ToolReply::new(String::new(), json!({"items": many}), None);
         let writer = EntityMemory::open(Some(dir.path()));
         writer.remember(&call, &Map::new(), &reply);
         let written = std::fs::read_to_string(dir.path().join(FILE)).unwrap();

@@ -203,11 +203,11 @@ mod tests {
                     .get_or_make(&call, &args, || async move {
                         let n = made.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-                        ToolReply {
-                            error: String::new(),
-                            response: json!({"title": format!("Salt Road {n}"), "year": 2011}),
-                            source: Some(ReplySource::Llm),
-                        }
+                        ToolReply::new(
+                            String::new(),
+                            json!({"title": format!("Salt Road {n}"), "year": 2011}),
+                            Some(ReplySource::Llm),
+                        )
                     })
                     .await
             }));

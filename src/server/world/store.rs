@@ -62,11 +62,7 @@ pub struct Entry {
 
 impl Entry {
     pub fn reply(&self) -> ToolReply {
-        ToolReply {
-            error: self.error.clone(),
-            response: self.response.clone(),
-            source: self.source,
-        }
+        ToolReply::new(self.error.clone(), self.response.clone(), self.source)
     }
 }
 
@@ -205,11 +201,7 @@ mod tests {
     }
 
     fn reply(n: i64) -> ToolReply {
-        ToolReply {
-            error: String::new(),
-            response: json!({"n": n}),
-            source: Some(ReplySource::Llm),
-        }
+        ToolReply::new(String::new(), json!({"n": n}), Some(ReplySource::Llm))
     }
 
     #[test]

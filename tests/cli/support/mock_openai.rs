@@ -238,10 +238,13 @@ fn arguments_for(parameters: &Value) -> Value {
 }
 
 /// A small value matching a JSON schema (the first branch of an `anyOf`/`oneOf`, the first of several
-/// types).
+/// types, a `const`).
 pub fn instance(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
+    }
+    if let Some(value) = schema.get("const") {
+        return value.clone();
     }
     for k in ["anyOf", "oneOf"] {
         if let Some(first) = schema[k].as_array().and_then(|b| b.first()) {
