@@ -15,6 +15,7 @@ mod plan;
 mod progress;
 pub mod provenance;
 pub mod report;
+mod report_headline;
 mod report_media;
 mod runner;
 #[cfg(test)]

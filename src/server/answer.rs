@@ -16,7 +16,7 @@ use super::simulate::simulate;
 use super::world::Call;
 use crate::toolbench::naming::pure_api_name;
 use crate::toolbench::{ApiDoc, Tool, ToolApi};
-use crate::tools::args::{canonical_json, check_params, input_object};
+use crate::tools::args::{canonical_json, check_params, input_object, with_declared_names};
 use crate::tools::caller::PARAMETER_ERROR;
 use crate::tools::observation::PARSE_ERROR;
 use crate::tools::{ReplySource, ToolReply, ToolRequest};
@@ -175,11 +175,13 @@ impl VirtualApi {
             .and_then(Option::as_ref)
     }
 
-    /// A new reply: MirrorAPI, the LLM (given the world's facts) or the schema simulator.
+    /// A new reply: MirrorAPI, the LLM (given the world's facts) or the schema simulator. Each sees the
+    /// arguments under the names its documentation uses (the world and the cache keep them as sent).
     async fn simulate(&self, p: &Pending) -> ToolReply {
         let template = self.template(&p.call);
+        let args = with_declared_names(&p.doc, &p.args);
         if let Some(mirror) = &self.mirror {
-            match mirror.simulate(&p.tool_description, &p.doc, &p.args).await {
+            match mirror.simulate(&p.tool_description, &p.doc, &args).await {
                 Ok(reply) => return reply,
                 Err(e) => {
                     tracing::warn!("MirrorAPI simulation failed ({e}); using the schema simulator")
@@ -198,7 +200,7 @@ impl VirtualApi {
             let given = Given {
                 template,
                 recorded: &recorded,
-                args: &p.args,
+                args: &args,
                 facts: &facts,
             };
             match llm.simulate(&p.tool_description, &p.doc, &given).await {
@@ -208,7 +210,7 @@ impl VirtualApi {
         }
         ToolReply::new(
             String::new(),
-            simulate(&p.doc, template, &p.args),
+            simulate(&p.doc, template, &args),
             Some(ReplySource::Simulated),
         )
     }

@@ -123,6 +123,30 @@ pub fn check_params(doc: &ApiDoc, args: &Map<String, Value>) -> ParamProblems {
     problems
 }
 
+/// The arguments under the API's own parameter names: the function schema shows ToolBench's standardised
+/// names (`statid` for `statId`), but the simulator reads the API's documentation, where a name it was
+/// not given looks like a missing parameter to complain about (a strong-model simulator did). Names that
+/// are not a declared parameter's standardised form are kept as given.
+pub fn with_declared_names(doc: &ApiDoc, args: &Map<String, Value>) -> Map<String, Value> {
+    let declared: Vec<&str> = doc
+        .required()
+        .iter()
+        .chain(doc.optional())
+        .map(|p| p.name.as_str())
+        .collect();
+    args.iter()
+        .map(|(key, value)| {
+            let original = declared
+                .iter()
+                .find(|d| *d != key && param_name(d) == *key && !args.contains_key(**d));
+            (
+                original.map_or(key.as_str(), |d| *d).to_string(),
+                value.clone(),
+            )
+        })
+        .collect()
+}
+
 /// Checks arguments against declared names taken as they are (an MCP tool's input schema):
 /// `required` must be present, anything outside `params` is unknown.
 pub fn check_declared(
@@ -205,5 +229,25 @@ mod tests {
         assert!(p.message().contains("'is_id'"), "{}", p.message());
         let ok = parse_arguments(r#"{"name": "x", "id": 3}"#).unwrap();
         assert!(check_params(&doc(), &ok).is_empty());
+    }
+
+    #[test]
+    fn the_simulator_gets_the_apis_own_parameter_names() {
+        let mut d = doc();
+        d.required_parameters = Some(vec![Param {
+            name: "statId".into(),
+            kind: "STRING".into(),
+            description: String::new(),
+            default: Value::Null,
+        }]);
+        let given = parse_arguments(r#"{"statid": "186", "year": 2022, "page": 2}"#).unwrap();
+        let named = with_declared_names(&d, &given);
+        assert_eq!(named.get("statId"), Some(&Value::from("186")));
+        assert!(!named.contains_key("statid"));
+        // Undeclared names and names already in the API's form stay as given.
+        assert_eq!(named.get("year"), Some(&Value::from(2022)));
+        assert_eq!(named.get("page"), Some(&Value::from(2)));
+        let both = parse_arguments(r#"{"statid": "1", "statId": "2"}"#).unwrap();
+        assert_eq!(with_declared_names(&d, &both), both);
     }
 }
