@@ -360,7 +360,14 @@ async fn llm_check_records_and_replays() {
             .stdout_has("12 prompt + 6 completion")
     })
     .await;
-    assert_eq!(std::fs::read_dir(&rec).unwrap().count(), 1);
+    // One recorded reply, beside the file naming the model the run asked for.
+    let replies = std::fs::read_dir(&rec)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name() != "model.txt")
+        .count();
+    assert_eq!(replies, 1);
+    let model = std::fs::read_to_string(rec.join("model.txt")).unwrap();
+    assert_eq!(model.trim(), "mock-model");
     // No server needed to replay; an unseen prompt fails loudly.
     let rec2 = rec.clone();
     blocking(move || {
