@@ -204,17 +204,13 @@ impl Checklist {
     /// stands: "the products I ordered" in an order's `productId` items). A small model names every
     /// part for the first call it sees; a part whose words the call does not hold is not believed.
     pub fn believed(&self, named: &[usize], call_text: &str) -> Vec<usize> {
-        let words = content_words(call_text);
         named
             .iter()
             .copied()
             .filter(|&i| {
-                let Some(part) = self.parts.get(i) else {
-                    return false;
-                };
-                let topics = topic_words(&part.text);
-                let found = topics.iter().filter(|w| found_in(w, &words)).count();
-                found > 0 && found * 2 >= topics.len()
+                self.parts
+                    .get(i)
+                    .is_some_and(|p| speaks_of(call_text, &p.text))
             })
             .collect()
     }
@@ -284,6 +280,14 @@ impl Checklist {
             .collect::<Vec<_>>()
             .join("; ")
     }
+}
+
+/// Whether `text` speaks of `part`: at least half of the part's topic words (one at least) are in it.
+pub fn speaks_of(text: &str, part: &str) -> bool {
+    let words = content_words(text);
+    let topics = topic_words(part);
+    let found = topics.iter().filter(|w| found_in(w, &words)).count();
+    found > 0 && found * 2 >= topics.len()
 }
 
 /// Whether `word` (or its stem: "products", "delivery") is among `words` or inside one of them: API
