@@ -14,6 +14,7 @@ mod plan;
 mod progress;
 pub mod provenance;
 pub mod report;
+mod report_headline;
 mod report_media;
 mod runner;
 #[cfg(test)]

@@ -12,8 +12,10 @@ use super::{BatchError, Manifest};
 use crate::toolbench::answer::OUR_KEY;
 use crate::toolbench::io::{read_json, write_atomic};
 
-/// The page; `__SUM2ACT_DATA__` is replaced by the data.
+/// The page; `__SUM2ACT_HEADLINE__` is replaced by the headline section and `__SUM2ACT_DATA__` by the
+/// data.
 const TEMPLATE: &str = include_str!("report.html");
+const HEADLINE_MARKER: &str = "__SUM2ACT_HEADLINE__";
 const DATA_MARKER: &str = "__SUM2ACT_DATA__";
 
 /// Names of files in a run directory that may hold judge results: a JSON object keyed by query id
@@ -60,9 +62,19 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
         "version": env!("CARGO_PKG_VERSION"),
         "runs": runs,
     });
-    let html = TEMPLATE.replacen(DATA_MARKER, &embed_json(&data), 1);
+    let html = fill(&super::report_headline::render(&runs), &embed_json(&data));
     stats.bytes = html.len();
     Ok((html, stats))
+}
+
+/// The template with its two markers filled in one pass (neither filling is searched for the other's
+/// marker, so no run name or query can move data into the page's markup).
+fn fill(headline: &str, data: &str) -> String {
+    let (head, rest) = TEMPLATE
+        .split_once(HEADLINE_MARKER)
+        .unwrap_or((TEMPLATE, ""));
+    let (middle, tail) = rest.split_once(DATA_MARKER).unwrap_or((rest, ""));
+    [head, headline, middle, data, tail].concat()
 }
 
 /// JSON safe inside a `<script>` element: every `<` becomes `\u003c`, so neither `</script>` nor
@@ -157,6 +169,7 @@ fn judge_info(dir: &Path) -> Value {
             j["mode"].as_str().unwrap_or("tooleval")
         )
     });
+    let agreement_value = j["agreement"]["accuracy"].clone();
     let agreement = match j["agreement"].as_object() {
         Some(c) => format!(
             "agreement {:.1}%, kappa {:.2}, n = {}",
@@ -166,11 +179,19 @@ fn judge_info(dir: &Path) -> Value {
         ),
         None => "agreement not measured".to_string(),
     };
+    let label_set = j["agreement"]["label_set"].as_str().unwrap_or("");
+    let agreement = if label_set.is_empty() {
+        agreement
+    } else {
+        format!("{agreement} on {label_set}")
+    };
     let overall = &v["pass_rate"]["overall"];
     json!({
         "name": name,
         "agreement": agreement,
+        "agreement_value": agreement_value,
         "trusted": j["trusted"].as_bool().unwrap_or(false),
+        "threshold": j["trust_threshold"],
         "evidence_backed": overall["evidence_backed"],
         "answered": overall["answered"],
     })
@@ -301,8 +322,17 @@ mod tests {
     }
 
     #[test]
-    fn template_has_one_marker() {
+    fn template_has_one_marker_each_in_order() {
         assert_eq!(TEMPLATE.matches(DATA_MARKER).count(), 1);
+        assert_eq!(TEMPLATE.matches(HEADLINE_MARKER).count(), 1);
+        assert!(TEMPLATE.find(HEADLINE_MARKER) < TEMPLATE.find(DATA_MARKER));
+        let page = fill(
+            "<p>__SUM2ACT_DATA__</p>",
+            "{\"q\": \"__SUM2ACT_HEADLINE__\"}",
+        );
+        assert!(
+            page.contains("<p>__SUM2ACT_DATA__</p>") && page.contains("\"__SUM2ACT_HEADLINE__\"")
+        );
     }
 
     #[test]

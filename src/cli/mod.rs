@@ -3,6 +3,7 @@
 pub mod agent_args;
 mod batch;
 mod by_hand;
+mod calibrate;
 mod chat;
 mod compare;
 mod data;
@@ -12,6 +13,7 @@ mod exit;
 mod export;
 mod index;
 mod index_graph;
+mod judge_args;
 mod limits_args;
 mod llm;
 mod llm_args;
@@ -84,6 +86,9 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// Win rate of RUN_B against RUN_A with paired bootstrap intervals and sign tests.
     Compare(Box<compare::CompareArgs>),
+    /// The judge's agreement with hand labels over many runs, both modes, on one half of the labels;
+    /// per-method pass rates beside the labelled rates; `--save` records it in the registry.
+    Calibrate(Box<calibrate::CalibrateArgs>),
     /// Run a method over whole subsets: concurrent, resumable, shardable, with progress and a summary.
     Batch(Box<batch::BatchArgs>),
     /// Copy a run in another harness's format: `--format stabletoolbench` for its converter and evaluator.
@@ -153,6 +158,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Data(args) => data::run(&cli.global, &config, args),
         Command::Eval(args) => eval::run(&cli.global, &config, *args).await,
         Command::Compare(args) => compare::run(&cli.global, &config, *args).await,
+        Command::Calibrate(args) => calibrate::run(&cli.global, &config, *args).await,
         Command::Batch(args) => batch::run(&cli.global, &config, *args).await,
         Command::Merge(args) => merge::run(args),
         Command::Export(args) => export::run(args),

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::calibration::{ModeChoice, split_words};
 use super::pass_rate::{GroupPassRate, PassRate};
 use super::report::MISSING_NOTE;
 use super::stats::Calibration;
@@ -23,17 +24,34 @@ pub fn trusted(calibration: Option<&Calibration>) -> bool {
     calibration.is_some_and(|c| c.accuracy >= TRUSTED_AGREEMENT)
 }
 
-/// The agreement figure that goes next to every pass rate.
+/// The agreement figure that goes next to every pass rate, with the labels it was measured on.
 pub fn agreement(calibration: Option<&Calibration>) -> String {
     match calibration {
-        Some(c) => format!(
-            "agreement {:.1}%, kappa {:.2}, n = {}",
-            c.accuracy * 100.0,
-            c.kappa,
-            c.n
-        ),
+        Some(c) => {
+            let mut s = format!(
+                "agreement {:.1}%, kappa {:.2}, n = {}",
+                c.accuracy * 100.0,
+                c.kappa,
+                c.n
+            );
+            if !c.label_set.is_empty() {
+                let split = c.split.parse().map_or("", split_words);
+                s.push_str(&format!(" on {} ({split})", c.label_set));
+            }
+            s
+        }
         None => "agreement not measured".into(),
     }
+}
+
+/// Which judge mode produced the pass rate, and why that one.
+pub fn mode_line(pr: &PassRate, choice: &ModeChoice) -> String {
+    let why = match choice.chosen_by {
+        "flag" => "set by --judge-mode".to_string(),
+        "registry" => format!("chosen by {}", choice.why),
+        _ => choice.why.clone(),
+    };
+    format!("judge {}: {} mode, {why}", pr.judge, pr.mode.as_str())
 }
 
 /// Unusable votes over judged votes (0 when nothing was judged).

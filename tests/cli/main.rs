@@ -6,6 +6,7 @@ mod common;
 mod batch;
 mod broken_pipe;
 mod by_hand;
+mod calibrate;
 mod eval;
 mod examples;
 mod hardening;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod judged;
 pub mod tools;
 
 use std::io::{BufRead, BufReader};
