@@ -81,6 +81,8 @@ mod hardening_tests;
 #[cfg(test)]
 mod sample_harness;
 #[cfg(test)]
+mod sum2act_dev_tests;
+#[cfg(test)]
 mod sum2act_keeps_tests;
 #[cfg(test)]
 mod tests;
