@@ -495,7 +495,7 @@ pub fn same_stem(a: &str, b: &str) -> bool {
             .is_some_and(|rest| matches!(rest, "s" | "es" | "ed" | "ing" | "d"))
     };
     // A silent e goes before an ending: "create", "creating".
-    let silent_e = short.strip_suffix('e').is_some_and(|stem| ending(stem));
+    let silent_e = short.strip_suffix('e').is_some_and(&ending);
     a == b || (short.len() >= 4 && (ending(short) || silent_e))
 }
 
