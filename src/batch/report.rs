@@ -29,6 +29,9 @@ pub struct ReportStats {
     pub queries: usize,
     /// Runs for which judge results were found.
     pub judged_runs: usize,
+    /// Runs whose evaluation is not valid (too many unusable judge votes), with why: their judge
+    /// results are left out, never charted as 0%.
+    pub invalid: Vec<(PathBuf, String)>,
     pub bytes: usize,
 }
 
@@ -53,6 +56,9 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
         stats.queries += run["episodes"].as_array().map_or(0, Vec::len);
         if run["judged"].as_bool() == Some(true) {
             stats.judged_runs += 1;
+        }
+        if let Some(why) = run["judge_invalid"].as_str() {
+            stats.invalid.push((dir.clone(), why.to_string()));
         }
         runs.push(run);
     }
@@ -101,7 +107,12 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
             dir.display()
         )));
     }
-    let verdicts = load_verdicts(dir);
+    // An evaluation whose votes were mostly unusable says nothing: its verdicts are not shown.
+    let invalid = invalid_evaluation(dir);
+    let verdicts = match invalid {
+        Some(_) => BTreeMap::new(),
+        None => load_verdicts(dir),
+    };
     let mut episodes = Vec::with_capacity(files.len());
     let mut media = super::report_media::MediaBudget::default();
     for (path, file, view) in &files {
@@ -144,7 +155,8 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
             "prompts": manifest.prompts, "agent": manifest.agent, "merged_from": manifest.merged_from,
         },
         "judged": !verdicts.is_empty(),
-        "pass_rates": headline_pass_rates(dir),
+        "judge_invalid": invalid,
+        "pass_rates": if invalid.is_some() { Value::Null } else { headline_pass_rates(dir) },
         "judge": judge_info(dir),
         // `sum2act eval` writes these (IR/NR/HR/CR, planning P/R/F1); the last row is the overall one.
         "tool_metrics": std::fs::read_to_string(dir.join("eval/tool_metrics.json")).ok()
@@ -153,6 +165,17 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         "unreadable": unreadable.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "episodes": episodes,
     }))
+}
+
+/// Why the run's evaluation (`eval/pass_rate.json`) is not valid, when it is not: too many of its
+/// judge votes got no usable verdict.
+fn invalid_evaluation(dir: &Path) -> Option<String> {
+    let v = read_json::<Value>(&dir.join(EVAL_FILES[0])).ok()?;
+    let overall = serde_json::from_value::<crate::eval::pass_rate::GroupPassRate>(
+        v["pass_rate"]["overall"].clone(),
+    )
+    .ok()?;
+    crate::eval::headline::invalid_reason(&overall)
 }
 
 /// Which judge produced the run's verdicts and its measured agreement with people (`eval/pass_rate.json`),

@@ -26,7 +26,7 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_B")]
     pub run_b: PathBuf,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Judge rounds per query (the answer order is shuffled in each).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
@@ -180,7 +180,7 @@ fn print_text(
     }
     for (name, pr) in ["reference", "candidate"].into_iter().zip(pass_rates) {
         println!(
-            "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
+            "{name} pass rate: ours {:.1}% (missing = failure) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge)",
             pr.overall.pass_rate, pr.overall.pass_rate_without_missing
         );
     }

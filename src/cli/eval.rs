@@ -7,17 +7,17 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
+pub use super::eval_input::load_set;
 use super::exit::classify;
 pub use super::judge_args::JudgeArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::eval::calibration::{ModeChoice, Verdicts};
-use crate::eval::headline::{self, MAX_UNUSABLE_SHARE, judge_name, unusable_share};
+use crate::eval::headline::{self, judge_name};
 use crate::eval::labels::{self, LabelEntry, Matching};
 use crate::eval::report;
 use crate::eval::{AnswerSet, Judge, PassRate};
 use crate::toolbench::io::write_json_atomic;
-use crate::toolbench::load_id_file;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -33,10 +33,10 @@ pub struct EvalArgs {
     #[arg(long, value_name = "IDS.json|DIR")]
     pub ids: Option<PathBuf>,
     /// Subset of --converted / --ids (default: the converted file's base name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::values::subset_name)]
     pub subset: Option<String>,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Human labels (eval/labels/*.json) to measure the judge's agreement with people: agreement and
     /// Cohen's kappa on the labels of this run's subsets, method, model and unchanged answers.
@@ -55,74 +55,10 @@ pub struct EvalArgs {
     pub judge: JudgeArgs,
 }
 
-/// Loads what `eval`/`compare` score: a run directory, a converted folder, or a converted file.
-pub fn load_set(
-    path: &Path,
-    subset: Option<&str>,
-    ids: Option<&Path>,
-    subsets: &[String],
-) -> anyhow::Result<AnswerSet> {
-    let mut set = match (path.is_file(), subset) {
-        (true, Some(s)) => crate::eval::input::load_converted_file(path, s),
-        _ => crate::eval::load_answers(path),
-    }
-    .map_err(classify)?;
-    if let Some(dir) = ids.filter(|p| p.is_dir()) {
-        // StableToolBench's `--test_ids` folder: one `{subset}.json` per subset.
-        let wanted = match subset {
-            Some(s) => vec![s.to_string()],
-            None if !subsets.is_empty() => subsets.to_vec(),
-            None => set.subsets(),
-        };
-        for name in wanted {
-            let file = dir.join(format!("{name}.json"));
-            if !file.is_file() {
-                return Err(BadInput(format!(
-                    "--ids {}: no id file {name}.json for subset {name}",
-                    dir.display()
-                ))
-                .into());
-            }
-            let ids = load_id_file(&file).map_err(|e| BadInput(e.to_string()))?;
-            set.expect_ids(&name, &ids);
-        }
-    } else if let Some(ids_path) = ids {
-        let ids = load_id_file(ids_path).map_err(|e| BadInput(e.to_string()))?;
-        let name = match subset {
-            Some(s) => s.to_string(),
-            None => match set.subsets().as_slice() {
-                [one] => one.clone(),
-                many => {
-                    return Err(BadInput(format!(
-                        "--ids {}: the answers span {} subsets ({}); name one with --subset",
-                        ids_path.display(),
-                        many.len(),
-                        many.join(", ")
-                    ))
-                    .into());
-                }
-            },
-        };
-        set.expect_ids(&name, &ids);
-    }
-    set.restrict(subsets);
-    if set.expected.is_empty() {
-        return Err(BadInput(format!(
-            "{}: no answers to evaluate{}",
-            path.display(),
-            if subsets.is_empty() {
-                String::new()
-            } else {
-                format!(" in subsets {}", subsets.join(","))
-            }
-        ))
-        .into());
-    }
-    Ok(set)
-}
-
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (input, set, out) = open_input(&args)?;
+    // One evaluation at a time writes a report folder (and its judge log).
+    let _lock = crate::batch::RunLock::acquire(&out, "eval", "--out").map_err(classify)?;
     let mut files: Vec<PathBuf> = Vec::new();
     if input.is_dir() && input.join("run.json").is_file() {
         files.extend(
@@ -130,7 +66,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
                 .map_err(classify)?,
         );
     }
-    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    let (tool_metrics, tool_table) =
+        super::eval_tools::report(global, &set, &out, run_data(&input))?;
     files.push(out.join("tool_metrics.json"));
     let tools = ToolReport {
         metrics: tool_metrics,
@@ -374,6 +311,8 @@ fn summary_json(
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
+        "valid": headline::valid(&pr.overall),
+        "invalid_reason": headline::invalid_reason(&pr.overall),
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
         "tool_metrics": tools.metrics,
@@ -436,22 +375,17 @@ fn print_text(j: &Judged, tools: &ToolReport, out: &Path) {
 
 /// Exit 1, loudly, when more than 5% of the judge's votes were unusable: such a pass rate is not a result.
 fn unusable_exit(pr: &PassRate) -> ExitCode {
-    let g = &pr.overall;
-    if unusable_share(g) <= MAX_UNUSABLE_SHARE {
+    let Some(reason) = headline::invalid_reason(&pr.overall) else {
         return ExitCode::SUCCESS;
-    }
+    };
     let raw = pr
         .queries
         .iter()
         .flat_map(|q| q.unusable_replies.iter().map(move |r| (q.key(), r)))
         .next();
     eprintln!(
-        "error: {} of {} judge votes ({:.1}%) got no usable verdict from {} (limit {:.0}%): the pass rate is not valid",
-        g.unusable_votes,
-        g.judged_votes,
-        unusable_share(g) * 100.0,
+        "error: {reason} from {}: the pass rate is not valid (pass_rate.csv marks it `valid = no`)",
         judge_name(pr),
-        MAX_UNUSABLE_SHARE * 100.0
     );
     if let Some((key, raw)) = raw {
         eprintln!("first unusable reply ({key}): {raw}");

@@ -8,6 +8,7 @@ mod chat;
 mod compare;
 mod data;
 pub mod eval;
+mod eval_input;
 mod eval_tools;
 mod exit;
 mod export;
@@ -19,6 +20,7 @@ mod llm;
 mod llm_args;
 #[cfg(feature = "local-model")]
 mod llm_bench;
+mod media_server;
 mod merge;
 mod report;
 mod retrieve;
@@ -44,7 +46,7 @@ pub use exit::BadInput;
 #[derive(Debug, Parser)]
 #[command(name = "sum2act", version, about, long_about = None)]
 #[command(
-    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
+    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -108,6 +110,8 @@ pub enum Command {
     /// The virtual RapidAPI server (StableToolBench's /virtual protocol) for a data directory: cached,
     /// simulated or LLM answers, fault injection; `serve import-cache` converts StableToolBench caches.
     Serve(Box<serve::ServeArgs>),
+    /// The media tools (OCR, text to speech, image edits, QR codes, metadata) as an MCP server over stdio.
+    MediaServer(media_server::MediaServerArgs),
     /// The API retrieval index: `index build` caches it for a data directory's catalogue.
     Index(index::IndexArgs),
     /// Rank the catalogue's APIs for an instruction, or `retrieve eval` to score the retriever against BM25.
@@ -125,15 +129,18 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Opens `--data` (or the default) and loads its tool catalogue; broken tool files are reported and
-/// skipped, the rest loads.
+/// Opens `--data` (or the default) and loads its tool catalogue. A broken tool file is bad input, as
+/// in `data stats`: skipping it would quietly drop the queries that use its tool (exit 2, naming it).
 pub(crate) fn open_data(
     global: &GlobalArgs,
 ) -> Result<(crate::toolbench::DataDir, crate::toolbench::Catalog), crate::toolbench::DataError> {
     let data = crate::toolbench::DataDir::open_or_default(global.data.as_deref())?;
     let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
+    if let Some(first) = load.broken.first() {
+        return Err(crate::toolbench::DataError::Other(format!(
+            "{} tool file(s) cannot be read; fix or remove them (`sum2act data stats` lists them all). First: {first}",
+            load.broken.len()
+        )));
     }
     Ok((data, load.catalog))
 }
@@ -167,6 +174,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
         Command::ByHand(args) => by_hand::run(args).await,
         Command::Serve(args) => serve::run(&cli.global, &config, *args).await,
+        Command::MediaServer(args) => media_server::run(&cli.global, args).await,
         Command::Index(args) => index::run(&cli.global, &config, args).await,
         Command::Retrieve(args) => retrieve::run(&cli.global, &config, *args),
     }

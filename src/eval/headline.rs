@@ -63,6 +63,24 @@ pub fn unusable_share(g: &GroupPassRate) -> f64 {
     }
 }
 
+/// Whether a group's pass rate is a result: at most [`MAX_UNUSABLE_SHARE`] of its votes unusable.
+pub fn valid(g: &GroupPassRate) -> bool {
+    unusable_share(g) <= MAX_UNUSABLE_SHARE
+}
+
+/// Why a group's pass rate is not valid (`N of M judge votes (P%) got no usable verdict`), if it is not.
+pub fn invalid_reason(g: &GroupPassRate) -> Option<String> {
+    (!valid(g)).then(|| {
+        format!(
+            "{} of {} judge votes ({:.1}%) got no usable verdict (limit {:.0}%)",
+            g.unusable_votes,
+            g.judged_votes,
+            unusable_share(g) * 100.0,
+            MAX_UNUSABLE_SHARE * 100.0
+        )
+    })
+}
+
 /// The judge-free and evidence figures per subset.
 pub fn judge_free_table(s: &mut String, pr: &PassRate) {
     let _ = writeln!(s, "judge-free and evidence figures (no model involved):");
@@ -113,7 +131,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
         "by rule",
         "ours %",
         "95% CI",
-        "StableToolBench %",
+        "missing dropped %",
         "unusable"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
@@ -138,7 +156,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
     let o = &pr.overall;
     let _ = writeln!(
         s,
-        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
+        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge, not its evaluator)",
         o.pass_rate,
         o.queries - o.missing,
         o.queries,

@@ -244,6 +244,11 @@ impl AnswerSet {
             .extend(ids.iter().map(|&id| QueryKey::new(subset, id)));
     }
 
+    /// Adds queries the answers should cover (a run's manifest names them), keeping every answer.
+    pub fn expect_also(&mut self, keys: impl IntoIterator<Item = QueryKey>) {
+        self.expected.extend(keys);
+    }
+
     pub fn missing(&self) -> Vec<&QueryKey> {
         self.expected
             .iter()

@@ -199,6 +199,8 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
         "std",
         "pass_rate_without_missing",
         "run_pass_rates",
+        "unusable_votes",
+        "valid",
     ];
     let groups = pr.subsets.iter().chain(std::iter::once(&pr.overall));
     write_table(&dir.join("pass_rate.csv"), &header, groups, |g| {
@@ -211,6 +213,14 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
             format!("{:.2}", g.std),
             format!("{:.2}", g.pass_rate_without_missing),
             joined(g.run_pass_rates.iter().map(|r| format!("{r:.2}"))),
+            format!("{}/{}", g.unusable_votes, g.judged_votes),
+            // A pass rate with too many unusable votes is not a result, whatever its figure says.
+            if super::headline::valid(g) {
+                "yes"
+            } else {
+                "no"
+            }
+            .to_string(),
         ]
     })?;
     let header = [

@@ -286,3 +286,49 @@ fn bad_input_exits_2_without_panic() {
         .no_panic()
         .stderr_has("broken.json");
 }
+
+/// Issue 33 item 14: the tool metrics take each query's relevant APIs from the data the run was made
+/// from (its run.json), not silently from the default data set; queries whose relevant APIs are not
+/// found are named.
+#[test]
+fn tool_metrics_use_the_runs_own_data_and_say_what_they_miss() {
+    let data = common::sample_copy(&["queries", "tools"]);
+    // A subset only this data set has.
+    std::fs::rename(
+        data.path().join("queries/G1_instruction.json"),
+        data.path().join("queries/G9_own.json"),
+    )
+    .unwrap();
+    let model = common::Model::start(0);
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    common::Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("--data")
+        .arg(data.path())
+        .batch_mock()
+        .args(["--subsets", "G9_own", "--limit", "3", "--out"])
+        .arg(&run)
+        .run()
+        .success();
+    common::Test::new()
+        .args(["eval", "--no-judge"])
+        .arg(&run)
+        .run()
+        .success()
+        .stdout_has("3/3");
+    // The run's data is gone: the metrics that need relevant APIs say which queries they lack.
+    drop(data);
+    let out = common::Test::new()
+        .args(["eval", "--no-judge"])
+        .arg(&run)
+        .run()
+        .success()
+        .stdout_has("0/3");
+    assert!(
+        out.stdout()
+            .contains("G9_own: 3 of 3 queries have no relevant APIs in"),
+        "{}",
+        out.stdout()
+    );
+}

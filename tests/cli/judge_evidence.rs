@@ -127,6 +127,63 @@ fn unusable_votes_fail_loudly_with_the_raw_reply() {
 }
 
 #[test]
+fn an_invalid_evaluation_is_marked_invalid_and_not_charted_as_zero() {
+    let (url, judge) = mock_judge();
+    judge.unusable.store(true, Ordering::SeqCst);
+    let tmp = tempfile::tempdir().unwrap();
+    let run = run_dir(
+        tmp.path(),
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("250 EUR makes 42,230 JPY.")),
+        ],
+    );
+    eval(&run, &url).run().failure(1);
+    let csv = std::fs::read_to_string(run.join("eval/pass_rate.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let valid = header
+        .iter()
+        .position(|h| *h == "valid")
+        .expect("a valid column");
+    let unusable = header.iter().position(|h| *h == "unusable_votes").unwrap();
+    for row in lines {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[valid], "no", "{csv}");
+        assert_eq!(cells[unusable], "6/6", "{csv}");
+    }
+    let page = tmp.path().join("report.html");
+    let report = || {
+        common::Test::new()
+            .arg("report")
+            .arg(&run)
+            .arg("--out")
+            .arg(&page)
+            .run()
+            .success()
+    };
+    let out = report()
+        .stderr_has("its evaluation is not valid")
+        .stderr_has("6 of 6 judge votes");
+    assert!(
+        out.stdout().contains("0 with judge results"),
+        "{}",
+        out.stdout()
+    );
+    let data = common::report_data(&std::fs::read_to_string(&page).unwrap());
+    let shown = &data["runs"][0];
+    assert_eq!(shown["judged"], false, "charted as judged");
+    assert!(shown["judge_invalid"].as_str().unwrap().contains("6 of 6"));
+    // Valid again once the judge answers: the same report charts the judge's pass rate.
+    judge.unusable.store(false, Ordering::SeqCst);
+    std::fs::remove_file(run.join("eval/judge_log.jsonl")).unwrap();
+    eval(&run, &url).run().success();
+    let csv = std::fs::read_to_string(run.join("eval/pass_rate.csv")).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",yes")), "{csv}");
+    report().stdout_has("1 with judge results");
+}
+
+#[test]
 fn a_judge_that_goes_down_keeps_its_votes_and_a_rerun_resumes() {
     let (url, judge) = mock_judge();
     let tmp = tempfile::tempdir().unwrap();

@@ -9,7 +9,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::Test;
-use serde_json::Value;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -81,14 +80,6 @@ document.getElementById("f").addEventListener("load", () => {{
         .unwrap_or_else(|| panic!("the page did not run: {dom}"))
 }
 
-/// The JSON embedded in the page.
-fn embedded_data(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").expect("data tag")
-        + "type=\"application/json\">".len();
-    let end = start + html[start..].find("</script>").expect("end of data");
-    serde_json::from_str(&html[start..end]).expect("embedded JSON parses")
-}
-
 #[test]
 fn report_is_one_self_contained_file_with_all_episodes() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,7 +105,7 @@ fn report_is_one_self_contained_file_with_all_episodes() {
             "page loads a remote resource ({remote})"
         );
     }
-    let data = embedded_data(&html);
+    let data = common::report_data(&html);
     let runs = data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["method"], "sum2act");
@@ -293,7 +284,7 @@ fn an_uncalibrated_judge_does_not_lead_the_report() {
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
     assert!(at("<section id=\"headline\">") < at("<section id=\"free\">"));
     assert!(at("<section id=\"free\">") < at("<section id=\"rates\">"));
-    let data = embedded_data(&html);
+    let data = common::report_data(&html);
     let judge = &data["runs"][0]["judge"];
     assert_eq!(judge["trusted"], false);
     assert_eq!(judge["threshold"], 0.7);
@@ -321,7 +312,10 @@ fn a_calibrated_judge_leads_with_its_agreement_beside_it() {
         "{head}"
     );
     assert!(!head.contains("uncalibrated"), "{head}");
-    assert_eq!(embedded_data(&html)["runs"][0]["judge"]["trusted"], true);
+    assert_eq!(
+        common::report_data(&html)["runs"][0]["judge"]["trusted"],
+        true
+    );
 }
 
 #[test]
