@@ -43,6 +43,10 @@ pub fn wire_key(request: &CompletionRequest) -> Option<String> {
         .map(|r| request_key(&r))
 }
 
+/// The recording model's id as the run named it (`--model`), which a replay reports again: the model
+/// field of the replies may differ (a server answering with its own or a dated model name).
+const MODEL_FILE: &str = "model.txt";
+
 fn path_for(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.json"))
 }
@@ -59,6 +63,7 @@ impl<C: LlmClient> Recorder<C> {
     pub fn new(inner: C, dir: impl Into<PathBuf>) -> Result<Self, LlmError> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join(MODEL_FILE), inner.model_id()))
             .map_err(|e| LlmError::Config(format!("--record {}: {e}", dir.display())))?;
         Ok(Recorder {
             inner,
@@ -120,19 +125,14 @@ impl Replayer {
                 dir.display()
             )));
         }
-        // The recorded model's id, so manifests of a replayed run name the model that produced it.
-        let model = std::fs::read_dir(&dir)
+        // The recorded model's id, so manifests of a replayed run name the model that produced it: as
+        // the recording run named it, else as its replies did (recordings made before `model.txt`).
+        let named = std::fs::read_to_string(dir.join(MODEL_FILE))
             .ok()
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .find_map(|p| {
-                let text = std::fs::read_to_string(p).ok()?;
-                let rec: Recording = serde_json::from_str(&text).ok()?;
-                rec.responses.first().map(|c| c.model.clone())
-            })
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty());
+        let model = named
+            .or_else(|| recorded_model(&dir))
             .unwrap_or_else(|| "replay".to_string());
         Ok(Replayer {
             dir,
@@ -140,6 +140,22 @@ impl Replayer {
             served: Mutex::new(HashMap::new()),
         })
     }
+}
+
+/// The model field of the first recorded reply in `dir`.
+fn recorded_model(dir: &Path) -> Option<String> {
+    std::fs::read_dir(dir)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .find_map(|p| {
+            let text = std::fs::read_to_string(p).ok()?;
+            let rec: Recording = serde_json::from_str(&text).ok()?;
+            rec.responses.first().map(|c| c.model.clone())
+        })
 }
 
 #[async_trait]
@@ -212,6 +228,11 @@ mod tests {
         rec.complete(&req).await.unwrap();
         rec.complete(&req).await.unwrap();
         let replay = Replayer::new(dir.path()).unwrap();
+        // The replay names the model as the recording run did, whatever its replies said.
+        assert_eq!(
+            replay.model_id(),
+            ScriptedLlm::from_replies(vec![]).model_id()
+        );
         let relabelled = CompletionRequest::new("other", vec![Message::user("q")]);
         assert_eq!(replay.complete(&relabelled).await.unwrap().content, "one");
         assert_eq!(replay.complete(&req).await.unwrap().content, "two");

@@ -205,6 +205,9 @@ pub async fn execute(
         exec.runs
             .push(skipped(t, at, "waits for a task that never ran"));
     }
+    // In task order, not completion order: the re-planning and answer prompts list the runs, and a
+    // prompt that depends on which parallel call came back first cannot be replayed.
+    exec.runs.sort_by_key(|r| r.id);
     exec
 }
 

@@ -119,6 +119,10 @@ fn independent_tasks_overlap_in_time() {
     assert_eq!(parallel.finish, FinishKind::GiveAnswer);
     assert_eq!(parallel.details["plan"]["overlaps"], json!([[1, 2]]));
     assert_eq!(parallel.details["plan"]["dag"]["levels"], json!([[1, 2]]));
+    let ids: Vec<u64> = (0..2)
+        .filter_map(|i| parallel.details["plan"]["runs"][i]["id"].as_u64())
+        .collect();
+    assert_eq!(ids, [1, 2], "runs in task order, whichever came back first");
     let sequential = solve(1);
     assert_eq!(sequential.details["plan"]["overlaps"], json!([]));
     let wall = |ep: &Episode| ep.details["plan"]["wall_ms"].as_u64().unwrap_or(0);
