@@ -146,7 +146,7 @@ impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
             max_steps: 30,
-            state_token_budget: 600,
+            state_token_budget: crate::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
             max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
             answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,
             observation_read_chars: crate::agent::reading::DEFAULT_READ_CHARS,

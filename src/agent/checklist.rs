@@ -13,6 +13,7 @@ use super::state::clip;
 /// ("get", "top") are inside too many names to mean anything.
 const MIN_INNER_WORD: usize = 4;
 use crate::toolbench::claims::content_words;
+use crate::toolbench::request_asks::topic_words;
 
 /// Longest failure reason kept per part (characters).
 const MAX_REASON_CHARS: usize = 160;
@@ -198,11 +199,20 @@ impl Checklist {
         best
     }
 
-    /// The parts among `named` (the state manager's attribution) that share the most content words
-    /// with the call and its facts: a small model names every part for the first call it sees, which
-    /// would close the checklist after one fact. None when no named part shares a word.
-    pub fn narrow(&self, named: &[usize], call_text: &str) -> Vec<usize> {
-        self.best_overlap(named, call_text)
+    /// The parts among `named` (the state manager's attribution) that the call and its facts speak of:
+    /// at least half of the part's topic words are found in `call_text` (a strong model's attribution
+    /// stands: "the products I ordered" in an order's `productId` items). A small model names every
+    /// part for the first call it sees; a part whose words the call does not hold is not believed.
+    pub fn believed(&self, named: &[usize], call_text: &str) -> Vec<usize> {
+        named
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.parts
+                    .get(i)
+                    .is_some_and(|p| speaks_of(call_text, &p.text))
+            })
+            .collect()
     }
 
     /// The parts among `among` that share the most content words with `call_text`; none when no part
@@ -272,6 +282,28 @@ impl Checklist {
     }
 }
 
+/// Whether `text` speaks of `part`: at least half of the part's topic words (one at least) are in it.
+pub fn speaks_of(text: &str, part: &str) -> bool {
+    let words = content_words(text);
+    let topics = topic_words(part);
+    let found = topics.iter().filter(|w| found_in(w, &words)).count();
+    found > 0 && found * 2 >= topics.len()
+}
+
+/// Whether `word` (or its stem: "products", "delivery") is among `words` or inside one of them: API
+/// names and fields run words together (`productId`, `teamlastevents`).
+fn found_in(word: &str, words: &BTreeSet<String>) -> bool {
+    let stem = ["ing", "ed", "es", "s", "y", "e"]
+        .iter()
+        .find_map(|end| {
+            word.strip_suffix(end)
+                .filter(|s| s.chars().count() >= MIN_INNER_WORD)
+        })
+        .unwrap_or(word);
+    words.contains(word)
+        || (stem.chars().count() >= MIN_INNER_WORD && words.iter().any(|c| c.contains(stem)))
+}
+
 fn add_new(known: &mut Vec<String>, facts: &[String]) {
     for f in facts {
         if !known.contains(f) {
@@ -336,23 +368,32 @@ mod tests {
 
     #[test]
     fn a_part_the_state_manager_names_must_share_words_with_the_call() {
+        // Two parts one order's details answer, named by a strong state manager, both stand.
+        let orders = Checklist::new(&[
+            "Find the products I ordered".into(),
+            "Find the order status".into(),
+            "Find the delivery date".into(),
+        ]);
+        let details = "get_order_for_shop {\"is_id\":\"1038\"} Order 1038: status delivered, delivered at 2024-05-03; Mechanical Keyboard (productId 128) x1";
+        assert_eq!(orders.believed(&[0, 1, 2], details), vec![0, 1, 2]);
         let c = Checklist::new(&[
             "search for videos about 'animation' on Vimeo".into(),
             "fetch the related people in the 'animation' category".into(),
             "give me a streaming link for the YouTube clip UxxajLWwzqY".into(),
         ]);
         let call = "searchvideos_for_vimeo {\"query\":\"animation\"} 88088897 Vimeo videos";
-        // The state manager claimed all three parts for one Vimeo search: only the best match stays.
-        assert_eq!(c.narrow(&[0, 1, 2], call), vec![0]);
+        // The state manager claimed all three parts for one Vimeo search: only the part whose words the
+        // call holds stays ("animation" alone does not make the related people found).
+        assert_eq!(c.believed(&[0, 1, 2], call), vec![0]);
         // A claim that shares no word with the call is not believed.
-        assert!(c.narrow(&[2], call).is_empty());
+        assert!(c.believed(&[2], call).is_empty());
         // API names run words together: "events" is found in `teamlastevents`.
         let team = Checklist::new(&[
             "get the last events of the team".into(),
             "find a placeholder image".into(),
         ]);
         assert_eq!(
-            team.narrow(
+            team.believed(
                 &[0],
                 "teamlastevents_for_sportapi {\"teamid\":\"42\"} 5 events"
             ),
@@ -368,7 +409,7 @@ mod tests {
             "the humidity in Paris".into(),
         ]);
         assert_eq!(
-            both.narrow(
+            both.believed(
                 &[0, 1],
                 "weather_for_meteo {\"city\":\"Paris\"} temperature 18 humidity 60"
             ),

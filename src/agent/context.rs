@@ -53,6 +53,10 @@ pub struct AgentOptions {
 /// Default of `AgentOptions::answer_max_tokens`.
 pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 
+/// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
+/// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
+pub const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
+
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 
@@ -61,7 +65,7 @@ impl Default for AgentOptions {
         AgentOptions {
             max_steps: 30,
             max_llm_calls: 200,
-            state_token_budget: 600,
+            state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
             decompose: false,
             max_depth: 12,
             tries: 1,

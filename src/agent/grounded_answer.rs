@@ -8,7 +8,7 @@ use crate::toolbench::claims::{
     ClaimCheck, Evidence, SourceKind, check_claims, content_words, normalize,
 };
 
-use super::checklist::Checklist;
+use super::checklist::{Checklist, speaks_of};
 use super::reading::neutral;
 /// A phrase repeated back to back more than this many times is a sampling loop.
 const MAX_REPEATS: usize = 2;
@@ -132,7 +132,7 @@ pub fn ground(
     }
     let written = normalize(&text);
     for (part, reason) in checklist.failed() {
-        if written.contains(&normalize(part)) {
+        if written.contains(&normalize(part)) || addresses(&text, part, evidence) {
             continue;
         }
         out.not_obtained += 1;
@@ -141,6 +141,39 @@ pub fn ground(
     out.answer = text.trim().to_string();
     out
 }
+
+/// Whether a line of the answer speaks of `part` and says it was not obtained or states a value a tool
+/// returned for it: the answer already says what became of the part ("Subscriber email validation: not
+/// obtained. You gave no addresses."), so no "Not obtained" line repeats it.
+fn addresses(answer: &str, part: &str, evidence: &[Evidence]) -> bool {
+    answer.lines().any(|line| {
+        let lower = line.to_lowercase();
+        let negative = NOT_OBTAINED.iter().any(|n| lower.contains(n));
+        speaks_of(line, part)
+            && (negative
+                || check_claims(&neutral(line), evidence)
+                    .iter()
+                    .any(|c| c.observed()))
+    })
+}
+
+/// Phrases with which an answer says a part could not be obtained.
+const NOT_OBTAINED: &[&str] = &[
+    "not obtained",
+    "not available",
+    "unavailable",
+    "could not",
+    "couldn't",
+    "can't",
+    "cannot",
+    "unable",
+    "not found",
+    "no data",
+    "not provide",
+    "did not",
+    "didn't",
+    "failed",
+];
 
 /// The sentence without a leading list marker ("3. ", "- ", "* ").
 fn strip_list_marker(sentence: &str) -> &str {
@@ -166,7 +199,9 @@ pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
         .filter(|e| e.kind == SourceKind::Request)
         .map(|e| normalize(&e.text))
         .collect();
-    unsupported_checks(&check_claims(&neutral(text), evidence), &request)
+    // A value kept by reference comes from an observation: it vouches for the text.
+    let referenced = super::reading::has_references(text);
+    !referenced && unsupported_checks(&check_claims(&neutral(text), evidence), &request)
 }
 
 /// [`unsupported`] on claims already looked up; `request` is the normalised request, whose values
@@ -174,20 +209,25 @@ pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
 fn unsupported_checks(checks: &[ClaimCheck], request: &str) -> bool {
     let values: Vec<&ClaimCheck> = checks.iter().filter(|c| c.claim.kind.is_value()).collect();
     let invented = values.iter().any(|c| !c.supported());
+    let names: Vec<&ClaimCheck> = checks.iter().filter(|c| !c.claim.kind.is_value()).collect();
+    let observed_names = names.iter().filter(|c| c.observed()).count();
+    // A value the result holds vouches for the text, and so does a list copied from it (a count the
+    // model made of 14 observed title types is not an invention).
     let vouched = values
         .iter()
-        .any(|c| c.observed() && !request.contains(&normalize(&c.claim.text)));
+        .any(|c| c.observed() && !request.contains(&normalize(&c.claim.text)))
+        || observed_names >= MIN_LIST_VOUCH;
     if invented && !vouched {
         return true;
     }
-    let names: Vec<bool> = checks
-        .iter()
-        .filter(|c| !c.claim.kind.is_value())
-        .map(|c| c.supported())
-        .collect();
-    let missing = names.iter().filter(|s| !**s).count();
-    names.len() >= MIN_NAMES && missing * 2 > names.len()
+    // Names are looked up loosely and prose yields noisy list items ("Berlin (id", "total shots"):
+    // they decide only a text no observed value vouches for.
+    let missing = names.iter().filter(|c| !c.supported()).count();
+    !vouched && names.len() >= MIN_NAMES && missing * 2 > names.len()
 }
+
+/// Names and list items of a result that, copied together, vouch for a text.
+const MIN_LIST_VOUCH: usize = 3;
 
 /// Phrases of a fact that reports a failed or empty lookup rather than a value.
 const NOTHING_FOUND: &[&str] = &[
@@ -384,6 +424,53 @@ mod tests {
             "City play Real Madrid on 2024-05-30 in the 2023 season.",
             &season
         ));
+    }
+
+    #[test]
+    fn observed_values_vouch_for_a_text_whatever_its_prose_yields_as_names() {
+        let inbox = r#"{"messages": [{"from": "noreply@github.com", "date": "2024-06-14 09:12:47", "body_text": "enter this code: 48213907. This code expires in 15 minutes."}]}"#;
+        let ev = evidence(
+            "Fetch the inbox messages.",
+            &[("s".into(), "{}".into(), inbox.into())],
+        );
+        // Every value is observed; "a GitHub sign-up verification code" and "which expires in" are
+        // list items of the prose, not names to find.
+        assert!(!unsupported(
+            "1. From noreply@github.com (2024-06-14 09:12:47): a GitHub sign-up verification code, 48213907, which expires in 15 minutes.",
+            &ev
+        ));
+        let cities = evidence(
+            "List the Flixbus cities.",
+            &[(
+                "s".into(),
+                "{}".into(),
+                r#"[{"name": "Berlin", "id": 88}, {"name": "Munich", "id": 94}]"#.into(),
+            )],
+        );
+        assert!(!unsupported(
+            "The cities list holds no Italian city: Berlin (id 88, DE), Munich (id 94, DE).",
+            &cities
+        ));
+        // A count the model made of a list it copied whole is no invention.
+        let types = evidence(
+            "Which title types are there?",
+            &[(
+                "s".into(),
+                "{}".into(),
+                r#"["movie", "tvSeries", "tvEpisode", "videoGame"]"#.into(),
+            )],
+        );
+        assert!(!unsupported(
+            "4 title types: movie, tvSeries, tvEpisode, videoGame.",
+            &types
+        ));
+        // A value kept by reference comes from an observation.
+        assert!(!unsupported(
+            "Top startup news (the API reports 50 results): [value 2.1]",
+            &types
+        ));
+        // Invented names with no observed value are still unsupported.
+        assert!(unsupported("Cities: Rome, Venice and Milan.", &cities));
     }
 
     #[test]

@@ -32,8 +32,8 @@ use async_trait::async_trait;
 
 pub use crate::toolbench::method::Method;
 pub use context::{
-    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, Observer, QuietObserver,
-    SolveContext,
+    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_STATE_TOKEN_BUDGET,
+    Observer, QuietObserver, SolveContext,
 };
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};
@@ -80,6 +80,8 @@ mod checklist_tests;
 mod hardening_tests;
 #[cfg(test)]
 mod sample_harness;
+#[cfg(test)]
+mod sum2act_dev_tests;
 #[cfg(test)]
 mod sum2act_keeps_tests;
 #[cfg(test)]

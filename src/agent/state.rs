@@ -90,8 +90,12 @@ const MAX_FACT_CHARS: usize = 1_000;
 /// Longest fact kept: a size guard for a model that ignores the schema, not a cut of real facts.
 const FACT_SIZE_GUARD: usize = 4_000;
 const MAX_FACTS_PER_STEP: usize = 8;
-/// Longest fact shown to the router once the state is over its budget (the fact itself is kept).
+/// Shortest a fact is shown to the router once the state is over its budget (the fact itself is
+/// kept): facts are shown as long as the budget allows, down to this, before the oldest are folded.
 const SHOWN_FACT_CHARS: usize = 120;
+/// Said under facts shown shortened: the router once called a tool again, or wrote that the data was
+/// cut off, because a fact ended in "…".
+const SHORTENED_NOTE: &str = "(Facts ending in \"…\" or folded are shown shortened here; they are kept whole, and the final answer is written from the whole facts: do not call a tool again to see them.)\n";
 /// Longest summary line of the folded facts shown to the router.
 const FOLDED_CHARS: usize = 240;
 
@@ -286,8 +290,9 @@ impl State {
     }
 
     /// Keeps the router's view of the state under `budget` tokens: long facts are shown clipped first,
-    /// then the oldest facts are folded into a one-line summary, then redundant calls and the oldest
-    /// failures are dropped. The facts themselves stay whole for the final answer.
+    /// as long as the budget allows (a strong model's facts carry URLs and lists a 120-character cut
+    /// breaks), then the oldest facts are folded into a one-line summary, then redundant calls and the
+    /// oldest failures are dropped. The facts themselves stay whole for the final answer.
     pub fn fit(&mut self, budget: usize, count: impl Fn(&str) -> usize) {
         let folded = self.view.folded.min(self.facts.len().saturating_sub(1));
         self.view = View::default();
@@ -296,7 +301,7 @@ impl State {
         }
         self.view = View {
             folded,
-            shown_chars: SHOWN_FACT_CHARS,
+            shown_chars: self.longest_shown(budget, &count, folded),
         };
         while self.rendered_tokens(&count) > budget && self.view.folded + 1 < self.facts.len() {
             self.view.folded += 1;
@@ -307,6 +312,36 @@ impl State {
         while self.rendered_tokens(&count) > budget && self.failures.len() > 1 {
             self.failures.remove(0);
         }
+    }
+
+    /// The longest clip of the facts (at least `SHOWN_FACT_CHARS`) under which the view fits `budget`
+    /// with `folded` facts folded; binary search, as tokens grow with the clip.
+    fn longest_shown(
+        &mut self,
+        budget: usize,
+        count: &impl Fn(&str) -> usize,
+        folded: usize,
+    ) -> usize {
+        let longest = self
+            .facts
+            .iter()
+            .map(|f| f.text.chars().count())
+            .max()
+            .unwrap_or(0);
+        let (mut lo, mut hi) = (SHOWN_FACT_CHARS, longest.max(SHOWN_FACT_CHARS));
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            self.view = View {
+                folded,
+                shown_chars: mid,
+            };
+            if self.rendered_tokens(count) <= budget {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
     }
 
     /// Whether the router's view hides part of a fact (clipped or folded): its answer is then written
@@ -343,6 +378,9 @@ impl State {
         }
         if out.is_empty() {
             out.push_str("(none yet)\n");
+        }
+        if self.view_is_lossy() {
+            out.push_str(SHORTENED_NOTE);
         }
         out.trim_end().to_string()
     }
@@ -545,7 +583,13 @@ mod tests {
             text: long.clone(),
         });
         one.fit(60, words);
-        assert!(one.render_facts().ends_with('…'), "{}", one.render_facts());
+        let shown = one.render_facts();
+        let line = shown.lines().next().unwrap_or_default();
+        assert!(line.ends_with('…'), "{shown}");
+        // As long as the budget allows (more than the 120-character floor), and said to be shortened.
+        assert!(line.chars().count() > 120, "{shown}");
+        assert!(words(&shown) <= 60, "{shown}");
+        assert!(shown.contains("kept whole"), "{shown}");
         assert_eq!(one.facts[0].text, long);
         assert!(one.view_is_lossy());
         // Within the budget again, the view is whole again.

@@ -10,7 +10,7 @@ use crate::toolbench::claims::{extract_claims, normalize};
 use crate::toolbench::{FINISH, Task};
 
 use super::episode::Step;
-use super::grounded_answer::{evidence, ground, split_sentences};
+use super::grounded_answer::{evidence, ground};
 use super::parse;
 use super::reading::expand;
 use super::state::State;
@@ -58,7 +58,7 @@ pub async fn final_arguments(
         let (merged, kept) = keep_earlier_values(earlier, &answer);
         if kept > 0 {
             notes.push(format!(
-                "final answer: {kept} sentence(s) of the earlier answer kept (their values were missing)"
+                "final answer: {kept} line(s) of the earlier answer kept (their values were missing)"
             ));
             answer = merged;
         }
@@ -143,18 +143,21 @@ async fn write_from_whole_facts(
         .filter(|a| !a.trim().is_empty()))
 }
 
-/// `answer` with the sentences of `earlier` whose values (numbers, ids, names, list items) it does
-/// not state put first: a second Finish after the nudge must not lose what the first one said.
-/// Returns the text and how many sentences were kept.
+/// `answer` with the lines of `earlier` most of whose values (numbers, ids, names, list items) it does
+/// not state put first: a second Finish after the nudge must not lose what the first one said (it once
+/// lost a flight list). A line whose values the answer restates in other words is not repeated, and
+/// lines are kept whole (never a sentence's fragment). Returns the text and how many lines were kept.
 pub fn keep_earlier_values(earlier: &str, answer: &str) -> (String, usize) {
     let written = normalize(answer);
-    let kept: Vec<String> = earlier
+    let kept: Vec<&str> = earlier
         .lines()
-        .flat_map(split_sentences)
-        .filter(|s| {
-            extract_claims(s)
+        .filter(|line| {
+            let claims = extract_claims(line);
+            let missing = claims
                 .iter()
-                .any(|c| !written.contains(&normalize(&c.text)))
+                .filter(|c| !written.contains(&normalize(&c.text)))
+                .count();
+            missing * 2 > claims.len()
         })
         .collect();
     if kept.is_empty() {
@@ -181,5 +184,13 @@ mod tests {
         // Nothing is added when the last answer states the same values.
         let same = "LH 1234 leaves at 09:10 and AF 5678 at 11:45.";
         assert_eq!(keep_earlier_values(earlier, same), (same.to_string(), 0));
+        // A rewrite that restates most of a line's values in other words keeps nothing of it, and never
+        // a fragment such as "(id 66f1c2a9)" at the top of the answer.
+        let draft = "1. From noreply@github.com (2024-06-14 09:12:47): code 48213907, expiring in 15 minutes. (id 66f1c2a9)\n2. From welcome@notion.so (2024-06-14 09:05:18). (id 66f1c0d3)";
+        let rewrite = "1. From noreply@github.com - 2024-06-14 09:12:47: a code, 48213907, which expires in 15 minutes.\n2. From welcome@notion.so - 2024-06-14 09:05:18: a welcome email.";
+        assert_eq!(
+            keep_earlier_values(draft, rewrite),
+            (rewrite.to_string(), 0)
+        );
     }
 }

@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::toolbench::claims::content_words;
-use crate::toolbench::request_asks::{adds_topics, asks, is_framing, with_dropped_asks};
-use crate::toolbench::request_parts::{MAX_PART_CHARS, MAX_PARTS, validate_split};
+use crate::toolbench::request_asks::asks;
+use crate::toolbench::request_parts::{MAX_PART_CHARS, MAX_PARTS};
+use crate::toolbench::request_split::checklist_from_split;
 
 use super::failure::FailureKind;
 use super::grounded_answer::{evidence, states_value, unsupported};
@@ -39,34 +40,19 @@ pub async fn request_parts(
     if fallback.len() < 2 && !ctx.options.decompose {
         return Ok(fallback);
     }
-    // A tool name ("search_trips_for_flixbus") is a plan step, not a part of the request; a part at
-    // the length limit was cut.
-    let proposed: Vec<String> = decompose(task, ctx, tools)
-        .await?
-        .into_iter()
-        .filter(|p| !p.split_whitespace().any(|w| w.contains('_')))
-        .filter(|p| p.trim().chars().count() < MAX_MODEL_PART_CHARS)
-        .filter(|p| !is_framing(p) && !adds_topics(&task.query, p))
-        .collect();
-    let parts = match validate_split(&task.query, &proposed) {
-        Some(parts) => {
-            let mended = with_dropped_asks(&task.query, &parts);
-            if mended.len() > parts.len() {
-                ctx.observer.note(&format!(
-                    "the model's split dropped {} ask(s) of the request; added back",
-                    mended.len() - parts.len()
-                ));
-            }
-            mended.into_iter().take(MAX_PARTS).collect()
-        }
-        None => {
-            if !proposed.is_empty() {
-                ctx.observer
-                    .note("the model's split did not hold up against the request; using its asks");
-            }
-            fallback
-        }
-    };
+    let proposed = decompose(task, ctx, tools).await?;
+    let made = checklist_from_split(&task.query, &proposed);
+    if made.added_back > 0 {
+        ctx.observer.note(&format!(
+            "the model's split dropped {} ask(s) of the request; added back",
+            made.added_back
+        ));
+    }
+    if !made.split_used && !proposed.is_empty() {
+        ctx.observer
+            .note("the model's split did not hold up against the request; using its asks");
+    }
+    let parts = made.parts;
     ctx.observer
         .note(&format!("checklist: {}", parts.join(" | ")));
     Ok(parts)
@@ -102,9 +88,11 @@ async fn decompose(
 }
 
 /// Attributes the call's `k` new facts to parts. Only facts that state a value the result holds count
-/// (not "the search returned no results"). The parts the state manager names as answered completely,
-/// narrowed to those sharing the most words with the call, are answered; when it names none (or none
-/// of its parts shares a word), the facts go to the parts sharing the most words as partial answers.
+/// (not "the search returned no results"). The parts the state manager names as answered completely
+/// are answered when the call and its facts hold their words (`Checklist::believed`); the facts also
+/// count, in part, for the other parts sharing the most words with them (a FedExCup table the state
+/// manager names only for the rankings part holds points too), so a part with facts is never reported
+/// as having none.
 pub fn attribute_facts(
     state: &mut State,
     action: &Action,
@@ -134,14 +122,11 @@ pub fn attribute_facts(
         .filter(|&i| i < parts)
         .collect();
     let text = format!("{} {} {}", action.name, action.arguments, facts.join(" "));
-    let answered = state.checklist.narrow(&named, &text);
-    if !answered.is_empty() {
-        for i in answered {
-            state.checklist.answer(i, &facts);
-        }
-        return;
+    let answered = state.checklist.believed(&named, &text);
+    for &i in &answered {
+        state.checklist.answer(i, &facts);
     }
-    for i in state.checklist.concerned(&text, true) {
+    for i in state.checklist.concerned(&text, answered.is_empty()) {
         state.checklist.partly(i, &facts);
     }
 }

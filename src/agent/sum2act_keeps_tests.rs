@@ -27,18 +27,22 @@ use crate::tools::{ToolConfig, ToolError, ToolReply, ToolRequest, ToolSource};
 /// Answers each API with its scripted replies in order (the last one again after that); an API with
 /// no script is down. Counts the calls.
 #[derive(Default)]
-struct Source {
+pub(super) struct Source {
     replies: HashMap<&'static str, Vec<Result<Value, &'static str>>>,
     calls: Mutex<Vec<String>>,
 }
 
 impl Source {
-    fn with(mut self, api: &'static str, replies: Vec<Result<Value, &'static str>>) -> Self {
+    pub(super) fn with(
+        mut self,
+        api: &'static str,
+        replies: Vec<Result<Value, &'static str>>,
+    ) -> Self {
         self.replies.insert(api, replies);
         self
     }
 
-    fn calls(&self) -> Vec<String> {
+    pub(super) fn calls(&self) -> Vec<String> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
     }
 }
@@ -81,7 +85,7 @@ fn function(tool: &str, api: &str, description: &str) -> Function {
     Function::from_doc(&doc, tool)
 }
 
-fn task(query: &str) -> Task {
+pub(super) fn task(query: &str) -> Task {
     Task {
         subset: "G2_instruction".into(),
         query_id: 35,
@@ -95,46 +99,59 @@ fn task(query: &str) -> Task {
     }
 }
 
-fn call(name: &str, q: &str) -> Completion {
+pub(super) fn call(name: &str, q: &str) -> Completion {
     raw_call("thinking", name, &json!({ "q": q }).to_string())
 }
 
-fn finish(answer: &str) -> Completion {
+pub(super) fn finish(answer: &str) -> Completion {
     finish_saying("thinking", answer)
 }
 
 /// The state manager's reply.
-fn update(facts: &[&str], parts: &[u32]) -> Completion {
+pub(super) fn update(facts: &[&str], parts: &[u32]) -> Completion {
     reply(
         &json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": [], "parts": parts})
             .to_string(),
     )
 }
 
-type StateScript = dyn Fn(&str) -> Completion + Send + Sync;
+pub(super) type StateScript = dyn Fn(&str) -> Completion + Send + Sync;
 
-struct Harness {
-    llm: Arc<ScriptedLlm>,
-    source: Arc<Source>,
-    ctx: SolveContext,
-    task: Task,
+pub(super) struct Harness {
+    pub(super) llm: Arc<ScriptedLlm>,
+    pub(super) source: Arc<Source>,
+    pub(super) ctx: SolveContext,
+    pub(super) task: Task,
 }
 
-/// Router turns from `router`, state-manager replies from `state` (given its prompt), the answer call
-/// from `answer`, the model's split from `split`.
-fn harness(
+/// Router turns from `router` (the answer call's too), state-manager replies from `state` (given its
+/// prompt); the model splits the request into nothing (its asks are the checklist).
+pub(super) fn harness(
     query: &str,
     router: Vec<Completion>,
     state: Box<StateScript>,
     source: Source,
     options: AgentOptions,
 ) -> Harness {
+    harness_with_split(query, &[], router, state, source, options)
+}
+
+/// `harness` with the model's split of the request.
+pub(super) fn harness_with_split(
+    query: &str,
+    split: &[&str],
+    router: Vec<Completion>,
+    state: Box<StateScript>,
+    source: Source,
+    options: AgentOptions,
+) -> Harness {
     let router = Turns::new(router);
+    let split = json!({ "subtasks": split }).to_string();
     let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
         let prompt = prompt_text(req);
         match req.purpose.as_str() {
             "state" => Ok(state(&prompt)),
-            "decompose" => Ok(reply(r#"{"subtasks": []}"#)),
+            "decompose" => Ok(reply(&split)),
             _ => router.next(),
         }
     }));
@@ -160,11 +177,11 @@ fn harness(
     }
 }
 
-fn solve(h: &Harness) -> Episode {
+pub(super) fn solve(h: &Harness) -> Episode {
     run(Sum2Act::new(&h.ctx.options).solve(&h.task, &h.ctx)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn parts(ep: &Episode) -> Value {
+pub(super) fn parts(ep: &Episode) -> Value {
     ep.steps
         .last()
         .and_then(|s| s.state.clone())

@@ -18,6 +18,7 @@ mod model;
 pub mod naming;
 pub mod request_asks;
 pub mod request_parts;
+pub mod request_split;
 mod schema;
 pub mod stb_export;
 

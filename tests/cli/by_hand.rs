@@ -219,11 +219,13 @@ fn a_batch_and_its_eval_answered_by_hand_replay_offline() {
         .args(["--base-url", &server.url])
         .run()
         .success();
+    // The ToolEval-style judge is asked about every answer: the evidence judge decides an answer that
+    // only states its parts as not obtained (what the scripted model gets here) by rule, asking nothing.
     let eval = |run: &Path, model: &[&str]| {
         Test::new()
             .arg("eval")
             .arg(run)
-            .args(["--votes", "1", "--json"])
+            .args(["--votes", "1", "--json", "--judge-mode", "tooleval"])
             .args(model)
             .run()
             .success()
