@@ -355,6 +355,15 @@ fn react_tries_again_after_give_up() {
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.answer_file["try_count"], 2);
     assert_eq!(ep.answer_file["trys"][1]["win"], true);
+    // The second try is a new conversation: its first call is call_1 again.
+    let last = h
+        .llm
+        .requests()
+        .pop()
+        .map(|r| r.messages)
+        .unwrap_or_default();
+    let ids: Vec<_> = last.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(ids, vec!["call_1".to_string()]);
 }
 
 fn forces_finish(r: &CompletionRequest) -> bool {
@@ -480,12 +489,18 @@ fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
             .collect();
         let want: Vec<String> = (1..=ids.len()).map(|i| format!("call_{i}")).collect();
         assert_eq!(ids, want);
-        let diversity = r.messages.iter().filter(|m| m.content.contains("not the first attempt"));
+        let diversity = r
+            .messages
+            .iter()
+            .filter(|m| m.content.contains("not the first attempt"));
         assert!(diversity.count() <= 1);
     }
     // The new child under the root (5th request) sees the root's messages and its own call, C3.
     let args = |r: &CompletionRequest| -> Vec<String> {
-        r.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.arguments.clone())).collect()
+        r.messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.arguments.clone()))
+            .collect()
     };
     assert_eq!(args(&reqs[4]), vec![r#"{"city":"C3"}"#.to_string()]);
 }

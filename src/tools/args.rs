@@ -139,7 +139,10 @@ pub fn with_declared_names(doc: &ApiDoc, args: &Map<String, Value>) -> Map<Strin
             let original = declared
                 .iter()
                 .find(|d| *d != key && param_name(d) == *key && !args.contains_key(**d));
-            (original.map_or(key.as_str(), |d| *d).to_string(), value.clone())
+            (
+                original.map_or(key.as_str(), |d| *d).to_string(),
+                value.clone(),
+            )
         })
         .collect()
 }
