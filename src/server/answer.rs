@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::engine::{Answer, Names, VirtualApi, api_key, error_reply};
 use super::llm_sim::Given;
 use super::simulate::simulate;
+use super::template_fit::recorded_for_other_kind;
 use super::world::Call;
 use crate::toolbench::naming::pure_api_name;
 use crate::toolbench::{ApiDoc, Tool, ToolApi};
@@ -199,6 +200,7 @@ impl VirtualApi {
                 .unwrap_or_default();
             let given = Given {
                 template,
+                template_for_other_call: recorded_for_other_kind(&p.doc, &args),
                 recorded: &recorded,
                 args: &args,
                 facts: &facts,
