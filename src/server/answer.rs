@@ -196,7 +196,7 @@ impl VirtualApi {
             let facts = self
                 .world
                 .as_ref()
-                .map(|w| w.facts(&p.args))
+                .map(|w| w.facts(&p.call, &p.args))
                 .unwrap_or_default();
             let given = Given {
                 template,

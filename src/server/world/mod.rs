@@ -75,11 +75,11 @@ impl World {
         self.store.get(call)
     }
 
-    /// What earlier replies fixed about the values `args` names (empty without entity memory).
-    pub fn facts(&self, args: &Map<String, Value>) -> Vec<Fact> {
+    /// What earlier replies fixed about the values `call`'s `args` name (empty without entity memory).
+    pub fn facts(&self, call: &Call, args: &Map<String, Value>) -> Vec<Fact> {
         self.entities
             .as_ref()
-            .map(|e| e.recall(args))
+            .map(|e| e.recall(&call.api_label(), args))
             .unwrap_or_default()
     }
 
@@ -223,7 +223,7 @@ mod tests {
         );
         assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
         // The reply's facts are found by a later call naming the id, in either world.
-        let facts = worlds[1].facts(&args);
+        let facts = worlds[1].facts(&call, &args);
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!(facts[0].record["year"], 2011);
         // No lock files are left behind.
