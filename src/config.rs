@@ -16,6 +16,8 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
+    #[error("{path}: `{field}` must be at least 1 (0 would run and do nothing)")]
+    Zero { path: PathBuf, field: &'static str },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -171,10 +173,33 @@ impl Config {
             path: path.to_path_buf(),
             error,
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: parse_message(&text, &e),
-        })
+        })?;
+        config.check(path)?;
+        Ok(config)
+    }
+
+    /// Refuses limits of 0, as the flags that set them do.
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let limits: [(&'static str, u64); 5] = [
+            ("agent.max_steps", self.agent.max_steps.into()),
+            (
+                "agent.state_token_budget",
+                self.agent.state_token_budget.into(),
+            ),
+            ("llm.timeout_secs", self.llm.timeout_secs),
+            ("llm.context", self.llm.context.into()),
+            ("tools.timeout_secs", self.tools.timeout_secs),
+        ];
+        match limits.iter().find(|(_, v)| *v == 0) {
+            Some((field, _)) => Err(ConfigError::Zero {
+                path: path.to_path_buf(),
+                field,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Cost in USD of a call, when the model has a price.

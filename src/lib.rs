@@ -3,7 +3,8 @@
 //! Layers, top to bottom (arrows point down only):
 //! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
 //! (`net`: serving under connection limits, used by `server` and `llm`; `terminal`: text made safe
-//! to print; `names`: the names users type for enum values, shared by every layer).
+//! to print; `names`: the names users type for enum values, shared by every layer; `redact`:
+//! credentials in URLs, masked wherever text is shown or written).
 //!
 //! Only `cli` knows clap: each subcommand's flags are clap structs there that turn into the plain
 //! option structs of the layers below (`llm::LlmOptions`, `server::ToolOptions`,
@@ -22,6 +23,7 @@ pub mod logging;
 pub mod names;
 pub mod net;
 pub mod prompts;
+pub mod redact;
 pub mod retrieve;
 pub mod server;
 pub mod session;

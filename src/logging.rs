@@ -1,4 +1,5 @@
-//! Logging with `tracing` to stderr: warnings by default, more with -v, or `RUST_LOG`.
+//! Logging with `tracing` to stderr: warnings by default, more with -v, or `RUST_LOG`; credentials in
+//! URLs are masked on every line.
 
 use tracing_subscriber::EnvFilter;
 
@@ -11,7 +12,9 @@ pub fn init(verbose: u8) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Every line passes through the URL redaction: a library's error text may quote a URL with
+        // its credentials.
+        .with_writer(|| crate::redact::Redacting(std::io::stderr()))
         .with_target(false)
         .try_init();
 }

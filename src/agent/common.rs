@@ -12,7 +12,15 @@ use super::episode::Step;
 use super::parse::{self, Action};
 use super::state::clip;
 
+/// Longest example value shown in the tool listing; a longer one is left out, never cut: a model
+/// copies what it is shown into its calls, and a cut value answers nothing.
+pub const MAX_EXAMPLE_CHARS: usize = 80;
+
+/// Longest description in the tool listing: whole sentences up to it, else whole words and `…`.
+pub const MAX_LISTED_DESCRIPTION: usize = 160;
+
 /// One line per function: name, description and parameters, compact enough for a small model's context.
+/// Example values are whole or absent; descriptions end at a sentence or a word.
 pub fn tool_listing(functions: &[Function]) -> String {
     let mut out = String::new();
     for f in functions {
@@ -25,7 +33,7 @@ pub fn tool_listing(functions: &[Function]) -> String {
         out.push_str(&format!(
             "- {}: {}",
             f.name,
-            clip(&desc.replace('\n', " "), 160)
+            clip_at_words(&desc.replace('\n', " "), MAX_LISTED_DESCRIPTION)
         ));
         let props = &f.schema["parameters"]["properties"];
         let params: Vec<String> = f
@@ -39,9 +47,11 @@ pub fn tool_listing(functions: &[Function]) -> String {
                 } else {
                     "optional"
                 };
-                match spec.get("example_value") {
-                    Some(ex) => format!("{p} ({ty}, {req}, e.g. {})", clip(&ex.to_string(), 40)),
-                    None => format!("{p} ({ty}, {req})"),
+                match spec.get("example_value").map(Value::to_string) {
+                    Some(ex) if ex.chars().count() <= MAX_EXAMPLE_CHARS => {
+                        format!("{p} ({ty}, {req}, e.g. {ex})")
+                    }
+                    _ => format!("{p} ({ty}, {req})"),
                 }
             })
             .collect();
@@ -53,6 +63,28 @@ pub fn tool_listing(functions: &[Function]) -> String {
     }
     out.push_str("- Finish: end the task. Arguments: return_type (\"give_answer\" or \"give_up_and_restart\"); final_answer (string, the full answer for the user)\n");
     out
+}
+
+/// `text` up to `max` characters: the whole sentences that fit, else the whole words that fit and `…`
+/// (a single word longer than `max` is the only thing cut inside).
+pub fn clip_at_words(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max).collect();
+    let sentence_end = head
+        .match_indices(". ")
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i >= max / 3)
+        .last();
+    if let Some(end) = sentence_end {
+        return head[..end].to_string();
+    }
+    let room: String = text.chars().take(max.saturating_sub(1)).collect();
+    match room.rfind(char::is_whitespace) {
+        Some(i) if i > 0 => format!("{}…", room[..i].trim_end()),
+        _ => clip(text, max),
+    }
 }
 
 /// The function schemas offered to the model (Finish last).
@@ -331,5 +363,24 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         elapsed_ms: 0,
         resources: Vec::new(),
         retries: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip_at_words;
+
+    #[test]
+    fn descriptions_are_cut_between_sentences_or_words() {
+        assert_eq!(clip_at_words("short", 10), "short");
+        assert_eq!(
+            clip_at_words("One sentence here. Another one that is long.", 30),
+            "One sentence here."
+        );
+        assert_eq!(
+            clip_at_words("a description without any sentence end at all", 20),
+            "a description…"
+        );
+        assert_eq!(clip_at_words("abcdefghijklmnop", 8), "abcdefg…");
     }
 }

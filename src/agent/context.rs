@@ -7,9 +7,9 @@ use std::time::Instant;
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
 use crate::prompts::Prompts;
 use crate::tools::observation::code;
-use crate::tools::{Observation, ToolCaller};
+use crate::tools::{Observation, ReplySource, ToolCaller};
 
-use super::episode::{Counters, Step};
+use super::episode::{Counters, ErrorCause, Step};
 use super::sampling::Sampling;
 
 /// Limits and switches shared by all methods.
@@ -97,6 +97,10 @@ pub struct SolveContext {
     pub options: AgentOptions,
     pub observer: Arc<dyn Observer>,
     counters: Mutex<Counters>,
+    /// The first tool call's error that never reached the tool server.
+    unreachable: Mutex<Option<String>>,
+    /// Whether the last failed model call was a setup error ([`LlmError::is_setup`]).
+    last_llm_failure_is_setup: Mutex<Option<bool>>,
     started: Instant,
     /// Set for repeats `r > 0` of a batch: every call is sampled with an episode-specific seed.
     sampling: Option<Sampling>,
@@ -117,6 +121,8 @@ impl SolveContext {
             options,
             observer,
             counters: Mutex::new(Counters::default()),
+            unreachable: Mutex::new(None),
+            last_llm_failure_is_setup: Mutex::new(None),
             started: Instant::now(),
             sampling: None,
         }
@@ -149,6 +155,9 @@ impl SolveContext {
             }
             Err(_) => false,
         };
+        if let (Err(e), Ok(mut last)) = (&result, self.last_llm_failure_is_setup.lock()) {
+            *last = Some(e.is_setup());
+        }
         self.update(|c| {
             if cut {
                 c.cut_replies += 1;
@@ -175,9 +184,40 @@ impl SolveContext {
                 if obs.code == code::NO_SUCH_FUNCTION {
                     c.hallucinated_calls += 1;
                 }
+                if obs.source == ReplySource::Unreachable {
+                    c.unreachable_tool_calls += 1;
+                }
             });
+            if obs.source == ReplySource::Unreachable
+                && let Ok(mut first) = self.unreachable.lock()
+            {
+                first.get_or_insert_with(|| obs.error.clone());
+            }
         }
         obs
+    }
+
+    /// Whose failure an episode that ended in `error` is: the tool server's when it could not be
+    /// reached, else the setup's when the last failed model call was a setup error, else an outage.
+    pub fn error_cause(&self) -> ErrorCause {
+        if self.environment_failure().is_some() {
+            return ErrorCause::ToolServer;
+        }
+        match self.last_llm_failure_is_setup.lock().ok().and_then(|l| *l) {
+            Some(true) => ErrorCause::Setup,
+            _ => ErrorCause::Outage,
+        }
+    }
+
+    /// Why the episode is not a result although it ended: the tool server could not be reached for
+    /// some of its calls (the first such error, with the count). `None` when every call was answered.
+    pub fn environment_failure(&self) -> Option<String> {
+        let first = self.unreachable.lock().ok()?.clone()?;
+        let c = self.counters(0);
+        Some(format!(
+            "the tool server could not be reached ({} of {} tool calls got no reply): {first}",
+            c.unreachable_tool_calls, c.tool_calls
+        ))
     }
 
     /// Counts a successful call whose result added nothing new (kept apart from failed calls).

@@ -158,18 +158,25 @@ fn episode(
 ) -> Episode {
     let (answer, _) = final_answer(&ending.steps);
     let counters = ctx.counters(ending.steps.len());
+    // An episode that met an unreachable tool server ran against a broken environment: whatever it
+    // concluded is not a result (kept as an `error`, so it is not judged and a rerun solves it again).
+    let (finish, error) = match ctx.environment_failure() {
+        Some(why) if ending.finish != FinishKind::Error => (FinishKind::Error, Some(why)),
+        _ => (ending.finish, ending.error),
+    };
     Episode {
         method: method.to_string(),
         model: ctx.llm.model_id(),
         subset: task.subset.clone(),
         query_id: task.query_id,
         query: task.query.clone(),
-        finish: ending.finish,
+        finish,
         answer,
         steps: ending.steps,
         counters,
         details: ending.details,
-        error: ending.error,
+        error_cause: (finish == FinishKind::Error).then(|| ctx.error_cause()),
+        error,
         resources: ctx.tools.resources(),
         answer_file,
     }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use crate::toolbench::answer::{Counters, FinishKind};
+pub use crate::toolbench::answer::{Counters, ErrorCause, FinishKind};
 use crate::tools::{Observation, Resource};
 
 /// One action and what came of it.
@@ -68,6 +68,9 @@ pub struct Episode {
     /// Why the episode stopped early, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whose failure that was (the setup, the model, the tool server), for exit codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_cause: Option<ErrorCause>,
     /// Files the tools produced (images, audio), in the episode's folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,

@@ -175,6 +175,7 @@ pub fn instruction_task(
     catalog: &Catalog,
     retriever: Option<&Retriever>,
 ) -> Result<Task, DataError> {
+    crate::toolbench::check_query_text(instruction).map_err(DataError::Other)?;
     let query = Query {
         query: instruction.to_string(),
         query_id: 0,

@@ -11,7 +11,12 @@ use std::path::{Path, PathBuf};
 use super::summary::scan_run_dir;
 use super::{BatchError, Manifest};
 use crate::toolbench::io::write_json_atomic;
-use crate::toolbench::stb_export::{export_answer, family_of, stb_method};
+use crate::toolbench::stb_export::{export_answer, family_of, stb_method, stb_method_of_run};
+
+/// Where its converter writes and its evaluator reads, inside the export: `converted/{name}/`.
+pub const CONVERTED_DIR: &str = "converted";
+/// Where its evaluator writes its results, inside the export (it does not create the folder).
+pub const PASS_RATE_DIR: &str = "pass_rate";
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,6 +25,10 @@ pub struct ExportOutcome {
     pub per_subset: BTreeMap<String, usize>,
     /// The method name in the file names (give it to its converter as `--method`).
     pub stb_method: String,
+    /// The name its evaluator knows the run by (`--reference_model`): the run directory's name.
+    pub name: String,
+    /// Episodes of the run that ended in error (`.error` records: not answers, not exported).
+    pub error_records: usize,
     /// Answer files that could not be exported, with the reason.
     pub failed: Vec<(PathBuf, String)>,
     /// Files that do not parse as our answer files.
@@ -42,11 +51,12 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
     })?;
     let family = family_of(&manifest.method).ok_or_else(|| {
         BatchError::BadInput(format!(
-            "{}: method `{}` has no StableToolBench counterpart (known: sum2act, react, dfsdt)",
+            "{}: `{}` is not one of our methods (sum2act, react, dfsdt, plan, graph)",
             run_dir.display(),
             manifest.method
         ))
     })?;
+    let run_method = stb_method_of_run(family, &manifest.method, &manifest.agent);
     if out.exists() && same_dir(out, run_dir) {
         return Err(BatchError::BadInput(format!(
             "{}: --out must not be the run directory",
@@ -54,8 +64,15 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
         )));
     }
     let (files, unreadable) = scan_run_dir(run_dir)?;
+    let name = reference_name(run_dir, &manifest.method);
+    for dir in [out.join(CONVERTED_DIR).join(&name), out.join(PASS_RATE_DIR)] {
+        std::fs::create_dir_all(&dir).map_err(|e| BatchError::io(&dir, e))?;
+    }
     let mut outcome = ExportOutcome {
         unreadable,
+        stb_method: run_method.clone().unwrap_or_default(),
+        name,
+        error_records: error_records(run_dir),
         ..ExportOutcome::default()
     };
     for (path, value, view) in files {
@@ -69,7 +86,9 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
         if !view.method.is_empty() && view.method != manifest.method {
             continue;
         }
-        let method = stb_method(family, &value);
+        let method = run_method
+            .clone()
+            .unwrap_or_else(|| stb_method(family, &value));
         match export_answer(&value, family) {
             Ok(exported) => {
                 let target = out
@@ -90,6 +109,46 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
         }
     }
     Ok(outcome)
+}
+
+/// The run directory's name, kept to the characters a file name and its evaluator's arguments take
+/// as they are (the method's name when nothing is left).
+fn reference_name(run_dir: &Path, method: &str) -> String {
+    let name: String = run_dir
+        .canonicalize()
+        .unwrap_or_else(|_| run_dir.to_path_buf())
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let name = name.trim_start_matches('.').to_string();
+    if name.is_empty() {
+        method.to_string()
+    } else {
+        name
+    }
+}
+
+/// `.error` records in the run's subset folders.
+fn error_records(run_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(run_dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flat_map(|files| files.flatten())
+        .filter(|f| f.path().extension().is_some_and(|x| x == "error"))
+        .count()
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

@@ -1,7 +1,9 @@
 //! Fail fast on a setup error: when the first episodes of a batch all end in the same error without
-//! ever reaching the model (a rejected key, an unknown model), the rest would too.
+//! ever reaching the model (a rejected key, an unknown model), the rest would too. And stop on an
+//! outage of the tool server: episodes in a row that could not reach it.
 
 use super::summary::EpisodeView;
+use crate::toolbench::answer::ErrorCause;
 
 /// The batch stops as a setup error when its first episodes (this many, or all of them when fewer
 /// are to run) all ended in the same error without ever getting a reply from the model.
@@ -25,8 +27,9 @@ impl FailFast {
         }
     }
 
-    /// Records one finished episode; returns the setup error once the first ones all agree.
-    pub(super) fn record(&mut self, view: &EpisodeView) -> Option<String> {
+    /// Records one finished episode; returns the shared error, and whose failure it is, once the
+    /// first ones all agree.
+    pub(super) fn record(&mut self, view: &EpisodeView) -> Option<(String, Option<ErrorCause>)> {
         if self.decided {
             return None;
         }
@@ -50,9 +53,32 @@ impl FailFast {
         match &self.streak {
             Some((e, n)) if *n >= self.needed => {
                 self.decided = true;
-                Some(e.clone())
+                Some((e.clone(), view.error_cause))
             }
             _ => None,
         }
+    }
+}
+
+/// Stops the batch when this many episodes in a row could not reach the tool server: the queries
+/// after them would only be spent against a broken environment.
+pub(super) struct ToolOutage {
+    streak: usize,
+}
+
+impl ToolOutage {
+    pub(super) fn new() -> Self {
+        ToolOutage { streak: 0 }
+    }
+
+    /// Records one finished episode; returns its error once [`FAIL_FAST_AFTER`] in a row met an
+    /// unreachable tool server.
+    pub(super) fn record(&mut self, view: &EpisodeView) -> Option<String> {
+        if view.counters.unreachable_tool_calls == 0 {
+            self.streak = 0;
+            return None;
+        }
+        self.streak += 1;
+        (self.streak >= FAIL_FAST_AFTER).then(|| view.error.clone().unwrap_or_default())
     }
 }

@@ -43,6 +43,7 @@ impl Solved {
                 finish: episode.finish.into(),
                 counters: episode.counters.clone(),
                 error: episode.error.clone(),
+                error_cause: episode.error_cause,
             },
         }
     }

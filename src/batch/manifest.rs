@@ -52,6 +52,9 @@ pub struct Manifest {
     /// Run directories this one was merged from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The shards (`I/N`) merged into this directory so far, so a later `merge` knows the set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_shards: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -79,6 +82,7 @@ impl Manifest {
             agent: Value::Null,
             config: Value::Null,
             merged_from: Vec::new(),
+            merged_shards: Vec::new(),
         }
     }
 
@@ -96,8 +100,9 @@ impl Manifest {
         let mut clean = self.clone();
         scrub(&mut clean.config);
         scrub(&mut clean.agent);
-        clean.tools = scrub_url(&clean.tools);
-        clean.data = scrub_url(&clean.data);
+        clean.tools = crate::redact::text(&clean.tools);
+        clean.data = crate::redact::text(&clean.data);
+        clean.model = crate::redact::text(&clean.model);
         write_json_atomic(&run_dir.join(MANIFEST_FILE), &clean)?;
         Ok(())
     }
@@ -175,21 +180,8 @@ fn scrub(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(scrub),
-        Value::String(s) => *s = scrub_url(s),
+        Value::String(s) => *s = crate::redact::text(s),
         _ => {}
-    }
-}
-
-/// `scheme://user:pass@host/...` → `scheme://***@host/...`.
-fn scrub_url(text: &str) -> String {
-    let Some(scheme_end) = text.find("://") else {
-        return text.to_string();
-    };
-    let rest = &text[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}://***{}", &text[..scheme_end], &rest[at..]),
-        None => text.to_string(),
     }
 }
 
@@ -205,7 +197,6 @@ mod tests {
         let text = v.to_string();
         assert!(!text.contains("sk-1") && !text.contains("u:p"), "{text}");
         assert!(text.contains("\"api_key_env\":\"K\""), "{text}");
-        assert_eq!(scrub_url("http://h/x@y"), "http://h/x@y");
     }
 
     #[test]

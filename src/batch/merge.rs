@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::manifest::now;
+use super::plan::Shard;
 use super::summary::scan_run_dir;
 use super::{BatchError, Manifest};
 use crate::toolbench::io::write_atomic;
@@ -21,21 +22,58 @@ pub struct MergeOutcome {
     /// Files that do not parse as answer files (not copied).
     pub unreadable: Vec<PathBuf>,
     pub manifest: Manifest,
+    /// Shards of the set not merged yet (`--allow-partial`).
+    pub missing_shards: Vec<Shard>,
+}
+
+impl MergeOutcome {
+    /// Which shards are absent, for a warning; `None` when the set is whole (or not sharded).
+    pub fn missing_message(&self) -> Option<String> {
+        let merged: Vec<Shard> = self
+            .manifest
+            .merged_shards
+            .iter()
+            .filter_map(|s| Shard::parse_with_env(s, None).ok())
+            .collect();
+        (!self.missing_shards.is_empty()).then(|| missing_message(&self.missing_shards, &merged))
+    }
+}
+
+/// How `merge` treats what it is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions {
+    /// Merge runs of different models too.
+    pub force: bool,
+    /// Merge an incomplete set of shards (the missing slices are named, not refused).
+    pub allow_partial: bool,
 }
 
 /// Merges `inputs` into `out` (created if needed; an existing run there must have the same method).
-/// A different model is refused too unless `force`.
-pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome, BatchError> {
+/// A different model is refused too unless `force`; shards must form a whole set (with what `out`
+/// already holds) unless `allow_partial`.
+pub fn merge(
+    out: &Path,
+    inputs: &[PathBuf],
+    options: MergeOptions,
+) -> Result<MergeOutcome, BatchError> {
     let manifests = read_inputs(out, inputs)?;
     let existing = Manifest::read(out)?;
     let (reference_dir, reference) = match &existing {
         Some(m) => (out, m),
         None => (manifests[0].0.as_path(), &manifests[0].1),
     };
-    check_compatible((reference_dir, reference), &manifests, force)?;
+    check_compatible((reference_dir, reference), &manifests, options.force)?;
+    let (merged_shards, missing) = shard_set(existing.as_ref(), &manifests)?;
+    if !missing.is_empty() && !options.allow_partial {
+        return Err(BatchError::BadInput(format!(
+            "{}; give every shard's run directory, or --allow-partial to merge what is there",
+            missing_message(&missing, &merged_shards)
+        )));
+    }
 
     let mut manifest = reference.clone();
     manifest.shard = None;
+    manifest.merged_shards = merged_shards.iter().map(Shard::to_string).collect();
     manifest.updated = now();
     let mut subsets: BTreeSet<String> = manifest.subsets.iter().cloned().collect();
     let mut outcome = MergeOutcome {
@@ -44,6 +82,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf], force: bool) -> Result<MergeOutcome
         conflicts: Vec::new(),
         unreadable: Vec::new(),
         manifest: Manifest::new("", ""),
+        missing_shards: missing,
     };
     for (dir, m) in &manifests {
         subsets.extend(m.subsets.iter().cloned());
@@ -89,6 +128,69 @@ fn read_inputs(out: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)
     Ok(manifests)
 }
 
+/// The shards merged once this merge is done (those `existing` records and the inputs'), and those
+/// of the set still missing. Inputs that are not shards add nothing; shards of different counts are
+/// refused (they are not slices of one set).
+fn shard_set(
+    existing: Option<&Manifest>,
+    manifests: &[(PathBuf, Manifest)],
+) -> Result<(Vec<Shard>, Vec<Shard>), BatchError> {
+    let mut named: Vec<(String, Shard)> = Vec::new();
+    let recorded = existing.into_iter().flat_map(|m| {
+        m.merged_shards
+            .iter()
+            .map(|s| ("the merged run".to_string(), s.clone()))
+    });
+    let given = manifests
+        .iter()
+        .filter_map(|(dir, m)| Some((dir.display().to_string(), m.shard.clone()?)));
+    for (source, text) in recorded.chain(given) {
+        let shard = Shard::parse_with_env(&text, None).map_err(|_| {
+            BatchError::BadInput(format!(
+                "{source}: run.json records shard `{text}`, not I/N"
+            ))
+        })?;
+        named.push((source, shard));
+    }
+    let Some((first_source, first)) = named.first().cloned() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    if let Some((source, other)) = named.iter().find(|(_, s)| s.count != first.count) {
+        return Err(BatchError::BadInput(format!(
+            "cannot merge shards of different shard counts: {first_source} is shard {first}, {source} is shard {other}"
+        )));
+    }
+    let mut merged: Vec<Shard> = named.into_iter().map(|(_, s)| s).collect();
+    merged.sort_by_key(|s| s.index);
+    merged.dedup();
+    let missing = (0..first.count)
+        .map(|index| Shard {
+            index,
+            count: first.count,
+        })
+        .filter(|s| !merged.contains(s))
+        .collect();
+    Ok((merged, missing))
+}
+
+/// `shard 1/3 is missing (merged: 0/3, 2/3)`.
+fn missing_message(missing: &[Shard], merged: &[Shard]) -> String {
+    let list = |shards: &[Shard]| {
+        shards
+            .iter()
+            .map(Shard::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "shard{} {} {} missing (merged: {})",
+        if missing.len() == 1 { "" } else { "s" },
+        list(missing),
+        if missing.len() == 1 { "is" } else { "are" },
+        list(merged)
+    )
+}
+
 /// Every input must have the reference's method, and its model unless `force`.
 fn check_compatible(
     (reference_dir, reference): (&Path, &Manifest),
@@ -123,11 +225,15 @@ fn check_compatible(
 fn copy_answers(dir: &Path, out: &Path, outcome: &mut MergeOutcome) -> Result<(), BatchError> {
     let (files, bad) = scan_run_dir(dir)?;
     outcome.unreadable.extend(bad);
-    for (path, _, view) in files {
-        let Some(name) = path.file_name() else {
+    for (path, _, _) in files {
+        // The file keeps its folder and name: both come from the input's listing, never from a
+        // record's content, so nothing lands outside `out`.
+        let (Some(name), Some(folder)) =
+            (path.file_name(), path.parent().and_then(|p| p.file_name()))
+        else {
             continue;
         };
-        let dest = out.join(&view.subset).join(name);
+        let dest = out.join(folder).join(name);
         let bytes = std::fs::read(&path).map_err(|e| BatchError::io(&path, e))?;
         if dest.is_file() {
             match std::fs::read(&dest) {

@@ -8,12 +8,14 @@
 pub mod export;
 mod fail_fast;
 mod job;
+mod lock;
 mod manifest;
 pub mod merge;
 mod plan;
 mod progress;
 pub mod provenance;
 pub mod report;
+mod report_headline;
 mod report_media;
 mod runner;
 #[cfg(test)]
@@ -24,11 +26,13 @@ mod summary;
 
 use std::path::PathBuf;
 
+pub use fail_fast::FAIL_FAST_AFTER;
 pub use job::{Job, JobError, Solved};
+pub use lock::{LOCK_FILE, RunLock};
 pub use manifest::{MANIFEST_FILE, Manifest};
 pub use plan::{
     SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
-    select, select_with,
+    select, select_with, selected_ids,
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use provenance::Provenance;
@@ -55,6 +59,14 @@ pub enum BatchError {
     },
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
+    #[error(
+        "{dir} is in use by another sum2act process ({holder}); wait for it to finish, or give another {flag}"
+    )]
+    Locked {
+        dir: PathBuf,
+        holder: String,
+        flag: String,
+    },
 }
 
 impl BatchError {
@@ -62,7 +74,9 @@ impl BatchError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             BatchError::Data(e) => !e.is_output(),
-            BatchError::BadInput(_) | BatchError::ManifestMismatch { .. } => true,
+            BatchError::BadInput(_)
+            | BatchError::ManifestMismatch { .. }
+            | BatchError::Locked { .. } => true,
             BatchError::Io { .. } => false,
         }
     }

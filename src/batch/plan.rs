@@ -117,6 +117,49 @@ pub fn select_with(
     shard: Shard,
     resolve: impl Fn(&str, &Query) -> Result<Task, String>,
 ) -> Result<Selection, BatchError> {
+    let (names, chosen) = chosen_queries(data, subsets, limit, shard)?;
+    let mut selection = Selection {
+        subsets: names,
+        ..Selection::default()
+    };
+    for (subset, query) in chosen {
+        match resolve(&subset, &query) {
+            Ok(task) => selection.tasks.push(task),
+            Err(reason) => selection.skipped.push(SkippedQuery {
+                subset,
+                query_id: query.query_id,
+                reason,
+            }),
+        }
+    }
+    Ok(selection)
+}
+
+/// The (subset, query id) of every query a batch with these settings selects, in order: what a run
+/// directory's manifest says its answers should cover (`eval` counts the absent ones as missing).
+pub fn selected_ids(
+    data: &DataDir,
+    subsets: &[String],
+    limit: Option<usize>,
+    shard: Shard,
+) -> Result<Vec<(String, u64)>, BatchError> {
+    let (_, chosen) = chosen_queries(data, subsets, limit, shard)?;
+    Ok(chosen
+        .into_iter()
+        .map(|(subset, q)| (subset, q.query_id))
+        .collect())
+}
+
+/// Queries with their subset, in canonical (subset, query id) order.
+type SubsetQueries = Vec<(String, Query)>;
+
+/// The subset names (sorted) and this shard's queries of them, in canonical order.
+fn chosen_queries(
+    data: &DataDir,
+    subsets: &[String],
+    limit: Option<usize>,
+    shard: Shard,
+) -> Result<(Vec<String>, SubsetQueries), BatchError> {
     let mut names: Vec<String> = if subsets.is_empty() {
         data.subsets()?
     } else {
@@ -139,24 +182,13 @@ pub fn select_with(
         queries.sort_by_key(|q| q.query_id);
         all.extend(queries.into_iter().map(|q| (subset.clone(), q)));
     }
-    let mut selection = Selection {
-        subsets: names,
-        ..Selection::default()
-    };
-    for (position, (subset, query)) in all.iter().enumerate() {
-        if !shard.contains(position) {
-            continue;
-        }
-        match resolve(subset, query) {
-            Ok(task) => selection.tasks.push(task),
-            Err(reason) => selection.skipped.push(SkippedQuery {
-                subset: subset.clone(),
-                query_id: query.query_id,
-                reason,
-            }),
-        }
-    }
-    Ok(selection)
+    let chosen = all
+        .into_iter()
+        .enumerate()
+        .filter(|(position, _)| shard.contains(*position))
+        .map(|(_, item)| item)
+        .collect();
+    Ok((names, chosen))
 }
 
 /// Where a query's answer file lives: `RUN_DIR/{subset}/{query_id}_{method}.json`.

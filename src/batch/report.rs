@@ -12,8 +12,10 @@ use super::{BatchError, Manifest};
 use crate::toolbench::answer::OUR_KEY;
 use crate::toolbench::io::{read_json, write_atomic};
 
-/// The page; `__SUM2ACT_DATA__` is replaced by the data.
+/// The page; `__SUM2ACT_HEADLINE__` is replaced by the headline section and `__SUM2ACT_DATA__` by the
+/// data.
 const TEMPLATE: &str = include_str!("report.html");
+const HEADLINE_MARKER: &str = "__SUM2ACT_HEADLINE__";
 const DATA_MARKER: &str = "__SUM2ACT_DATA__";
 
 /// Names of files in a run directory that may hold judge results: a JSON object keyed by query id
@@ -27,6 +29,9 @@ pub struct ReportStats {
     pub queries: usize,
     /// Runs for which judge results were found.
     pub judged_runs: usize,
+    /// Runs whose evaluation is not valid (too many unusable judge votes), with why: their judge
+    /// results are left out, never charted as 0%.
+    pub invalid: Vec<(PathBuf, String)>,
     pub bytes: usize,
 }
 
@@ -52,6 +57,9 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
         if run["judged"].as_bool() == Some(true) {
             stats.judged_runs += 1;
         }
+        if let Some(why) = run["judge_invalid"].as_str() {
+            stats.invalid.push((dir.clone(), why.to_string()));
+        }
         runs.push(run);
     }
     stats.runs = runs.len();
@@ -60,9 +68,19 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
         "version": env!("CARGO_PKG_VERSION"),
         "runs": runs,
     });
-    let html = TEMPLATE.replacen(DATA_MARKER, &embed_json(&data), 1);
+    let html = fill(&super::report_headline::render(&runs), &embed_json(&data));
     stats.bytes = html.len();
     Ok((html, stats))
+}
+
+/// The template with its two markers filled in one pass (neither filling is searched for the other's
+/// marker, so no run name or query can move data into the page's markup).
+fn fill(headline: &str, data: &str) -> String {
+    let (head, rest) = TEMPLATE
+        .split_once(HEADLINE_MARKER)
+        .unwrap_or((TEMPLATE, ""));
+    let (middle, tail) = rest.split_once(DATA_MARKER).unwrap_or((rest, ""));
+    [head, headline, middle, data, tail].concat()
 }
 
 /// JSON safe inside a `<script>` element: every `<` becomes `\u003c`, so neither `</script>` nor
@@ -89,7 +107,12 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
             dir.display()
         )));
     }
-    let verdicts = load_verdicts(dir);
+    // An evaluation whose votes were mostly unusable says nothing: its verdicts are not shown.
+    let invalid = invalid_evaluation(dir);
+    let verdicts = match invalid {
+        Some(_) => BTreeMap::new(),
+        None => load_verdicts(dir),
+    };
     let mut episodes = Vec::with_capacity(files.len());
     let mut media = super::report_media::MediaBudget::default();
     for (path, file, view) in &files {
@@ -132,7 +155,8 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
             "prompts": manifest.prompts, "agent": manifest.agent, "merged_from": manifest.merged_from,
         },
         "judged": !verdicts.is_empty(),
-        "pass_rates": headline_pass_rates(dir),
+        "judge_invalid": invalid,
+        "pass_rates": if invalid.is_some() { Value::Null } else { headline_pass_rates(dir) },
         "judge": judge_info(dir),
         // `sum2act eval` writes these (IR/NR/HR/CR, planning P/R/F1); the last row is the overall one.
         "tool_metrics": std::fs::read_to_string(dir.join("eval/tool_metrics.json")).ok()
@@ -141,6 +165,17 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         "unreadable": unreadable.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "episodes": episodes,
     }))
+}
+
+/// Why the run's evaluation (`eval/pass_rate.json`) is not valid, when it is not: too many of its
+/// judge votes got no usable verdict.
+fn invalid_evaluation(dir: &Path) -> Option<String> {
+    let v = read_json::<Value>(&dir.join(EVAL_FILES[0])).ok()?;
+    let overall = serde_json::from_value::<crate::eval::pass_rate::GroupPassRate>(
+        v["pass_rate"]["overall"].clone(),
+    )
+    .ok()?;
+    crate::eval::headline::invalid_reason(&overall)
 }
 
 /// Which judge produced the run's verdicts and its measured agreement with people (`eval/pass_rate.json`),
@@ -157,6 +192,7 @@ fn judge_info(dir: &Path) -> Value {
             j["mode"].as_str().unwrap_or("tooleval")
         )
     });
+    let agreement_value = j["agreement"]["accuracy"].clone();
     let agreement = match j["agreement"].as_object() {
         Some(c) => format!(
             "agreement {:.1}%, kappa {:.2}, n = {}",
@@ -166,11 +202,19 @@ fn judge_info(dir: &Path) -> Value {
         ),
         None => "agreement not measured".to_string(),
     };
+    let label_set = j["agreement"]["label_set"].as_str().unwrap_or("");
+    let agreement = if label_set.is_empty() {
+        agreement
+    } else {
+        format!("{agreement} on {label_set}")
+    };
     let overall = &v["pass_rate"]["overall"];
     json!({
         "name": name,
         "agreement": agreement,
+        "agreement_value": agreement_value,
         "trusted": j["trusted"].as_bool().unwrap_or(false),
+        "threshold": j["trust_threshold"],
         "evidence_backed": overall["evidence_backed"],
         "answered": overall["answered"],
     })
@@ -301,8 +345,17 @@ mod tests {
     }
 
     #[test]
-    fn template_has_one_marker() {
+    fn template_has_one_marker_each_in_order() {
         assert_eq!(TEMPLATE.matches(DATA_MARKER).count(), 1);
+        assert_eq!(TEMPLATE.matches(HEADLINE_MARKER).count(), 1);
+        assert!(TEMPLATE.find(HEADLINE_MARKER) < TEMPLATE.find(DATA_MARKER));
+        let page = fill(
+            "<p>__SUM2ACT_DATA__</p>",
+            "{\"q\": \"__SUM2ACT_HEADLINE__\"}",
+        );
+        assert!(
+            page.contains("<p>__SUM2ACT_DATA__</p>") && page.contains("\"__SUM2ACT_HEADLINE__\"")
+        );
     }
 
     #[test]

@@ -10,14 +10,14 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio::task::{JoinError, JoinSet};
 
-use super::fail_fast::FailFast;
+use super::fail_fast::{FailFast, ToolOutage};
 use super::job::{Job, JobError, Solved};
 use super::plan::answer_path_repeat;
 use super::stop::StopSignal;
 use super::summary::{EpisodeView, read_answer_file};
 use super::{BatchError, Progress};
 use crate::toolbench::Task;
-use crate::toolbench::answer::FinishKind;
+use crate::toolbench::answer::{ErrorCause, FinishKind};
 use crate::toolbench::io::write_json_atomic;
 
 #[derive(Debug, Clone)]
@@ -48,10 +48,17 @@ pub struct BatchOutcome {
     /// The error that stopped the batch.
     pub fatal: Option<String>,
     /// The first episodes all failed with this same error before reaching the model (a rejected
-    /// key, an unknown model, an endpoint that is not there): the batch stopped; exit code 2.
+    /// key, an unknown model, an endpoint that is not there; or a model that is there but times
+    /// out): the batch stopped.
     pub setup_error: Option<String>,
+    /// Whose failure `setup_error` is: the setup's (exit code 2) or an outage's (1).
+    pub setup_cause: Option<ErrorCause>,
     /// Episodes of this invocation that ended in `error` (kept as `.error` files, not as answers).
     pub errors: usize,
+    /// Of those, episodes whose tool server could not be reached.
+    pub unreachable: usize,
+    /// Episodes in a row could not reach the tool server (this error): the batch stopped.
+    pub tool_outage: Option<String>,
     /// Every selected query with an answer file (resumed and new), in selection order.
     pub episodes: Vec<EpisodeView>,
     pub wall_s: f64,
@@ -63,6 +70,7 @@ impl BatchOutcome {
         self.failed.is_empty()
             && self.errors == 0
             && self.setup_error.is_none()
+            && self.tool_outage.is_none()
             && self.not_started == 0
             && self.abandoned == 0
             && self.fatal.is_none()
@@ -106,6 +114,7 @@ struct Tally<'a> {
     found: Vec<Option<EpisodeView>>,
     outcome: BatchOutcome,
     fail_fast: FailFast,
+    outage: ToolOutage,
 }
 
 impl<'a> Tally<'a> {
@@ -120,6 +129,7 @@ impl<'a> Tally<'a> {
             units,
             outcome: BatchOutcome::default(),
             fail_fast: FailFast::new(0),
+            outage: ToolOutage::new(),
         };
         let mut todo = Vec::new();
         let mut cleaned = BTreeSet::new();
@@ -165,7 +175,10 @@ impl<'a> Tally<'a> {
 
     /// Whether no more queries may be launched.
     fn stopped(&self, stop: &StopSignal) -> bool {
-        stop.level() >= 1 || self.outcome.fatal.is_some() || self.outcome.setup_error.is_some()
+        stop.level() >= 1
+            || self.outcome.fatal.is_some()
+            || self.outcome.setup_error.is_some()
+            || self.outcome.tool_outage.is_some()
     }
 
     /// Records one finished (or crashed) query.
@@ -176,8 +189,17 @@ impl<'a> Tally<'a> {
                 if view.finish.is(FinishKind::Error) {
                     outcome.errors += 1;
                 }
-                if let Some(e) = self.fail_fast.record(&view) {
-                    outcome.setup_error.get_or_insert(e);
+                if view.counters.unreachable_tool_calls > 0 {
+                    outcome.unreachable += 1;
+                }
+                if let Some((e, cause)) = self.fail_fast.record(&view)
+                    && outcome.setup_error.is_none()
+                {
+                    outcome.setup_error = Some(e);
+                    outcome.setup_cause = cause;
+                }
+                if let Some(e) = self.outage.record(&view) {
+                    outcome.tool_outage.get_or_insert(e);
                 }
                 self.found[i] = Some(view);
                 outcome.ran += 1;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
-use crate::toolbench::answer::{Counters, FinishKind, OUR_KEY, RecordedFinish};
+use crate::toolbench::answer::{Counters, ErrorCause, FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::parse_json;
 
 /// The part of an answer file's `sum2act` record that batch bookkeeping needs.
@@ -29,6 +29,9 @@ pub struct EpisodeView {
     /// Why an `error` episode stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whose failure that was (older files: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_cause: Option<ErrorCause>,
 }
 
 impl EpisodeView {
@@ -94,7 +97,9 @@ pub fn scan_run_dir(run_dir: &Path) -> Result<(Vec<AnswerFile>, Vec<PathBuf>), B
             }
             match read_answer_file(&path) {
                 Some((value, mut view)) => {
-                    if view.subset.is_empty() {
+                    // The folder is where the file is; a record's own subset is only trusted when
+                    // it is a plain name (a path there would lead writers outside the run).
+                    if crate::toolbench::check_subset_name(&view.subset).is_err() {
                         view.subset = dir
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())

@@ -14,29 +14,29 @@ pub struct AgentArgs {
     #[arg(long, default_value = "sum2act", value_parser = named::<Method>(Method::NAMES))]
     pub method: Method,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub max_steps: Option<u32>,
     /// LLM calls per episode (DFSDT's max_query_count).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub max_llm_calls: Option<u32>,
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
-    #[arg(long, value_name = "TOKENS")]
-    pub state_budget: Option<usize>,
+    #[arg(long, value_name = "TOKENS", allow_negative_numbers = true, value_parser = at_least_one())]
+    pub state_budget: Option<u32>,
     /// Sum2Act: have the model split the request into checklist parts even when the deterministic
     /// splitter finds one part (a request with several parts is always split this way).
     #[arg(long)]
     pub decompose: bool,
     /// ReAct/DFSDT chain length limit in tree levels (ToolBench's single_chain_max_step).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub max_depth: Option<u32>,
     /// ReAct: independent tries (CoT@n).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub tries: Option<u32>,
     /// DFSDT: tree width.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub width: Option<u32>,
     /// Tokens the model may write per call.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub max_tokens: Option<u32>,
     /// Tokens of a call that writes the final answer or a Sum2Act state update, and of a Finish cut
     /// at --max-tokens, asked again (default: config `agent.answer_max_tokens`, else 2048).
@@ -68,6 +68,11 @@ pub struct AgentArgs {
     pub max_path: Option<u16>,
 }
 
+/// A count or limit that must be at least 1: 0 steps, tokens or seconds would run and do nothing.
+pub fn at_least_one() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..)
+}
+
 /// A number from 0 to 1.
 fn parse_unit(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
@@ -83,9 +88,8 @@ impl AgentArgs {
         AgentOptions {
             max_steps: self.max_steps.unwrap_or(config.agent.max_steps),
             max_llm_calls: self.max_llm_calls.unwrap_or(d.max_llm_calls),
-            state_token_budget: self
-                .state_budget
-                .unwrap_or(config.agent.state_token_budget as usize),
+            state_token_budget: self.state_budget.unwrap_or(config.agent.state_token_budget)
+                as usize,
             decompose: self.decompose,
             max_depth: self.max_depth.unwrap_or(d.max_depth),
             tries: self.tries.unwrap_or(d.tries),

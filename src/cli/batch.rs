@@ -11,22 +11,23 @@ use serde_json::Value;
 
 use super::exit::classify;
 use super::solver_args::SolverArgs;
-use super::values::named;
+use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolChoice, ToolSet, add_mcp, task_with};
 use crate::batch::{
-    BatchOptions, BatchOutcome, MANIFEST_FILE, Manifest, ProgressMode, Selection, Shard, SolverJob,
-    StopSignal, Summary, make_progress, run_batch, select_with,
+    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, RunLock,
+    Selection, Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
+use crate::toolbench::answer::{ErrorCause, FinishKind};
 use crate::toolbench::io::write_json_atomic;
 use crate::toolbench::{Catalog, DataDir};
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
     /// Subsets to run, comma-separated (default: every queries/*.json of the data directory).
-    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    #[arg(long, value_delimiter = ',', value_name = "A,B", value_parser = subset_name)]
     pub subsets: Vec<String>,
     /// The first N queries of each subset.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -88,6 +89,9 @@ pub async fn run(
         .resolve_tools(args.tools, ToolSet::Oracle, config)?;
     let (data, catalog) = super::open_data(global)?;
     let mut selection = select(&args, choice, &data, &catalog, shard)?;
+    // Held until the batch returns: a second writer on this run directory is refused (before the
+    // model is loaded, so the refusal is immediate).
+    let _lock = RunLock::acquire(&args.out, "batch", "--out").map_err(classify)?;
 
     let mut options = args.solver.agent.options(config);
     let set = choice.catalogue.unwrap_or(ToolSet::Oracle);
@@ -244,10 +248,21 @@ fn print_outcome(
     selection: &Selection,
     shard: Shard,
 ) {
+    // Episodes that ended in error are kept as `.error` records, not as answer files.
+    let errors = outcome
+        .episodes
+        .iter()
+        .filter(|e| e.finish.is(FinishKind::Error))
+        .count();
     println!(
-        "run directory: {} ({} answer files; {} new, {} resumed{})",
+        "run directory: {} ({} answer files{}; {} new, {} resumed{})",
         args.out.display(),
-        outcome.episodes.len(),
+        outcome.episodes.len() - errors,
+        if errors > 0 {
+            format!(", {errors} error records")
+        } else {
+            String::new()
+        },
         outcome.ran,
         outcome.resumed,
         if shard.count > 1 {
@@ -280,10 +295,28 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
             "error: the first episodes all failed with the same error before the model answered once, so the batch stopped ({} queries not started): {setup}",
             outcome.not_started
         );
+        if outcome.setup_cause == Some(ErrorCause::Outage) {
+            // The model is there but does not answer: an outage of the run, not bad input.
+            eprintln!(
+                "the model is there but did not answer (a timeout or a server error): check it, or raise --llm-timeout, then rerun the same command"
+            );
+            return Some(ExitCode::from(1));
+        }
         eprintln!(
             "check the model flags (--base-url, --model, the API key), then rerun the same command"
         );
         return Some(ExitCode::from(2));
+    }
+    if let Some(outage) = &outcome.tool_outage {
+        eprintln!(
+            "error: {FAIL_FAST_AFTER} episodes in a row could not reach the tool server, so the batch stopped ({} queries not started): {outage}",
+            outcome.not_started
+        );
+        eprintln!(
+            "{} episode(s) met the outage (kept as {{subset}}/{{query_id}}_{}.error, not as answers); check --tool-server, then rerun the same command to run them again",
+            outcome.unreachable, manifest.method
+        );
+        return Some(ExitCode::from(1));
     }
     if let Some(fatal) = &outcome.fatal {
         eprintln!(
@@ -300,6 +333,12 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
             "error: {} episode(s) ended in error (kept as {{subset}}/{{query_id}}_{}.error, not as answers); rerun the same command to run them again",
             outcome.errors, manifest.method
         );
+        if outcome.unreachable > 0 {
+            eprintln!(
+                "in {} of them the tool server could not be reached; check --tool-server",
+                outcome.unreachable
+            );
+        }
         if args.eval {
             eprintln!("not judging an incomplete run (--eval skipped)");
         }

@@ -11,6 +11,7 @@ use super::eval::{JudgeArgs, load_set};
 use super::exit::classify;
 use crate::config::Config;
 use crate::eval::CompareOptions;
+use crate::eval::calibration::Verdicts;
 use crate::eval::input::AnswerSet;
 use crate::eval::input::EVAL_DIR;
 use crate::eval::report;
@@ -25,7 +26,7 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_B")]
     pub run_b: PathBuf,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Judge rounds per query (the answer order is shuffled in each).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
@@ -63,8 +64,8 @@ pub async fn run(
         .filter(|p| p.is_dir())
         .map(|p| p.join(EVAL_DIR).join("judge_log.jsonl"))
         .collect();
-    let judge = args.judge.build(config, &log, &earlier).await?;
-    let pass_options = args.judge.pass_options();
+    let (judge, choice) = args.judge.build(config, &log, &earlier).await?;
+    let pass_options = args.judge.pass_options(choice.mode);
     let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
         .await
         .map_err(classify)?;
@@ -103,13 +104,7 @@ pub async fn run(
         });
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print_text(
-            &args,
-            judge.model_id(),
-            &comparison,
-            &repeats,
-            [&ref_pr, &cand_pr],
-        );
+        print_text(&args, &judge, &comparison, &repeats, [&ref_pr, &cand_pr])?;
         println!(
             "judge log: {} ({logged} calls logged, {hits} answered from the log this time)",
             log.display()
@@ -144,23 +139,32 @@ fn out_dir(args: &CompareArgs) -> PathBuf {
     ))
 }
 
-/// The comparison's tables, the repeats' win rates and both pass rates, with the judge's agreement.
+/// The comparison's tables, the repeats' win rates and both pass rates, with the measured agreement of
+/// the pass-rate judge and of the preference judge (the calibration registry's held-out figures).
 fn print_text(
     args: &CompareArgs,
-    judge_model: &str,
+    judge: &crate::eval::Judge,
     comparison: &crate::eval::Comparison,
     repeats: &[crate::eval::win_rate::GroupComparison],
     pass_rates: [&crate::eval::PassRate; 2],
-) {
-    let name = format!("{judge_model} ({} judge)", args.judge.judge_mode.as_str());
-    let known = report::known_calibration(
-        &name,
-        &[
-            args.run_b.join(EVAL_DIR).join("calibration.json"),
-            report::calibration_registry(),
-        ],
-    );
-    println!("{}", report::agreement_line(&name, known.as_ref()));
+) -> anyhow::Result<()> {
+    let model = judge.model_id();
+    let registry = args.judge.registry()?;
+    let prompts = super::judge_args::current_prompt_hashes()?;
+    // The candidate run's own `eval --labels` measurement first, as `eval` shows it.
+    let own = crate::toolbench::io::read_json::<crate::eval::Calibration>(
+        &args.run_b.join(EVAL_DIR).join("calibration.json"),
+    )
+    .ok();
+    for verdicts in [Verdicts::from(judge.options().mode), Verdicts::Preference] {
+        let name = format!("{model} ({} judge)", verdicts.as_str());
+        let known = own.clone().filter(|c| c.judge == name).or_else(|| {
+            registry
+                .figure(model, verdicts, &prompts)
+                .map(|e| e.calibration())
+        });
+        println!("{}", report::agreement_line(&name, known.as_ref()));
+    }
     print!("{}", report::comparison_table(comparison));
     for (r, g) in repeats.iter().enumerate().skip(1) {
         println!(
@@ -176,10 +180,11 @@ fn print_text(
     }
     for (name, pr) in ["reference", "candidate"].into_iter().zip(pass_rates) {
         println!(
-            "{name} pass rate: ours {:.1}% (missing = failure) · StableToolBench {:.1}% (missing dropped)",
+            "{name} pass rate: ours {:.1}% (missing = failure) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge)",
             pr.overall.pass_rate, pr.overall.pass_rate_without_missing
         );
     }
+    Ok(())
 }
 
 /// Pairs the runs by query and repeat: repeat `r` of each query in one run against repeat `r` of the
@@ -199,7 +204,7 @@ async fn compare_repeats(
         let mut b = crate::eval::input::load_answers_repeat(&args.run_b, r).map_err(classify)?;
         crate::eval::repeats::align(&mut a, reference);
         crate::eval::repeats::align(&mut b, candidate);
-        let pass_options = args.judge.pass_options();
+        let pass_options = args.judge.pass_options(judge.options().mode);
         let a_pr = crate::eval::pass_rate(&a, judge, &pass_options)
             .await
             .map_err(classify)?;

@@ -2,25 +2,22 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
+pub use super::eval_input::load_set;
 use super::exit::classify;
-use super::llm_args::LlmArgs;
+pub use super::judge_args::JudgeArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::headline::{self, MAX_UNUSABLE_SHARE, judge_name, unusable_share};
+use crate::eval::calibration::{ModeChoice, Verdicts};
+use crate::eval::headline::{self, judge_name};
 use crate::eval::labels::{self, LabelEntry, Matching};
-use crate::eval::report::{self, calibration_registry, known_calibration};
-use crate::eval::{
-    AnswerSet, Judge, JudgeCache, JudgeMode, JudgeOptions, PassRate, PassRateOptions,
-};
-use crate::prompts::Prompts;
+use crate::eval::report;
+use crate::eval::{AnswerSet, Judge, PassRate};
 use crate::toolbench::io::write_json_atomic;
-use crate::toolbench::load_id_file;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -36,10 +33,10 @@ pub struct EvalArgs {
     #[arg(long, value_name = "IDS.json|DIR")]
     pub ids: Option<PathBuf>,
     /// Subset of --converted / --ids (default: the converted file's base name).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::values::subset_name)]
     pub subset: Option<String>,
     /// Only these subsets (comma-separated).
-    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", value_parser = super::values::subset_name)]
     pub subsets: Vec<String>,
     /// Human labels (eval/labels/*.json) to measure the judge's agreement with people: agreement and
     /// Cohen's kappa on the labels of this run's subsets, method, model and unchanged answers.
@@ -58,155 +55,10 @@ pub struct EvalArgs {
     pub judge: JudgeArgs,
 }
 
-/// How to build and run the judge (shared by `eval` and `compare`).
-#[derive(Debug, Clone, Args)]
-pub struct JudgeArgs {
-    /// Judge model: a model name at the endpoint, or a GGUF path (default: --model / the embedded model).
-    #[arg(long, value_name = "MODEL")]
-    pub judge: Option<String>,
-    /// Which judge: `evidence` (rules, claim check, one yes/no question per part of the request) or
-    /// `tooleval` (ToolEval-style holistic verdict, comparable with published numbers).
-    #[arg(long, default_value = "evidence", value_name = "MODE", value_parser = parse_mode)]
-    pub judge_mode: JudgeMode,
-    /// Independent judge votes per query (pass rate).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
-    pub votes: u32,
-    /// Judge sampling temperature; votes differ by seed.
-    #[arg(long, default_value_t = 0.2)]
-    pub judge_temperature: f32,
-    /// Judge calls in flight at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub judge_concurrency: u64,
-    /// The judge log, which is also its cache (default: OUT/judge_log.jsonl).
-    #[arg(long, value_name = "FILE")]
-    pub judge_log: Option<PathBuf>,
-    /// Seed of the judge's sampling, of answer-order shuffling and of the bootstrap.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-}
-
-impl JudgeArgs {
-    /// Builds the judge on the configured model, with its log at `log` plus any `extra_logs` preloaded.
-    pub async fn build(
-        &self,
-        config: &Config,
-        log: &Path,
-        extra_logs: &[PathBuf],
-    ) -> anyhow::Result<Judge> {
-        let mut llm_args = self.llm.clone();
-        if let Some(j) = &self.judge {
-            llm_args.model = Some(j.clone());
-        }
-        let llm = crate::llm::build(&llm_args.options(), config)
-            .await
-            .context("building the judge model")?;
-        let mut cache = JudgeCache::open(log).map_err(classify)?;
-        for extra in extra_logs {
-            cache.absorb(extra).map_err(classify)?;
-        }
-        let options = JudgeOptions {
-            temperature: self.judge_temperature,
-            seed: self.seed,
-            mode: self.judge_mode,
-            ..JudgeOptions::default()
-        };
-        Ok(Judge::new(
-            Arc::clone(&llm),
-            Prompts::load()?,
-            cache,
-            options,
-        ))
-    }
-
-    pub fn concurrency(&self) -> usize {
-        self.judge_concurrency as usize
-    }
-
-    /// Pass-rate options of these flags.
-    pub fn pass_options(&self) -> PassRateOptions {
-        PassRateOptions {
-            votes: self.votes,
-            concurrency: self.concurrency(),
-            mode: self.judge_mode,
-            seed: self.seed,
-        }
-    }
-}
-
-fn parse_mode(s: &str) -> Result<JudgeMode, String> {
-    s.parse()
-}
-
-/// Loads what `eval`/`compare` score: a run directory, a converted folder, or a converted file.
-pub fn load_set(
-    path: &Path,
-    subset: Option<&str>,
-    ids: Option<&Path>,
-    subsets: &[String],
-) -> anyhow::Result<AnswerSet> {
-    let mut set = match (path.is_file(), subset) {
-        (true, Some(s)) => crate::eval::input::load_converted_file(path, s),
-        _ => crate::eval::load_answers(path),
-    }
-    .map_err(classify)?;
-    if let Some(dir) = ids.filter(|p| p.is_dir()) {
-        // StableToolBench's `--test_ids` folder: one `{subset}.json` per subset.
-        let wanted = match subset {
-            Some(s) => vec![s.to_string()],
-            None if !subsets.is_empty() => subsets.to_vec(),
-            None => set.subsets(),
-        };
-        for name in wanted {
-            let file = dir.join(format!("{name}.json"));
-            if !file.is_file() {
-                return Err(BadInput(format!(
-                    "--ids {}: no id file {name}.json for subset {name}",
-                    dir.display()
-                ))
-                .into());
-            }
-            let ids = load_id_file(&file).map_err(|e| BadInput(e.to_string()))?;
-            set.expect_ids(&name, &ids);
-        }
-    } else if let Some(ids_path) = ids {
-        let ids = load_id_file(ids_path).map_err(|e| BadInput(e.to_string()))?;
-        let name = match subset {
-            Some(s) => s.to_string(),
-            None => match set.subsets().as_slice() {
-                [one] => one.clone(),
-                many => {
-                    return Err(BadInput(format!(
-                        "--ids {}: the answers span {} subsets ({}); name one with --subset",
-                        ids_path.display(),
-                        many.len(),
-                        many.join(", ")
-                    ))
-                    .into());
-                }
-            },
-        };
-        set.expect_ids(&name, &ids);
-    }
-    set.restrict(subsets);
-    if set.expected.is_empty() {
-        return Err(BadInput(format!(
-            "{}: no answers to evaluate{}",
-            path.display(),
-            if subsets.is_empty() {
-                String::new()
-            } else {
-                format!(" in subsets {}", subsets.join(","))
-            }
-        ))
-        .into());
-    }
-    Ok(set)
-}
-
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (input, set, out) = open_input(&args)?;
+    // One evaluation at a time writes a report folder (and its judge log).
+    let _lock = crate::batch::RunLock::acquire(&out, "eval", "--out").map_err(classify)?;
     let mut files: Vec<PathBuf> = Vec::new();
     if input.is_dir() && input.join("run.json").is_file() {
         files.extend(
@@ -214,7 +66,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
                 .map_err(classify)?,
         );
     }
-    let (tool_metrics, tool_table) = super::eval_tools::report(global, &set, &out)?;
+    let (tool_metrics, tool_table) =
+        super::eval_tools::report(global, &set, &out, run_data(&input))?;
     files.push(out.join("tool_metrics.json"));
     let tools = ToolReport {
         metrics: tool_metrics,
@@ -233,24 +86,38 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         .judge_log
         .clone()
         .unwrap_or_else(|| out.join("judge_log.jsonl"));
-    let judge = args.judge.build(config, &log, &[]).await?;
+    let (judge, choice) = args.judge.build(config, &log, &[]).await?;
     if !set.model.is_empty() && set.model == judge.model_id() {
         eprintln!(
             "warning: the judge ({}) is the model that produced these answers; its verdicts may favour them",
             judge.model_id()
         );
     }
-    let pr = crate::eval::pass_rate(&set, &judge, &args.judge.pass_options())
+    let pass_options = args.judge.pass_options(choice.mode);
+    let pr = crate::eval::pass_rate(&set, &judge, &pass_options)
         .await
         .map_err(classify)?;
     let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
-    let name = judge_name(&pr);
-    let (calibration, matching) = calibrate(labels, &set, &input, &pr, &name, &out, &mut files)?;
+    let known = Known {
+        args: &args.judge,
+        judge: &judge,
+        out: &out,
+    };
+    let (calibration, matching) = calibrate(labels, &set, &input, &pr, &known, &mut files)?;
     let ms = crate::eval::metrics(&set, Some(&pr));
-    let summary = summary_json(&set, &judge, &pr, &log, calibration.as_ref(), &ms, &tools);
+    let summary = summary_json(
+        &set,
+        &judge,
+        &pr,
+        &log,
+        (calibration.as_ref(), &choice),
+        &ms,
+        &tools,
+    );
     let judged = Judged {
         ms,
         summary,
+        choice,
         calls: judge.cache_stats(),
         pr,
         spread,
@@ -279,6 +146,8 @@ struct Judged {
     ms: Vec<crate::eval::Metrics>,
     summary: serde_json::Value,
     spread: Option<crate::eval::repeats::InferenceSpread>,
+    /// How the judge mode was chosen.
+    choice: ModeChoice,
     calibration: Option<crate::eval::Calibration>,
     matching: Option<Matching>,
     /// (calls logged, calls answered from the log this time).
@@ -356,33 +225,58 @@ fn judge_free(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where an earlier measured agreement may be found.
+struct Known<'a> {
+    args: &'a JudgeArgs,
+    judge: &'a Judge,
+    out: &'a Path,
+}
+
+impl Known<'_> {
+    /// This run's own measurement (`calibration.json` of an earlier `--labels`), else the registry's
+    /// held-out figure for the judge model and mode, with the label set it was measured on.
+    fn figure(&self, name: &str) -> anyhow::Result<Option<crate::eval::Calibration>> {
+        let own = crate::toolbench::io::read_json::<crate::eval::Calibration>(
+            &self.out.join("calibration.json"),
+        )
+        .ok()
+        .filter(|c| c.judge == name);
+        if own.is_some() {
+            return Ok(own);
+        }
+        let prompts = super::judge_args::current_prompt_hashes()?;
+        let mode = Verdicts::from(self.judge.options().mode);
+        Ok(self
+            .args
+            .registry()?
+            .figure(self.judge.model_id(), mode, &prompts)
+            .map(|e| e.calibration()))
+    }
+}
+
 /// The judge's agreement with human labels: measured now against `--labels`, else what was measured
-/// earlier on this run's answers or (for runs on the shipped sample) shipped for this judge.
+/// earlier on this run's answers or, for this judge model and mode, in the calibration registry.
 fn calibrate(
     labels: Option<(&Path, Vec<LabelEntry>)>,
     set: &AnswerSet,
     input: &Path,
     pr: &PassRate,
-    name: &str,
-    out: &Path,
+    known: &Known<'_>,
     files: &mut Vec<PathBuf>,
 ) -> anyhow::Result<(Option<crate::eval::Calibration>, Option<Matching>)> {
+    let name = judge_name(pr);
     let Some((path, entries)) = labels else {
-        let mut known = vec![out.join("calibration.json")];
-        if run_data(input).is_some_and(|d| d.ends_with("toolbench/sample")) {
-            known.push(calibration_registry());
-        }
-        return Ok((known_calibration(name, &known), None));
+        return Ok((known.figure(&name)?, None));
     };
     let m = labels::match_run(&entries, set, run_data(input).as_deref(), pr)
         .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
-    let c = labels::calibrate(name, &m);
+    let c = labels::calibrate(&name, &m);
     if let Some(c) = &c {
-        write_json_atomic(&out.join("calibration.json"), c)?;
-        files.push(out.join("calibration.json"));
+        write_json_atomic(&known.out.join("calibration.json"), c)?;
+        files.push(known.out.join("calibration.json"));
     }
-    write_json_atomic(&out.join("label_matching.json"), &m)?;
-    files.push(out.join("label_matching.json"));
+    write_json_atomic(&known.out.join("label_matching.json"), &m)?;
+    files.push(known.out.join("label_matching.json"));
     Ok((c, Some(m)))
 }
 
@@ -392,7 +286,7 @@ fn summary_json(
     judge: &Judge,
     pr: &PassRate,
     log: &Path,
-    calibration: Option<&crate::eval::Calibration>,
+    (calibration, choice): (Option<&crate::eval::Calibration>, &ModeChoice),
     ms: &[crate::eval::Metrics],
     tools: &ToolReport,
 ) -> serde_json::Value {
@@ -403,6 +297,8 @@ fn summary_json(
         "judge": {
             "model": judge.model_id(),
             "mode": pr.mode,
+            "mode_chosen_by": choice.chosen_by,
+            "mode_why": choice.why,
             "name": judge_name(pr),
             "votes": pr.votes,
             "temperature": judge.options().temperature,
@@ -411,9 +307,12 @@ fn summary_json(
             "log": log,
             "agreement": calibration,
             "trusted": headline::trusted(calibration),
+            "trust_threshold": headline::TRUSTED_AGREEMENT,
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
         "note": report::MISSING_NOTE,
+        "valid": headline::valid(&pr.overall),
+        "invalid_reason": headline::invalid_reason(&pr.overall),
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
         "metrics": ms,
         "tool_metrics": tools.metrics,
@@ -449,6 +348,7 @@ fn print_json(j: &Judged, files: Vec<PathBuf>) -> anyhow::Result<()> {
 }
 
 fn print_text(j: &Judged, tools: &ToolReport, out: &Path) {
+    println!("{}", headline::mode_line(&j.pr, &j.choice));
     print!(
         "{}",
         headline::pass_rate_report(&j.pr, j.calibration.as_ref())
@@ -475,22 +375,17 @@ fn print_text(j: &Judged, tools: &ToolReport, out: &Path) {
 
 /// Exit 1, loudly, when more than 5% of the judge's votes were unusable: such a pass rate is not a result.
 fn unusable_exit(pr: &PassRate) -> ExitCode {
-    let g = &pr.overall;
-    if unusable_share(g) <= MAX_UNUSABLE_SHARE {
+    let Some(reason) = headline::invalid_reason(&pr.overall) else {
         return ExitCode::SUCCESS;
-    }
+    };
     let raw = pr
         .queries
         .iter()
         .flat_map(|q| q.unusable_replies.iter().map(move |r| (q.key(), r)))
         .next();
     eprintln!(
-        "error: {} of {} judge votes ({:.1}%) got no usable verdict from {} (limit {:.0}%): the pass rate is not valid",
-        g.unusable_votes,
-        g.judged_votes,
-        unusable_share(g) * 100.0,
+        "error: {reason} from {}: the pass rate is not valid (pass_rate.csv marks it `valid = no`)",
         judge_name(pr),
-        MAX_UNUSABLE_SHARE * 100.0
     );
     if let Some((key, raw)) = raw {
         eprintln!("first unusable reply ({key}): {raw}");
@@ -499,7 +394,7 @@ fn unusable_exit(pr: &PassRate) -> ExitCode {
 }
 
 /// The data directory a run was made from (its manifest's `data`), when known.
-fn run_data(input: &Path) -> Option<PathBuf> {
+pub(super) fn run_data(input: &Path) -> Option<PathBuf> {
     crate::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
         .ok()
         .and_then(|m| m["data"].as_str().map(PathBuf::from))
@@ -563,7 +458,8 @@ async fn inference_spread(
     for r in 1..n {
         let mut repeat = crate::eval::input::load_answers_repeat(input, r).map_err(classify)?;
         crate::eval::repeats::align(&mut repeat, set);
-        let scored = crate::eval::pass_rate(&repeat, judge, &args.judge.pass_options())
+        let options = args.judge.pass_options(judge.options().mode);
+        let scored = crate::eval::pass_rate(&repeat, judge, &options)
             .await
             .map_err(classify)?;
         rates.push(scored.overall.pass_rate);

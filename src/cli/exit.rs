@@ -57,6 +57,8 @@ pub fn code_of(e: &anyhow::Error) -> ExitCode {
             || c.downcast_ref::<crate::toolbench::DataError>()
                 .is_some_and(|e| !e.is_output())
             || c.is::<crate::config::ConfigError>()
+            || c.downcast_ref::<crate::server::ServerError>()
+                .is_some_and(crate::server::ServerError::is_bad_input)
             || c.downcast_ref::<LlmError>()
                 .is_some_and(LlmError::is_bad_input)
     });

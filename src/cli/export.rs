@@ -1,13 +1,13 @@
 //! `sum2act export RUN_DIR --format stabletoolbench --out DIR`: hands a run to StableToolBench's own
 //! converter and evaluator (see docs/stabletoolbench.md for the whole round trip).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::exit::classify;
-use crate::batch::export::export_stabletoolbench;
+use crate::batch::export::{CONVERTED_DIR, ExportOutcome, PASS_RATE_DIR, export_stabletoolbench};
 
 /// Formats a run can be exported to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -40,22 +40,62 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     for (path, why) in &outcome.failed {
         eprintln!("error: {}: {why}", path.display());
     }
+    if outcome.written() == 0 {
+        eprintln!(
+            "error: {}: no answer files to export ({} error records: episodes that ended in error are not answers; rerun the batch to retry them)",
+            args.run.display(),
+            outcome.error_records
+        );
+        return Ok(ExitCode::from(1));
+    }
     println!(
-        "exported {} answer files to {} as StableToolBench method `{}`",
+        "exported {} answer files to {} as StableToolBench method `{}`{}",
         outcome.written(),
         args.out.display(),
-        outcome.stb_method
+        outcome.stb_method,
+        if outcome.error_records > 0 {
+            format!(
+                " ({} error records left out: not answers)",
+                outcome.error_records
+            )
+        } else {
+            String::new()
+        }
     );
-    for (subset, n) in &outcome.per_subset {
-        println!(
-            "  {subset}: {n}  (convert: python convert_to_answer_format.py --answer_dir {} --method {} --output {subset}.json)",
-            args.out.join(subset).display(),
-            outcome.stb_method
-        );
-    }
+    print_commands(&args.out, &outcome);
     if outcome.failed.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
         Ok(ExitCode::from(1))
     }
+}
+
+/// Its converter and evaluator as they run from its `toolbench/tooleval` folder (they import modules
+/// from there), with absolute paths into the export: the converter writes where the evaluator reads.
+fn print_commands(out: &Path, outcome: &ExportOutcome) {
+    let out = out.canonicalize().unwrap_or_else(|_| out.to_path_buf());
+    let converted = out.join(CONVERTED_DIR);
+    println!(
+        "StableToolBench's converter and evaluator, as they run from its toolbench/tooleval folder:"
+    );
+    println!("  cd StableToolBench/toolbench/tooleval");
+    for (subset, n) in &outcome.per_subset {
+        println!(
+            "  python convert_to_answer_format.py --answer_dir {} --method {} --output {}    # {n} answers",
+            out.join(subset).display(),
+            outcome.stb_method,
+            converted
+                .join(&outcome.name)
+                .join(format!("{subset}.json"))
+                .display()
+        );
+    }
+    let subsets: Vec<&str> = outcome.per_subset.keys().map(String::as_str).collect();
+    println!(
+        "  python eval_pass_rate.py --converted_answer_path {} --reference_model {} --test_ids ../../solvable_queries/test_query_ids --test_set {} --save_path {}",
+        converted.display(),
+        outcome.name,
+        subsets.join(" "),
+        out.join(PASS_RATE_DIR).display()
+    );
 }

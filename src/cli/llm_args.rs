@@ -8,10 +8,14 @@ use super::values::named;
 use crate::llm::LlmOptions;
 use crate::llm::wait::SpinSetting;
 
+/// StableToolBench's name for the endpoint (its scripts export it), read when ours is not set.
+pub const OPENAI_API_BASE: &str = "OPENAI_API_BASE";
+
 /// Flags shared by every command that talks to a model (flattened into run/batch/chat/eval/...).
 #[derive(Debug, Clone, Default, Args)]
 pub struct LlmArgs {
-    /// OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1); default: the embedded model.
+    /// OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1); default: the embedded model. Also
+    /// read from $OPENAI_API_BASE (StableToolBench's name) when $OPENAI_BASE_URL is not set.
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
     /// Model name at the endpoint, or path of a GGUF file for the embedded model.
@@ -33,7 +37,7 @@ pub struct LlmArgs {
     #[arg(long, value_name = "N")]
     pub llm_retries: Option<u32>,
     /// Seconds before an LLM call times out (default: config `llm.timeout_secs`).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub llm_timeout: Option<u64>,
     /// Context size of the embedded model, shared by its parallel sequences (default: config `llm.context`).
     #[arg(long, value_name = "TOKENS")]
@@ -60,7 +64,10 @@ impl LlmArgs {
     /// The library's settings (`--llm-spin` is read before parsing: see `llm::wait`).
     pub fn options(&self) -> LlmOptions {
         LlmOptions {
-            base_url: self.base_url.clone(),
+            base_url: self
+                .base_url
+                .clone()
+                .or_else(|| super::values::env_alias(OPENAI_API_BASE)),
             model: self.model.clone(),
             record: self.record.clone(),
             replay: self.replay.clone(),

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::exit::classify;
-use crate::batch::{Summary, merge::merge, scan_run_dir};
+use crate::batch::merge::{MergeOptions, merge};
+use crate::batch::{RunLock, Summary, scan_run_dir};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -20,10 +21,22 @@ pub struct MergeArgs {
     /// Merge runs of different models too (methods must always match).
     #[arg(long)]
     pub force: bool,
+    /// Merge an incomplete set of shards (their run.json files say which slice each is): the missing
+    /// slices are named instead of refused.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let outcome = merge(&args.out, &args.runs, args.force).map_err(classify)?;
+    let _lock = RunLock::acquire(&args.out, "merge", "OUT").map_err(classify)?;
+    let options = MergeOptions {
+        force: args.force,
+        allow_partial: args.allow_partial,
+    };
+    let outcome = merge(&args.out, &args.runs, options).map_err(classify)?;
+    if let Some(missing) = outcome.missing_message() {
+        eprintln!("warning: {missing}; `sum2act eval` counts their queries as missing answers");
+    }
     println!(
         "merged {} run(s) into {}: {} answer files copied, {} already there",
         args.runs.len(),

@@ -3,15 +3,18 @@
 pub mod agent_args;
 mod batch;
 mod by_hand;
+mod calibrate;
 mod chat;
 mod compare;
 mod data;
 pub mod eval;
+mod eval_input;
 mod eval_tools;
 mod exit;
 mod export;
 mod index;
 mod index_graph;
+mod judge_args;
 mod limits_args;
 mod llm;
 mod llm_args;
@@ -42,7 +45,7 @@ pub use exit::BadInput;
 #[derive(Debug, Parser)]
 #[command(name = "sum2act", version, about, long_about = None)]
 #[command(
-    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
+    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -84,6 +87,9 @@ pub enum Command {
     Eval(Box<eval::EvalArgs>),
     /// Win rate of RUN_B against RUN_A with paired bootstrap intervals and sign tests.
     Compare(Box<compare::CompareArgs>),
+    /// The judge's agreement with hand labels over many runs, both modes, on one half of the labels;
+    /// per-method pass rates beside the labelled rates; `--save` records it in the registry.
+    Calibrate(Box<calibrate::CalibrateArgs>),
     /// Run a method over whole subsets: concurrent, resumable, shardable, with progress and a summary.
     Batch(Box<batch::BatchArgs>),
     /// Copy a run in another harness's format: `--format stabletoolbench` for its converter and evaluator.
@@ -120,15 +126,18 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// Opens `--data` (or the default) and loads its tool catalogue; broken tool files are reported and
-/// skipped, the rest loads.
+/// Opens `--data` (or the default) and loads its tool catalogue. A broken tool file is bad input, as
+/// in `data stats`: skipping it would quietly drop the queries that use its tool (exit 2, naming it).
 pub(crate) fn open_data(
     global: &GlobalArgs,
 ) -> Result<(crate::toolbench::DataDir, crate::toolbench::Catalog), crate::toolbench::DataError> {
     let data = crate::toolbench::DataDir::open_or_default(global.data.as_deref())?;
     let load = data.catalog()?;
-    for broken in &load.broken {
-        eprintln!("warning: skipped broken tool file: {broken}");
+    if let Some(first) = load.broken.first() {
+        return Err(crate::toolbench::DataError::Other(format!(
+            "{} tool file(s) cannot be read; fix or remove them (`sum2act data stats` lists them all). First: {first}",
+            load.broken.len()
+        )));
     }
     Ok((data, load.catalog))
 }
@@ -153,6 +162,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Data(args) => data::run(&cli.global, &config, args),
         Command::Eval(args) => eval::run(&cli.global, &config, *args).await,
         Command::Compare(args) => compare::run(&cli.global, &config, *args).await,
+        Command::Calibrate(args) => calibrate::run(&cli.global, &config, *args).await,
         Command::Batch(args) => batch::run(&cli.global, &config, *args).await,
         Command::Merge(args) => merge::run(args),
         Command::Export(args) => export::run(args),

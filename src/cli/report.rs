@@ -32,5 +32,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         stats.judged_runs,
         stats.bytes.div_ceil(1024)
     );
+    // Said, not failed: the page is still the run's record; only the judge's figure is left out.
+    for (dir, why) in &stats.invalid {
+        eprintln!(
+            "warning: {}: its evaluation is not valid ({why}); the report shows its finish rate instead of a pass rate (rerun `sum2act eval` with a working judge)",
+            dir.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
+use crate::toolbench::answer::ErrorCause;
 use crate::toolbench::{Catalog, DataDir, Task, io::write_json_atomic};
 
 #[derive(Debug, Args)]
@@ -23,7 +24,7 @@ pub struct RunArgs {
     /// The request to solve. Omit it and give --query-id to take a query from the data directory.
     pub instruction: Option<String>,
     /// Subset of the query (default: search every subset for --query-id).
-    #[arg(long)]
+    #[arg(long, value_parser = super::values::subset_name)]
     pub subset: Option<String>,
     /// Id of a query in the data directory.
     #[arg(long)]
@@ -129,9 +130,11 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     if !failed {
         return Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }));
     }
-    // The same rule as `batch`'s fail-fast: no reply from the model at all is a setup error (2).
+    // The same rule as `batch`'s fail-fast: no reply from the model at all, for a reason of the
+    // setup (a rejected key, an unknown model, no endpoint), is bad input (2); a timeout is not.
     let error = episode.error.clone().unwrap_or_default();
-    if episode.counters.prompt_tokens + episode.counters.completion_tokens == 0 {
+    let tokens = episode.counters.prompt_tokens + episode.counters.completion_tokens;
+    if tokens == 0 && episode.error_cause == Some(ErrorCause::Setup) {
         return Err(BadInput(format!(
             "the model never answered: {error}; check the model flags (--base-url, --model, the API key)"
         ))
@@ -141,6 +144,9 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         "error: the episode stopped early: {}",
         crate::terminal::safe_line(&error)
     );
+    if episode.counters.unreachable_tool_calls > 0 {
+        eprintln!("check --tool-server, then run the query again");
+    }
     Ok(ExitCode::from(1))
 }
 

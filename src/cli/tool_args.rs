@@ -13,6 +13,9 @@ use crate::config::Config;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
 use crate::tools::mcp::McpSpec;
 
+/// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
+pub const SERVICE_URL: &str = "SERVICE_URL";
+
 /// Fault injection flags (shared by `serve` and the commands that start the embedded server).
 #[derive(Debug, Clone, Default, Args)]
 pub struct FaultArgs {
@@ -57,6 +60,7 @@ pub struct WorldArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct ToolArgs {
     /// A StableToolBench-compatible /virtual URL; default: start the embedded server on loopback.
+    /// Also read from $SERVICE_URL (StableToolBench's name) when $TOOLBENCH_SERVICE_URL is not set.
     #[arg(long, env = "TOOLBENCH_SERVICE_URL", value_name = "URL")]
     pub tool_server: Option<String>,
     /// Key sent as the toolbench_key header (never logged).
@@ -80,7 +84,7 @@ pub struct ToolArgs {
     pub tool_rate_limit: Option<u32>,
     /// Seconds before a tool call times out (ToolBench's timeout: the API's answer; a simulator's
     /// thinking is not charged to it).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub tool_timeout: Option<u64>,
     /// Seconds a tool simulator may take to make a reply (default: no limit; the simulator's model
     /// has its own timeout and falls back to the schema simulator).
@@ -128,7 +132,10 @@ impl ToolArgs {
                 .flatten()
         });
         ToolOptions {
-            tool_server: self.tool_server.clone(),
+            tool_server: self
+                .tool_server
+                .clone()
+                .or_else(|| super::values::env_alias(SERVICE_URL)),
             toolbench_key: self.toolbench_key.clone(),
             tool_simulation: self.tool_simulation,
             save_tool_responses: self.save_tool_responses,

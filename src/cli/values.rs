@@ -22,3 +22,15 @@ where
     }))
     .try_map(|s| s.parse::<T>())
 }
+
+/// The value parser of a flag naming a subset: a plain name, never a path (see
+/// [`crate::toolbench::check_subset_name`]); clap names the flag in its error (exit 2).
+pub fn subset_name(s: &str) -> Result<String, String> {
+    crate::toolbench::check_subset_name(s).map(|()| s.to_string())
+}
+
+/// A non-empty environment variable that stands for a flag under another tool's name (read after the
+/// flag and our own variable, which clap reads).
+pub fn env_alias(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::input::Answer;
+use super::observations::observations;
 use crate::toolbench::FINISH;
 use crate::toolbench::claims::{ClaimCheck, Evidence, SourceKind, check_claims};
 
@@ -63,28 +64,26 @@ impl EvidenceReport {
     }
 }
 
-/// What an answer may draw on: one entry per observation and per call's arguments, and the request.
+/// Longest observation the claim check reads (characters): far beyond what answers quote from, and
+/// bounded so a huge reply cannot make the check slow.
+pub const CLAIM_OBSERVATION_CHARS: usize = 200_000;
+
+/// What an answer may draw on: one entry per observation (whole, from our record where the answer
+/// file's copy is cut) and per call's arguments, and the request.
 pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
     let mut out = vec![Evidence::new(
         SourceKind::Request,
         "request",
         answer.converted.query.clone(),
     )];
-    for (i, step) in answer.tool_steps().iter().enumerate() {
-        if step.name == FINISH {
-            continue;
-        }
-        let label = format!("step {} {}", i + 1, step.name);
+    for o in observations(answer, CLAIM_OBSERVATION_CHARS) {
+        let label = format!("step {} {}", o.step, o.name);
         out.push(Evidence::new(
             SourceKind::Observation,
             label.clone(),
-            step.response.clone(),
+            o.text,
         ));
-        out.push(Evidence::new(
-            SourceKind::Arguments,
-            label,
-            step.arguments.clone(),
-        ));
+        out.push(Evidence::new(SourceKind::Arguments, label, o.arguments));
     }
     out
 }

@@ -1,23 +1,18 @@
-//! The evidence judge (`--judge-mode evidence`): the request split into parts once, one narrow yes/no
-//! question per part and vote with the relevant observation excerpts, and the claim check. Solved only
-//! when every part is covered and every concrete value is supported; Unsolved when a part is missing or a
-//! value is invented; Unsure otherwise.
+//! The evidence judge (`--judge-mode evidence`): the request split into parts once, then per part and
+//! vote one question by the rubric of `eval/README.md` ("is this part delivered?"), with every call
+//! and its whole observation in view and the answer's values that the claim check found nowhere. The
+//! parts decide; an unmatched value is evidence the judge weighs, not a veto on its own.
 
 use serde::{Deserialize, Serialize};
 
+use super::evidence::CLAIM_OBSERVATION_CHARS;
 use super::evidence::EvidenceReport;
-use super::input::{Answer, cut};
-use super::judge::Judge;
+use super::input::Answer;
+use super::judge::{Judge, PartQuestion};
+use super::observations::{observations, render};
 use super::requirements::split_fallback;
 use super::{EvalError, Label};
-use crate::toolbench::FINISH;
 use crate::toolbench::claims::content_words;
-
-/// Observation excerpts shown per part, and their length.
-const EXCERPTS_PER_PART: usize = 2;
-const EXCERPT_CHARS: usize = 600;
-/// Share of unsupported names and list items above which an answer is only Unsure.
-const MAX_UNSUPPORTED_WORD_SHARE: f64 = 0.5;
 
 /// Who split the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -54,7 +49,10 @@ pub struct Judged {
     pub votes: Vec<Vote>,
 }
 
-/// The combined verdict of one vote from the part answers and the claim check.
+/// The combined verdict of one vote from the part answers and the claim check: Unsolved when a part
+/// is not delivered, or when the answer has concrete values found nowhere and none found in an
+/// observation (nothing in it comes from the tools); Solved otherwise. Unmatched values beside
+/// observed ones were shown to the judge with each part question, and its answers decide.
 pub fn combine(
     parts: &[(String, Option<bool>)],
     evidence: &EvidenceReport,
@@ -70,38 +68,39 @@ pub fn combine(
     if !missing.is_empty() {
         return (
             Some(Label::Unsolved),
-            format!("not covered: {}", missing.join(" | ")),
+            format!("not delivered: {}", missing.join(" | ")),
         );
     }
-    if evidence.unsupported_values > 0 {
+    let unmatched = evidence.unsupported_list(true);
+    if !unmatched.is_empty() && evidence.observed == 0 {
         return (
             Some(Label::Unsolved),
             format!(
-                "values found in no observation, argument or the request: {}",
-                evidence.unsupported_list(true).join(", ")
+                "no claim comes from a tool observation, and these values are found nowhere: {}",
+                unmatched.join(", ")
             ),
         );
     }
-    if !evidence.claims.is_empty() && evidence.observed == 0 {
-        return (
-            Some(Label::Unsure),
-            "every part judged covered, but no claim of the answer comes from a tool observation"
-                .into(),
-        );
-    }
-    if evidence.unsupported_word_share() > MAX_UNSUPPORTED_WORD_SHARE {
-        return (
-            Some(Label::Unsure),
-            format!(
-                "every part judged covered, but most names and items are unsupported: {}",
-                evidence.unsupported_list(false).join(", ")
-            ),
-        );
+    if unmatched.is_empty() {
+        return (Some(Label::Solved), "every part delivered".into());
     }
     (
         Some(Label::Solved),
-        "every part covered; every concrete value supported".into(),
+        format!(
+            "every part delivered; values found in no observation, shown to the judge: {}",
+            unmatched.join(", ")
+        ),
     )
+}
+
+/// The unmatched values as the part question lists them.
+fn unmatched_text(evidence: &EvidenceReport) -> String {
+    let list = evidence.unsupported_list(false);
+    if list.is_empty() {
+        "none".into()
+    } else {
+        list.join(", ")
+    }
 }
 
 /// The reason of a part no tool call or result concerns.
@@ -114,9 +113,9 @@ const ASKING_WORDS: &[&str] = &[
     "show", "tell", "want", "would",
 ];
 
-/// Whether some tool call (its function name, arguments or result) shares a content word with `part`:
-/// an answer cannot have taken a part from the tools when no call concerned it ("the status of flight
-/// TP1350" after only an airport lookup).
+/// Whether some tool call (its function name, arguments or whole result) shares a content word with
+/// `part`: an answer cannot have taken a part from the tools when no call concerned it ("the status of
+/// flight TP1350" after only an airport lookup).
 pub fn part_backed(answer: &Answer, part: &str) -> bool {
     let wanted: Vec<String> = content_words(part)
         .into_iter()
@@ -125,52 +124,17 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
     if wanted.is_empty() {
         return true;
     }
-    answer
-        .tool_steps()
+    observations(answer, CLAIM_OBSERVATION_CHARS)
         .iter()
-        .filter(|s| s.name != FINISH)
-        .any(|s| {
+        .any(|o| {
             let words = content_words(&format!(
                 "{} {} {}",
-                s.name.replace('_', " "),
-                s.arguments,
-                s.response
+                o.name.replace('_', " "),
+                o.arguments,
+                o.text
             ));
             wanted.iter().any(|w| words.contains(w))
         })
-}
-
-/// The observation excerpts most relevant to `part` (by shared content words), numbered by step.
-pub fn excerpts_for(answer: &Answer, part: &str) -> String {
-    let wanted = content_words(part);
-    let mut scored: Vec<(usize, usize, String)> = answer
-        .tool_steps()
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.name != FINISH)
-        .map(|(i, s)| {
-            let words = content_words(&format!("{} {} {}", s.name, s.arguments, s.response));
-            let overlap = wanted.iter().filter(|w| words.contains(*w)).count();
-            let text = format!(
-                "step {} {}({}): {}",
-                i + 1,
-                s.name,
-                cut(&s.arguments, 150),
-                cut(&s.response, EXCERPT_CHARS)
-            );
-            (overlap, i, text)
-        })
-        .collect();
-    if scored.is_empty() {
-        return "(the assistant called no API)".into();
-    }
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(EXCERPTS_PER_PART)
-        .map(|(_, _, t)| t)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Runs the evidence judge on one answer: split (cached), then `votes` rounds of part questions.
@@ -195,7 +159,9 @@ pub async fn judge_answer(
             reasons: Vec::new(),
         })
         .collect();
-    let excerpts: Vec<String> = parts.iter().map(|p| excerpts_for(answer, p)).collect();
+    let observed = observations(answer, judge.options().max_observation_chars);
+    let shown = render(&observed, judge.evidence_budget(&[query, &text], 1));
+    let unmatched = unmatched_text(evidence);
     let backed: Vec<bool> = parts.iter().map(|p| part_backed(answer, p)).collect();
     let mut out = Vec::new();
     for vote in 0..votes {
@@ -209,9 +175,15 @@ pub async fn judge_answer(
                 this.push((part.clone(), Some(false)));
                 continue;
             }
-            let reply = judge
-                .part_covered(query, part, &text, &excerpts[i], vote, &ctx)
-                .await?;
+            let ask = PartQuestion {
+                query,
+                part,
+                answer: &text,
+                results: &shown,
+                unmatched: &unmatched,
+                ctx: &ctx,
+            };
+            let reply = judge.part_covered(ask, vote).await?;
             let covered = reply.verdict.as_deref().map(|v| v == "yes");
             if covered.is_none() && unusable.is_none() {
                 unusable = Some(reply.raw.clone());
@@ -245,14 +217,7 @@ mod tests {
 
     fn check(kind: ClaimKind, text: &str, source: Option<SourceKind>) -> ClaimCheck {
         ClaimCheck {
-            claim: Claim {
-                kind,
-                text: text.into(),
-                start: 0,
-                value: None,
-                decimals: 0,
-                dates: Vec::new(),
-            },
+            claim: Claim::new(kind, text, 0),
             support: source.map(|kind| Support {
                 kind,
                 label: "step 1 f".into(),
@@ -308,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn verdict_rules() {
+    fn parts_decide_and_unmatched_values_weigh_but_do_not_veto() {
         let obs = Some(SourceKind::Observation);
         let good = EvidenceReport::new(vec![check(ClaimKind::Number, "21.4", obs)]);
         assert_eq!(
@@ -317,35 +282,52 @@ mod tests {
         );
         let (label, reason) = combine(&parts(&[Some(true), Some(false)]), &good);
         assert_eq!(label, Some(Label::Unsolved));
-        assert!(reason.contains("part 1"));
+        assert!(reason.contains("not delivered: part 1"), "{reason}");
         assert_eq!(
             combine(&parts(&[Some(true), None]), &good).0,
             None,
             "unusable is an error"
         );
-        let invented = EvidenceReport::new(vec![
+        // One value the check could not find, beside one it found: the judge saw it and said every
+        // part is delivered, so the answer is Solved (the reason keeps the value).
+        let one_unmatched = EvidenceReport::new(vec![
             check(ClaimKind::Number, "21.4", obs),
             check(ClaimKind::Date, "2024-01-02", None),
         ]);
+        let (label, reason) = combine(&parts(&[Some(true)]), &one_unmatched);
+        assert_eq!(label, Some(Label::Solved));
+        assert!(reason.contains("2024-01-02"), "{reason}");
+        // Nothing from the tools and a value found nowhere: Unsolved whatever the judge said.
+        let invented = EvidenceReport::new(vec![
+            check(ClaimKind::Id, "TP1350", Some(SourceKind::Request)),
+            check(ClaimKind::Number, "14:35", None),
+        ]);
         let (label, reason) = combine(&parts(&[Some(true)]), &invented);
         assert_eq!(label, Some(Label::Unsolved));
-        assert!(reason.contains("2024-01-02"));
-        let echo = EvidenceReport::new(vec![check(
-            ClaimKind::Id,
-            "TP1350",
+        assert!(reason.contains("14:35"), "{reason}");
+        // A negative result restating the request's values ("+34 605 11 22 33 is not registered"):
+        // nothing unmatched, so the judge's part answers decide.
+        let negative = EvidenceReport::new(vec![check(
+            ClaimKind::Phone,
+            "+34 605 11 22 33",
             Some(SourceKind::Request),
         )]);
-        assert_eq!(combine(&parts(&[Some(true)]), &echo).0, Some(Label::Unsure));
+        assert_eq!(
+            combine(&parts(&[Some(true)]), &negative).0,
+            Some(Label::Solved)
+        );
+        // Names the check could not find are the judge's to weigh too.
         let names = EvidenceReport::new(vec![
             check(ClaimKind::Number, "21.4", obs),
             check(ClaimKind::Name, "Real Madrid", None),
             check(ClaimKind::Name, "Porto", None),
-            check(ClaimKind::Name, "Lisbon", obs),
         ]);
         assert_eq!(
             combine(&parts(&[Some(true)]), &names).0,
-            Some(Label::Unsure)
+            Some(Label::Solved)
         );
+        assert_eq!(unmatched_text(&names), "Real Madrid (name), Porto (name)");
+        assert_eq!(unmatched_text(&good), "none");
         // No claims at all (a yes/no question answered in words): the parts decide.
         assert_eq!(
             combine(&parts(&[Some(true)]), &EvidenceReport::default()).0,

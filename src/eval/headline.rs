@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::calibration::{ModeChoice, split_words};
 use super::pass_rate::{GroupPassRate, PassRate};
 use super::report::MISSING_NOTE;
 use super::stats::Calibration;
@@ -23,17 +24,34 @@ pub fn trusted(calibration: Option<&Calibration>) -> bool {
     calibration.is_some_and(|c| c.accuracy >= TRUSTED_AGREEMENT)
 }
 
-/// The agreement figure that goes next to every pass rate.
+/// The agreement figure that goes next to every pass rate, with the labels it was measured on.
 pub fn agreement(calibration: Option<&Calibration>) -> String {
     match calibration {
-        Some(c) => format!(
-            "agreement {:.1}%, kappa {:.2}, n = {}",
-            c.accuracy * 100.0,
-            c.kappa,
-            c.n
-        ),
+        Some(c) => {
+            let mut s = format!(
+                "agreement {:.1}%, kappa {:.2}, n = {}",
+                c.accuracy * 100.0,
+                c.kappa,
+                c.n
+            );
+            if !c.label_set.is_empty() {
+                let split = c.split.parse().map_or("", split_words);
+                s.push_str(&format!(" on {} ({split})", c.label_set));
+            }
+            s
+        }
         None => "agreement not measured".into(),
     }
+}
+
+/// Which judge mode produced the pass rate, and why that one.
+pub fn mode_line(pr: &PassRate, choice: &ModeChoice) -> String {
+    let why = match choice.chosen_by {
+        "flag" => "set by --judge-mode".to_string(),
+        "registry" => format!("chosen by {}", choice.why),
+        _ => choice.why.clone(),
+    };
+    format!("judge {}: {} mode, {why}", pr.judge, pr.mode.as_str())
 }
 
 /// Unusable votes over judged votes (0 when nothing was judged).
@@ -43,6 +61,24 @@ pub fn unusable_share(g: &GroupPassRate) -> f64 {
     } else {
         g.unusable_votes as f64 / g.judged_votes as f64
     }
+}
+
+/// Whether a group's pass rate is a result: at most [`MAX_UNUSABLE_SHARE`] of its votes unusable.
+pub fn valid(g: &GroupPassRate) -> bool {
+    unusable_share(g) <= MAX_UNUSABLE_SHARE
+}
+
+/// Why a group's pass rate is not valid (`N of M judge votes (P%) got no usable verdict`), if it is not.
+pub fn invalid_reason(g: &GroupPassRate) -> Option<String> {
+    (!valid(g)).then(|| {
+        format!(
+            "{} of {} judge votes ({:.1}%) got no usable verdict (limit {:.0}%)",
+            g.unusable_votes,
+            g.judged_votes,
+            unusable_share(g) * 100.0,
+            MAX_UNUSABLE_SHARE * 100.0
+        )
+    })
 }
 
 /// The judge-free and evidence figures per subset.
@@ -95,7 +131,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
         "by rule",
         "ours %",
         "95% CI",
-        "StableToolBench %",
+        "missing dropped %",
         "unusable"
     );
     for g in pr.subsets.iter().chain(std::iter::once(&pr.overall)) {
@@ -120,7 +156,7 @@ fn judge_table(s: &mut String, pr: &PassRate, calibration: Option<&Calibration>)
     let o = &pr.overall;
     let _ = writeln!(
         s,
-        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · StableToolBench {:.1}% (missing dropped)",
+        "pass rate: ours {:.1}% (missing = failure, {} of {} queries answered) · {:.1}% with missing answers dropped (StableToolBench's denominator; our judge, not its evaluator)",
         o.pass_rate,
         o.queries - o.missing,
         o.queries,

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{EvalError, QueryKey};
+use crate::toolbench::answer;
 pub use crate::toolbench::answer::Counters;
 use crate::toolbench::answer::{FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::{read_json, write_json_atomic};
-use crate::toolbench::{FINISH, answer};
 
 /// Folder inside a run directory where the evaluator writes; never read as answers.
 pub const EVAL_DIR: &str = "eval";
@@ -54,6 +54,8 @@ pub struct Record {
     pub counters: Counters,
     /// Method-specific detail (the plan of `plan`, for its planning metrics).
     pub details: Value,
+    /// The steps with their whole observations (the answer file's are cut at 1,024 characters).
+    pub steps: Vec<super::observations::RecordStep>,
 }
 
 /// One tool call on the path an answer took.
@@ -107,30 +109,6 @@ impl Answer {
             node = n["next"].as_array().and_then(|a| a.first());
         }
         steps
-    }
-
-    /// The answer as the judge sees it when it needs the whole trajectory: the steps with long texts
-    /// cut, so a judge with a small context still gets every step.
-    pub fn trajectory_text(&self, max_chars: usize) -> String {
-        let steps = self.tool_steps();
-        let per_step = (max_chars / steps.len().max(1)).clamp(120, 1200);
-        let mut out = String::new();
-        for (i, s) in steps.iter().enumerate() {
-            if s.name == FINISH {
-                continue;
-            }
-            out.push_str(&format!(
-                "{}. {}({})\n   -> {}\n",
-                i + 1,
-                s.name,
-                cut(&s.arguments, 200),
-                cut(&s.response, per_step)
-            ));
-        }
-        if out.is_empty() {
-            out.push_str("(no tool calls)\n");
-        }
-        cut(&out, max_chars).to_string()
     }
 
     /// Names of the functions this query offered (from `available_tools`).
@@ -264,6 +242,11 @@ impl AnswerSet {
             .retain(|k, _| k.subset != subset || ids.contains(&k.query_id));
         self.expected
             .extend(ids.iter().map(|&id| QueryKey::new(subset, id)));
+    }
+
+    /// Adds queries the answers should cover (a run's manifest names them), keeping every answer.
+    pub fn expect_also(&mut self, keys: impl IntoIterator<Item = QueryKey>) {
+        self.expected.extend(keys);
     }
 
     pub fn missing(&self) -> Vec<&QueryKey> {

@@ -24,8 +24,11 @@ pub struct JudgeOptions {
     pub max_tokens: u32,
     /// Longest final answer shown to the judge (characters).
     pub max_answer_chars: usize,
-    /// Longest trajectory summary shown to the judge (characters).
-    pub max_trajectory_chars: usize,
+    /// Longest single observation shown to the judge (characters), whole up to this.
+    pub max_observation_chars: usize,
+    /// Most characters of one prompt's request, answer and observations together: the judge model's
+    /// context ([`prompt_chars_for_context`] for the embedded one).
+    pub max_prompt_chars: usize,
     /// Attempts at getting a parseable verdict before recording the call as unusable.
     pub attempts: u32,
     /// Which judge the calls serve (stamped on every logged verdict).
@@ -38,12 +41,28 @@ impl Default for JudgeOptions {
             temperature: 0.2,
             seed: 42,
             max_tokens: 256,
-            max_answer_chars: 1500,
-            max_trajectory_chars: 3000,
+            max_answer_chars: 8_000,
+            max_observation_chars: DEFAULT_OBSERVATION_CHARS,
+            max_prompt_chars: DEFAULT_PROMPT_CHARS,
             attempts: 3,
             mode: JudgeMode::Evidence,
         }
     }
+}
+
+/// Default of [`JudgeOptions::max_observation_chars`].
+pub const DEFAULT_OBSERVATION_CHARS: usize = 16_000;
+/// Default of [`JudgeOptions::max_prompt_chars`]: about 30k tokens, within any current endpoint
+/// model's context.
+pub const DEFAULT_PROMPT_CHARS: usize = 100_000;
+/// Room kept in a prompt for its template and the reply.
+const PROMPT_RESERVE_CHARS: usize = 3_000;
+
+/// The prompt budget of a judge model with a context of `tokens` (the embedded model): the context
+/// less the reply and the template, at 2.5 characters per token (JSON and digits tokenize densely).
+pub fn prompt_chars_for_context(tokens: u32, max_reply_tokens: u32) -> usize {
+    let usable = tokens.saturating_sub(max_reply_tokens).saturating_sub(600);
+    (usable as usize) * 5 / 2
 }
 
 /// A pass-rate verdict.
@@ -66,11 +85,43 @@ pub struct Reply {
     pub raw: String,
 }
 
+/// What one part question shows the judge.
+pub struct PartQuestion<'a> {
+    pub query: &'a str,
+    pub part: &'a str,
+    pub answer: &'a str,
+    /// Every call and its observation ([`super::observations::render`]).
+    pub results: &'a str,
+    /// The answer's concrete values found in no observation, argument or the request ("none").
+    pub unmatched: &'a str,
+    /// The query the question is about (for the log).
+    pub ctx: &'a str,
+}
+
 /// Prompts of the evidence judge.
 pub const SPLIT_PROMPT: &str = "judge_split";
 pub const PART_PROMPT: &str = "judge_part";
 /// Longest raw reply kept in the log.
 const MAX_RAW_CHARS: usize = 600;
+
+/// Hashes of the judge's prompt templates, by name: what a measured agreement depends on.
+pub fn prompt_hashes(prompts: &Prompts) -> std::collections::BTreeMap<String, String> {
+    [
+        ANSWER_PROMPT,
+        TRAJECTORY_PROMPT,
+        PREFER_PROMPT,
+        SPLIT_PROMPT,
+        PART_PROMPT,
+    ]
+    .iter()
+    .filter_map(|n| {
+        prompts
+            .template(n)
+            .ok()
+            .map(|t| (n.to_string(), short_hash(t)))
+    })
+    .collect()
+}
 
 /// The judge, on top of any model of the LLM layer.
 pub struct Judge {
@@ -106,23 +157,23 @@ impl Judge {
         &self.options
     }
 
+    /// The characters left for observations in a prompt that also shows `texts` (request, answer,
+    /// part), shared by `sides` answers (2 for a preference).
+    pub fn evidence_budget(&self, texts: &[&str], sides: usize) -> usize {
+        let shown: usize = texts
+            .iter()
+            .map(|t| t.chars().count().min(self.options.max_answer_chars))
+            .sum();
+        let left = self
+            .options
+            .max_prompt_chars
+            .saturating_sub(shown + PROMPT_RESERVE_CHARS);
+        (left / sides.max(1)).max(1_000)
+    }
+
     /// Hashes of the judge's prompt templates (for reports).
     pub fn prompt_hashes(&self) -> Vec<(String, String)> {
-        [
-            ANSWER_PROMPT,
-            TRAJECTORY_PROMPT,
-            PREFER_PROMPT,
-            SPLIT_PROMPT,
-            PART_PROMPT,
-        ]
-        .iter()
-        .filter_map(|n| {
-            self.prompts
-                .template(n)
-                .ok()
-                .map(|t| (n.to_string(), short_hash(t)))
-        })
-        .collect()
+        prompt_hashes(&self.prompts).into_iter().collect()
     }
 
     /// Label from the final answer alone.
@@ -244,23 +295,18 @@ impl Judge {
             .and_then(|v| serde_json::from_str::<Vec<String>>(&v).ok()))
     }
 
-    /// Whether the answer gives `part` of the request, supported by the excerpts of the results.
-    pub async fn part_covered(
-        &self,
-        query: &str,
-        part: &str,
-        answer: &str,
-        excerpts: &str,
-        vote: u32,
-        ctx: &str,
-    ) -> Result<Reply, EvalError> {
-        let answer = super::input::cut(answer, self.options.max_answer_chars);
+    /// Whether the answer delivers `part` of the request by the rubric, given every call and its
+    /// observation (`results`) and the answer's values found in none of them (`unmatched`).
+    pub async fn part_covered(&self, ask: PartQuestion<'_>, vote: u32) -> Result<Reply, EvalError> {
+        let answer = super::input::cut(ask.answer, self.options.max_answer_chars);
         let vars = [
-            ("query", query),
-            ("part", part),
+            ("query", ask.query),
+            ("part", ask.part),
             ("answer", answer.as_ref()),
-            ("results", excerpts),
+            ("results", ask.results),
+            ("unmatched", ask.unmatched),
         ];
+        let ctx = ask.ctx;
         // The verdict first: small models that write the reason first talk themselves into it.
         let schema = json!({
             "type": "object",

@@ -198,6 +198,16 @@ impl LabelEntry {
     }
 }
 
+impl LabelEntry {
+    /// Whether the label is about answers of `set`: made on its data, for its method and model (any,
+    /// when the label leaves them empty).
+    pub fn applies_to(&self, set: &AnswerSet, data: Option<&Path>) -> bool {
+        self.same_data(data)
+            && (self.method.is_empty() || self.method == set.method)
+            && (self.model.is_empty() || set.model.is_empty() || self.model == set.model)
+    }
+}
+
 /// Checks that every label made on `data` names one of its queries, where the data has that subset.
 pub fn check_ids(
     path: &Path,
@@ -228,6 +238,9 @@ pub fn check_ids(
 pub struct Matching {
     /// (label name, human, judge majority) of labels that apply to this run's answers.
     pub pairs: Vec<(String, Label, Label)>,
+    /// The judge's mean score (0..1) of each pair's answer, in the order of `pairs`.
+    #[serde(default)]
+    pub scores: Vec<f64>,
     /// Labels whose answer changed since labelling (hash mismatch): not used.
     pub stale: Vec<String>,
     /// Labels Unsure by the person: shown, not scored.
@@ -248,10 +261,7 @@ pub fn match_run(
     let mut m = Matching::default();
     let mut matched = BTreeSet::new();
     for e in entries {
-        let applies = e.same_data(data)
-            && (e.method.is_empty() || e.method == set.method)
-            && (e.model.is_empty() || set.model.is_empty() || e.model == set.model);
-        if !applies {
+        if !e.applies_to(set, data) {
             continue;
         }
         let keys: Vec<QueryKey> = if e.subset.is_empty() {
@@ -286,7 +296,10 @@ pub fn match_run(
         matched.insert(e.name());
         match e.parsed_label() {
             Some(Label::Unsure) | None => m.human_unsure.push(e.name()),
-            Some(human) => m.pairs.push((e.name(), human, verdict.majority())),
+            Some(human) => {
+                m.pairs.push((e.name(), human, verdict.majority()));
+                m.scores.push(verdict.score);
+            }
         }
     }
     // A label of another answer of a query whose present answer is labelled too is not stale.

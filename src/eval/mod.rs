@@ -5,6 +5,7 @@
 //! prompt hash and input hash, so re-running an evaluation is free and gives identical numbers.
 
 pub mod cache;
+pub mod calibration;
 pub mod evidence;
 pub mod evidence_judge;
 pub mod headline;
@@ -14,10 +15,13 @@ pub mod judge;
 mod judge_tests;
 pub mod labels;
 pub mod metrics;
+pub mod observations;
 pub mod pass_rate;
 pub mod repeats;
 pub mod report;
 pub mod requirements;
+#[cfg(test)]
+mod rubric_tests;
 pub mod rules;
 pub mod stats;
 pub mod tool_metrics;

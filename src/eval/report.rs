@@ -2,59 +2,28 @@
 //! file of judge calibration and the registry of known judge agreements.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-use serde_json::Value;
+use std::path::Path;
 
 use super::EvalError;
 use super::metrics::Metrics;
 use super::pass_rate::PassRate;
 use super::stats::Calibration;
 use super::win_rate::Comparison;
-use crate::toolbench::io::{read_json, write_atomic};
+use crate::toolbench::io::write_atomic;
 
 /// What every pass-rate report says about missing answers.
 pub const MISSING_NOTE: &str =
     "missing answers count as failures (StableToolBench drops them from the denominator)";
 
-/// Registry of measured judge agreements shipped with sum2act (`eval/judge_calibration.json`).
-pub fn calibration_registry() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("eval")
-        .join("judge_calibration.json")
-}
-
-/// The judge's measured agreement with people: the first of `files` that has an entry for `judge`.
-/// Each file is either one calibration or a map of judge id → calibration.
-pub fn known_calibration(judge: &str, files: &[PathBuf]) -> Option<Calibration> {
-    for f in files {
-        let Ok(v) = read_json::<Value>(f) else {
-            continue;
-        };
-        let one = serde_json::from_value::<Calibration>(v.clone())
-            .ok()
-            .filter(|c| c.judge == judge);
-        let from_map = v
-            .get(judge)
-            .and_then(|c| serde_json::from_value::<Calibration>(c.clone()).ok());
-        if let Some(c) = one.or(from_map) {
-            return Some(c);
-        }
-    }
-    None
-}
-
 /// The line printed next to every pass rate.
 pub fn agreement_line(judge: &str, known: Option<&Calibration>) -> String {
     match known {
         Some(c) => format!(
-            "judge {judge}: agreement with human labels {:.1}% (Cohen's kappa {:.2}, n = {}); ToolEval reports 87.1% for its ChatGPT judge",
-            c.accuracy * 100.0,
-            c.kappa,
-            c.n
+            "judge {judge}: {} with human labels; ToolEval reports 87.1% for its ChatGPT judge",
+            super::headline::agreement(Some(c))
         ),
         None => format!(
-            "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act eval RUN_DIR --labels LABELS.json` (ToolEval reports 87.1% for its ChatGPT judge)"
+            "judge {judge}: agreement with human labels NOT MEASURED — run `sum2act calibrate RUN_DIR... --labels LABELS.json [--pairs PAIRS.json] --save REGISTRY` (ToolEval reports 87.1% for its ChatGPT judge)"
         ),
     }
 }
@@ -230,6 +199,8 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
         "std",
         "pass_rate_without_missing",
         "run_pass_rates",
+        "unusable_votes",
+        "valid",
     ];
     let groups = pr.subsets.iter().chain(std::iter::once(&pr.overall));
     write_table(&dir.join("pass_rate.csv"), &header, groups, |g| {
@@ -242,6 +213,14 @@ pub fn write_pass_rate_csv(dir: &Path, pr: &PassRate) -> Result<(), EvalError> {
             format!("{:.2}", g.std),
             format!("{:.2}", g.pass_rate_without_missing),
             joined(g.run_pass_rates.iter().map(|r| format!("{r:.2}"))),
+            format!("{}/{}", g.unusable_votes, g.judged_votes),
+            // A pass rate with too many unusable votes is not a result, whatever its figure says.
+            if super::headline::valid(g) {
+                "yes"
+            } else {
+                "no"
+            }
+            .to_string(),
         ]
     })?;
     let header = [

@@ -3,8 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::evidence::{EvidenceReport, tool_docs};
+use std::collections::BTreeSet;
+
+use super::evidence::{CLAIM_OBSERVATION_CHARS, EvidenceReport, tool_docs};
 use super::input::Answer;
+use super::observations::observations;
 use crate::toolbench::FINISH;
 use crate::toolbench::answer::FinishKind;
 use crate::toolbench::claims::content_words;
@@ -117,13 +120,43 @@ pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
 
 pub use crate::toolbench::request_parts::sentences;
 
+/// The content words of the values (not the keys) of every observation: what the tools said.
+fn value_words(answer: &Answer) -> BTreeSet<String> {
+    fn collect(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::String(s) => {
+                out.push_str(s);
+                out.push(' ');
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| collect(i, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|i| collect(i, out)),
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    for o in observations(answer, CLAIM_OBSERVATION_CHARS) {
+        match serde_json::from_str::<serde_json::Value>(&o.text) {
+            Ok(v) => collect(&v, &mut text),
+            Err(_) => text.push_str(&o.text),
+        }
+        text.push(' ');
+    }
+    content_words(&text)
+}
+
 fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
     if evidence.observed > 0 {
         return None;
     }
     let text = answer.final_text();
     let request = content_words(&answer.converted.query);
-    let docs: Vec<(String, std::collections::BTreeSet<String>)> = tool_docs(answer)
+    // Words of the tools' replies the request does not have: a sentence with one reports a result
+    // ("the number is not registered"), whatever else it repeats.
+    let reported: BTreeSet<String> = value_words(answer)
+        .into_iter()
+        .filter(|w| !request.contains(w))
+        .collect();
+    let docs: Vec<(String, BTreeSet<String>)> = tool_docs(answer)
         .into_iter()
         .map(|(name, doc)| (name, content_words(&doc)))
         .collect();
@@ -134,15 +167,18 @@ fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
         if words.len() < MIN_SENTENCE_WORDS {
             continue;
         }
+        if words.iter().any(|w| reported.contains(w)) {
+            return None;
+        }
         judged += 1;
-        let known = |d: &std::collections::BTreeSet<String>| {
+        let known = |d: &BTreeSet<String>| {
             words
                 .iter()
                 .filter(|w| d.contains(*w) || request.contains(*w))
                 .count() as f64
                 / words.len() as f64
         };
-        let doc_only = |d: &std::collections::BTreeSet<String>| {
+        let doc_only = |d: &BTreeSet<String>| {
             words
                 .iter()
                 .filter(|w| d.contains(*w) && !request.contains(*w))
@@ -153,7 +189,7 @@ fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
             .find(|(_, d)| doc_only(d) >= 2 && known(d) >= RESTATE_SHARE);
         if let Some((name, _)) = from_doc {
             doc_hits.push(name.clone());
-        } else if known(&std::collections::BTreeSet::new()) < RESTATE_SHARE {
+        } else if known(&BTreeSet::new()) < RESTATE_SHARE {
             return None;
         }
     }
@@ -266,6 +302,27 @@ mod tests {
             rule(&other),
             None,
             "new words are not a restatement (the judge decides)"
+        );
+        // A negative result the tool returned, in the request's own words otherwise.
+        let negative = answer(
+            q,
+            "The status of flight TP1350 on 2024-06-14 is not available: flight not found.",
+            r#"{"error": "", "response": {"message": "Flight not found"}}"#,
+        );
+        assert_eq!(
+            rule(&negative),
+            None,
+            "a reported result, not a restatement"
+        );
+        let key_only = answer(
+            q,
+            "Here is the status of flight TP1350 on 2024-06-14 message.",
+            r#"{"error": "", "response": {"message": ""}}"#,
+        );
+        assert_eq!(
+            rule(&key_only),
+            Some(Rule::RestatesRequest),
+            "a JSON key is not a result"
         );
     }
 

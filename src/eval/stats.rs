@@ -96,6 +96,12 @@ pub struct Calibration {
     /// Labelled queries the evaluation did not contain.
     #[serde(default)]
     pub unmatched: Vec<String>,
+    /// The label file(s) it was measured on (empty: this run's `--labels`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label_set: String,
+    /// `calibrate`, `report` or `all` (empty: every label that applied).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub split: String,
 }
 
 /// Accuracy, Cohen's kappa and the confusion matrix of (human, judge) label pairs. Humans label Solved
@@ -132,6 +138,8 @@ pub fn calibration(judge: &str, pairs: &[(Label, Label)]) -> Calibration {
         kappa,
         confusion,
         unmatched: Vec::new(),
+        label_set: String::new(),
+        split: String::new(),
     }
 }
 

@@ -21,7 +21,10 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// One OpenAI-compatible endpoint.
 pub struct OpenAiClient {
     http: reqwest::Client,
-    base_url: String,
+    /// The API root as given, credentials included: only requests are built from it.
+    base_url: reqwest::Url,
+    /// The API root with credentials masked (`redact::url`): every message, log line and id uses it.
+    shown: String,
     api_key: Option<String>,
     /// The model name; resolved from `/models` on first use when not configured.
     model: Mutex<Option<String>>,
@@ -32,7 +35,7 @@ pub struct OpenAiClient {
 impl std::fmt::Debug for OpenAiClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenAiClient")
-            .field("base_url", &self.base_url)
+            .field("base_url", &self.shown)
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
             .field("model", &self.model.lock().ok().and_then(|m| m.clone()))
             .finish()
@@ -47,12 +50,15 @@ impl OpenAiClient {
         model: Option<String>,
         timeout: Duration,
     ) -> Result<Self, LlmError> {
-        let base_url = base_url.trim_end_matches('/').to_string();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        let shown = crate::redact::url(base_url.trim_end_matches('/'));
+        let parsed = reqwest::Url::parse(base_url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && !u.cannot_be_a_base());
+        let Some(base_url) = parsed else {
             return Err(LlmError::Config(format!(
-                "endpoint URL `{base_url}` must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)"
+                "endpoint URL `{shown}` must start with http:// or https:// and be a valid URL (e.g. http://127.0.0.1:8000/v1)"
             )));
-        }
+        };
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(Duration::from_secs(10).min(timeout))
@@ -61,14 +67,25 @@ impl OpenAiClient {
         Ok(OpenAiClient {
             http,
             base_url,
+            shown,
             api_key: api_key.filter(|k| !k.is_empty()),
             model: Mutex::new(model.filter(|m| !m.is_empty())),
             timeout,
         })
     }
 
+    /// The API root with its credentials masked.
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.shown
+    }
+
+    /// `path` under the API root, its query (an `api-version`, a key) kept at the end.
+    fn endpoint(&self, path: &str) -> reqwest::Url {
+        let mut url = self.base_url.clone();
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.pop_if_empty().extend(path.split('/'));
+        }
+        url
     }
 
     fn authorized(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -95,7 +112,7 @@ impl OpenAiClient {
             if body.len() + chunk.len() > MAX_BODY_BYTES {
                 return Err(LlmError::InvalidResponse(format!(
                     "{}: reply larger than {} MiB",
-                    self.base_url,
+                    self.shown,
                     MAX_BODY_BYTES >> 20
                 )));
             }
@@ -109,8 +126,8 @@ impl OpenAiClient {
             LlmError::Timeout(self.timeout)
         } else {
             LlmError::Unreachable {
-                endpoint: self.base_url.clone(),
-                message: self.scrub(&error_chain(&e)),
+                endpoint: self.shown.clone(),
+                message: self.scrub(&error_chain(&e.without_url())),
             }
         }
     }
@@ -125,7 +142,7 @@ impl OpenAiClient {
             .into_iter()
             .next()
             .ok_or_else(|| LlmError::ModelNotFound {
-                endpoint: self.base_url.clone(),
+                endpoint: self.shown.clone(),
                 model: "(none given)".into(),
                 message: "the endpoint lists no models; pass --model NAME".into(),
             })?;
@@ -137,9 +154,9 @@ impl OpenAiClient {
 
     /// Model ids served by the endpoint (`GET /models`).
     pub async fn list_models(&self) -> Result<Vec<String>, LlmError> {
-        let url = format!("{}/models", self.base_url);
+        let url = self.endpoint("models");
         let resp = self
-            .authorized(self.http.get(&url))
+            .authorized(self.http.get(url))
             .send()
             .await
             .map_err(|e| self.transport_error(e))?;
@@ -149,8 +166,9 @@ impl OpenAiClient {
         if status != 200 {
             return Err(self.status_error(status, retry_after, &text, "(listing models)"));
         }
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| LlmError::InvalidResponse(format!("{url}: not JSON: {e}")))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            LlmError::InvalidResponse(format!("{}/models: not JSON: {e}", self.shown))
+        })?;
         Ok(v["data"]
             .as_array()
             .map(|a| {
@@ -168,7 +186,7 @@ impl OpenAiClient {
         body: &str,
         model: &str,
     ) -> LlmError {
-        let endpoint = self.base_url.clone();
+        let endpoint = self.shown.clone();
         let message = self.scrub(&error_message(body));
         let lower = message.to_lowercase();
         match status {
@@ -213,9 +231,9 @@ impl LlmClient for OpenAiClient {
         let started = Instant::now();
         let model = self.model().await?;
         let body = request_body(&model, request);
-        let url = format!("{}/chat/completions", self.base_url);
-        tracing::debug!(endpoint = %self.base_url, model = %model, purpose = %request.purpose, "LLM request");
-        let mut post = self.authorized(self.http.post(&url)).json(&body);
+        let url = self.endpoint("chat/completions");
+        tracing::debug!(endpoint = %self.shown, model = %model, purpose = %request.purpose, "LLM request");
+        let mut post = self.authorized(self.http.post(url)).json(&body);
         // The purpose travels beside the prompt, never in it: a by-hand endpoint routes on it.
         if let Some(p) = purpose::from_header(&request.purpose) {
             post = post.header(purpose::PURPOSE_HEADER, p);
@@ -240,7 +258,7 @@ impl LlmClient for OpenAiClient {
             .lock()
             .ok()
             .and_then(|m| m.clone())
-            .unwrap_or_else(|| format!("{} (default model)", self.base_url))
+            .unwrap_or_else(|| format!("{} (default model)", self.shown))
     }
 }
 

@@ -115,7 +115,7 @@ fn endpoints(args: &LlmOptions, config: &Config) -> Result<Vec<EndpointSpec>, Ll
                 Some(var) => Some(std::env::var(var).map_err(|_| {
                     LlmError::Config(format!(
                         "endpoint {} takes its key from ${var}, which is not set",
-                        e.base_url
+                        crate::redact::url(&e.base_url)
                     ))
                 })?),
                 None => default_key.clone(),

@@ -1,13 +1,17 @@
 //! The response cache: `{Category}/{tool}/{api}.json`, each file mapping the canonical JSON of the
-//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory;
-//! new answers are written back atomically when saving is on.
+//! arguments to a recorded `{"error", "response"}`. Files are read on first use and kept in memory,
+//! never written by a run: new replies go to a world (`server::world`), one file per call.
+//!
+//! StableToolBench's own cache layout (`{Category}/{tool}_for_{Category}/{api}.json`, Python-repr keys
+//! in the order its client sent them) is read too, in the same folder: its `tool_response_cache`
+//! serves as `DATA/response_cache` as it is (`serve import-cache` converts it once instead).
 //!
 //! Paths are only ever built from names found in the tool catalogue (folder names and file stems that
 //! exist on disk, and standardised API names), never from what a request says.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -21,8 +25,6 @@ type Entries = BTreeMap<String, Value>;
 pub struct ResponseCache {
     root: PathBuf,
     files: RwLock<HashMap<PathBuf, Arc<Entries>>>,
-    /// Serialises read-modify-write of files when saving.
-    write: Mutex<()>,
 }
 
 impl ResponseCache {
@@ -30,7 +32,6 @@ impl ResponseCache {
         ResponseCache {
             root: root.into(),
             files: RwLock::new(HashMap::new()),
-            write: Mutex::new(()),
         }
     }
 
@@ -63,7 +64,7 @@ impl ResponseCache {
         {
             return e.clone();
         }
-        let entries = if path.is_file() {
+        let mut entries = if path.is_file() {
             match read_json::<Entries>(path) {
                 Ok(e) => e,
                 Err(e) => {
@@ -74,6 +75,7 @@ impl ResponseCache {
         } else {
             Entries::new()
         };
+        read_stb_layout(path, &mut entries);
         let entries = Arc::new(entries);
         if let Ok(mut files) = self.files.write() {
             files.insert(path.to_path_buf(), entries.clone());
@@ -94,20 +96,44 @@ impl ResponseCache {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
+}
 
-    /// Adds an answer and rewrites the file atomically.
-    pub fn put(&self, path: &Path, key: &str, value: Value) -> Result<(), DataError> {
-        let _guard = self
-            .write
-            .lock()
-            .map_err(|_| DataError::Other("response cache lock poisoned".into()))?;
-        let mut entries = (*self.entries(path)).clone();
-        entries.insert(key.to_string(), value);
-        write_json_atomic(path, &entries)?;
-        if let Ok(mut files) = self.files.write() {
-            files.insert(path.to_path_buf(), Arc::new(entries));
+/// StableToolBench's file for the same API, when the cache holds its layout: `{Category}/
+/// {tool}_for_{Category}/{api}.json`. Its keys are read as dict literals and keyed canonically, like
+/// ours (an unreadable key is skipped); our own recorded entries win.
+fn read_stb_layout(path: &Path, entries: &mut Entries) {
+    let (Some(api), Some(tool_dir)) = (path.file_name(), path.parent()) else {
+        return;
+    };
+    let (Some(tool), Some(category_dir)) = (tool_dir.file_name(), tool_dir.parent()) else {
+        return;
+    };
+    let Some(category) = category_dir.file_name() else {
+        return;
+    };
+    let theirs = category_dir
+        .join(format!(
+            "{}_for_{}",
+            tool.to_string_lossy(),
+            category.to_string_lossy()
+        ))
+        .join(api);
+    if !theirs.is_file() {
+        return;
+    }
+    let recorded: BTreeMap<String, Value> = match read_json(&theirs) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("ignoring unreadable response cache file: {e}");
+            return;
         }
-        Ok(())
+    };
+    for (key, value) in recorded {
+        if let Ok(args @ Value::Object(_)) = super::pyrepr::parse(&key) {
+            entries
+                .entry(crate::tools::args::canonical_json(&args))
+                .or_insert(value);
+        }
     }
 }
 
@@ -231,24 +257,22 @@ mod tests {
     }
 
     #[test]
-    fn put_then_get_and_import() {
+    fn import_merges_and_its_layout_is_read_directly() {
         let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours/Data/theclique");
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::write(
+            ours.join("transfermarkt_search.json"),
+            r#"{"{\"name\":\"x\"}": {"error": "", "response": "hi"}}"#,
+        )
+        .unwrap();
         let cache = ResponseCache::new(dir.path().join("ours"));
         let f = cache.file("Data", "theclique", "transfermarkt_search");
         assert_eq!(cache.get(&f, "{}"), None);
-        cache
-            .put(
-                &f,
-                "{\"name\":\"x\"}",
-                json!({"error": "", "response": "hi"}),
-            )
-            .unwrap();
         assert_eq!(
             cache.get(&f, "{\"name\":\"x\"}"),
             Some(json!({"error": "", "response": "hi"}))
         );
-        let fresh = ResponseCache::new(dir.path().join("ours"));
-        assert!(fresh.get(&f, "{\"name\":\"x\"}").is_some());
 
         let stb = dir.path().join("stb/Data/theclique_for_Data");
         std::fs::create_dir_all(&stb).unwrap();
@@ -257,6 +281,13 @@ mod tests {
             r#"{"{'name': 'Lionel Messi', 'page': 1, 'x': True}": {"error": "", "response": "r"}, "not a dict": {}, "{'name': 'x'}": {"error": "", "response": "dup"}}"#,
         )
         .unwrap();
+        // Its layout read as it is, in its own folder: keys in any order, ours first.
+        let theirs = ResponseCache::new(dir.path().join("stb"));
+        let g = theirs.file("Data", "theclique", "transfermarkt_search");
+        assert_eq!(
+            theirs.get(&g, r#"{"name":"Lionel Messi","page":1,"x":true}"#),
+            Some(json!({"error": "", "response": "r"}))
+        );
         let report = import_stb_cache(&dir.path().join("stb"), &dir.path().join("ours")).unwrap();
         assert_eq!(
             report,

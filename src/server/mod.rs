@@ -51,12 +51,30 @@ pub enum ServerError {
     },
     #[error("tool server failed: {0}")]
     Serve(#[source] std::io::Error),
-    #[error("tool source")]
+    #[error(transparent)]
     Tool(#[from] ToolError),
+    /// The configured tool server did not answer a check before the run (nothing was spent on it).
+    #[error(
+        "--tool-server {url}: no tool server answers there ({why}); start it or fix the URL (it may come from $TOOLBENCH_SERVICE_URL, $SERVICE_URL or the config's tools.server_url)"
+    )]
+    NoToolServer { url: String, why: String },
     #[error(transparent)]
     Mcp(#[from] McpError),
     #[error("{0}")]
     Config(String),
+}
+
+impl ServerError {
+    /// Whether the user's input is at fault (a bad URL, no server at it, a missing model): exit 2.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            ServerError::Data(e) => !e.is_output(),
+            ServerError::Tool(e) => matches!(e, ToolError::InvalidUrl(_)),
+            // An MCP server that cannot start or be set up is the setup's to fix.
+            ServerError::NoToolServer { .. } | ServerError::Config(_) | ServerError::Mcp(_) => true,
+            ServerError::Bind { .. } | ServerError::Serve(_) => false,
+        }
+    }
 }
 
 /// A run's tool environment settings (the `run`, `batch` and `chat` flags; `cli` parses them).
@@ -146,6 +164,7 @@ pub async fn tool_setup(
                 .and_then(|var| std::env::var(var).ok())
         });
         let source = HttpSource::new(&url, key)?;
+        check_remote(&source, &tool_config).await?;
         let env = ToolEnv::new(Arc::new(source), tool_config);
         let env = with_mcp(env, &args.mcp, data).await?;
         return Ok(ToolSetup { env, server: None });
@@ -168,6 +187,40 @@ pub async fn tool_setup(
         env,
         server: Some(server),
     })
+}
+
+/// Checks that a tool server answers at the configured URL before any model call is spent, trying as
+/// often as a tool call would (a server still starting gets the same grace as a call).
+async fn check_remote(source: &HttpSource, config: &ToolConfig) -> Result<(), ServerError> {
+    let mut attempt = 0u32;
+    loop {
+        let result =
+            match tokio::time::timeout(config.timeout, crate::tools::ToolSource::check(source))
+                .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(ToolError::Timeout(config.timeout)),
+            };
+        let error = match result {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_environment() => e,
+            // A slow or failing server is there: its calls will say so.
+            Err(_) => return Ok(()),
+        };
+        if attempt >= config.retries {
+            let why = match error {
+                ToolError::Status(s) => format!("HTTP {s} for its URL: not a /virtual endpoint"),
+                ToolError::Unreachable { message, .. } => message,
+                other => other.to_string(),
+            };
+            return Err(ServerError::NoToolServer {
+                url: source.url().to_string(),
+                why,
+            });
+        }
+        tokio::time::sleep(config.backoff.saturating_mul(1u32 << attempt.min(10))).await;
+        attempt += 1;
+    }
 }
 
 /// The environment with the MCP servers of `specs` connected (unchanged when there are none); stdio

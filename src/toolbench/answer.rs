@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::FINISH;
-pub use super::finish::{FinishKind, RecordedFinish};
+pub use super::finish::{ErrorCause, FinishKind, RecordedFinish};
 
 /// The key under which our record sits inside an answer file (beside ToolBench's own fields).
 pub const OUR_KEY: &str = "sum2act";
@@ -26,9 +26,17 @@ pub struct Counters {
     pub redundant_calls: u64,
     /// Model replies cut at the token cap or at the reply size cap.
     pub cut_replies: u64,
+    /// Tool calls that got no reply because the tool server could not be reached (an environment
+    /// failure: such an episode is kept as an `error`, not as a result).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreachable_tool_calls: u64,
     pub steps: u64,
     pub wall_ms: u64,
     pub cost_usd: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Node kinds of ToolBench's trees.

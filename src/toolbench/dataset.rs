@@ -22,6 +22,45 @@ pub fn sample_dir() -> PathBuf {
         .join("sample")
 }
 
+/// Longest subset name accepted (a file name on every common filesystem).
+pub const MAX_SUBSET_NAME: usize = 200;
+
+/// A subset is the base name of one `queries/*.json` file and names one folder of a run directory, so
+/// it must be a plain name: a path in it (`..`, `/`, a leading `.`) would read a query file outside the
+/// data directory or write answers outside the run directory.
+pub fn check_subset_name(name: &str) -> Result<(), String> {
+    let plain = !name.is_empty()
+        && name.len() <= MAX_SUBSET_NAME
+        && !name.starts_with('.')
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}`: a subset is a plain name (the base name of a queries/*.json file, at most {MAX_SUBSET_NAME} bytes), not a path",
+            name.escape_debug()
+        ))
+    }
+}
+
+/// Longest query text accepted, in bytes. ToolBench's queries are under 2 KiB; a longer one is a broken
+/// file or a paste gone wrong, and would be sent to the model in every prompt of its episode.
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// Refuses a query text over [`MAX_QUERY_BYTES`].
+pub fn check_query_text(text: &str) -> Result<(), String> {
+    if text.len() <= MAX_QUERY_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "the query is {} bytes, over the limit of {} KiB (MAX_QUERY_BYTES; ToolBench's queries are under 2 KiB)",
+        text.len(),
+        MAX_QUERY_BYTES / 1024
+    ))
+}
+
 /// A data directory on disk.
 #[derive(Debug, Clone)]
 pub struct DataDir {
@@ -75,16 +114,20 @@ impl DataDir {
         p.is_dir().then_some(p)
     }
 
-    /// Subset names: the base names of `queries/*.json`, sorted.
+    /// Subset names: the base names of the `queries/*.json` files (not folders), sorted.
     pub fn subsets(&self) -> Result<Vec<String>, DataError> {
         let dir = self.root.join("queries");
         let mut names = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(|e| DataError::io(&dir, e))? {
             let path = entry.map_err(|e| DataError::io(&dir, e))?.path();
             if path.extension().is_some_and(|e| e == "json")
+                && !path.is_dir()
                 && let Some(stem) = path.file_stem()
             {
-                names.push(stem.to_string_lossy().to_string());
+                let name = stem.to_string_lossy().to_string();
+                if check_subset_name(&name).is_ok() {
+                    names.push(name);
+                }
             }
         }
         names.sort();
@@ -93,7 +136,14 @@ impl DataDir {
 
     /// The queries of one subset.
     pub fn queries(&self, subset: &str) -> Result<Vec<Query>, DataError> {
+        check_subset_name(subset).map_err(DataError::Other)?;
         let path = self.root.join("queries").join(format!("{subset}.json"));
+        if path.is_dir() {
+            return Err(DataError::Other(format!(
+                "{}: is a folder, not a query file",
+                path.display()
+            )));
+        }
         if !path.is_file() {
             let known = self.subsets().unwrap_or_default().join(", ");
             return Err(DataError::Other(format!(
@@ -115,6 +165,8 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, DataError> {
     let queries: Vec<Query> = read_json(path)?;
     let mut seen = BTreeSet::new();
     for (i, q) in queries.iter().enumerate() {
+        check_query_text(&q.query)
+            .map_err(|why| DataError::invalid(path, format!("[{i}].query"), why))?;
         if !seen.insert(q.query_id) {
             return Err(DataError::invalid(
                 path,

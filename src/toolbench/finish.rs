@@ -38,6 +38,19 @@ impl fmt::Display for FinishKind {
     }
 }
 
+/// Why an episode ended in `error`, which decides the exit code of `run` and `batch`: the user's setup
+/// (2), an outage of the model (1) or of the tool server (1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCause {
+    /// The model setup is wrong: a rejected key, an unknown model, no endpoint at the URL.
+    Setup,
+    /// The model failed while it was there: a timeout, a server error, a rate limit, a cut reply.
+    Outage,
+    /// The tool server could not be reached for some of the episode's calls.
+    ToolServer,
+}
+
 /// The `finish` field as read from an answer file: one of ours, or any other string verbatim (`""`
 /// when the field is missing), so a record from another writer still loads and writes back unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

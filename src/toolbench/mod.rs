@@ -22,7 +22,10 @@ mod schema;
 pub mod stb_export;
 
 pub use catalog::{Catalog, CatalogLoad};
-pub use dataset::{DATA_ENV, DataDir, SubsetStats, Task, load_id_file, load_queries, sample_dir};
+pub use dataset::{
+    DATA_ENV, DataDir, MAX_QUERY_BYTES, MAX_SUBSET_NAME, SubsetStats, Task, check_query_text,
+    check_subset_name, load_id_file, load_queries, sample_dir,
+};
 pub use error::DataError;
 pub use missing::{MissingTool, missing_tools};
 pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};

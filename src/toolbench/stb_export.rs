@@ -27,16 +27,16 @@ pub enum StbFamily {
 }
 
 /// Our method name (as answer files record it: the canonical name, not an alias) → its family, or
-/// `None` for a method StableToolBench has no family for.
+/// `None` for a name that is not one of our methods. `plan` and `graph` write one chain per query
+/// (plan-and-execute and the graph search's chosen path), which its converter reads as a CoT chain.
 pub fn family_of(method: &str) -> Option<StbFamily> {
     let known = method
         .parse::<Method>()
         .ok()
         .filter(|m| m.name() == method)?;
     match known {
-        Method::Sum2act | Method::React => Some(StbFamily::Cot),
+        Method::Sum2act | Method::React | Method::Plan | Method::Graph => Some(StbFamily::Cot),
         Method::Dfsdt => Some(StbFamily::Dfs),
-        Method::Plan | Method::Graph => None,
     }
 }
 
@@ -56,6 +56,20 @@ pub fn stb_method(family: StbFamily, file: &Value) -> String {
             args["tree_beam_size"].as_u64().unwrap_or(2).max(1)
         ),
     }
+}
+
+/// The method name of a whole run, from the agent options its manifest records (`tries` for ReAct,
+/// `width` for DFSDT): one name for every file, as its converter's `--method` needs, whatever each
+/// episode used. `None` when the manifest does not say.
+pub fn stb_method_of_run(family: StbFamily, method: &str, agent: &Value) -> Option<String> {
+    let forward_args = match family {
+        StbFamily::Cot if method == Method::React.name() => {
+            json!({"pass_at": agent["tries"].as_u64()?})
+        }
+        StbFamily::Cot => json!({"pass_at": 1}),
+        StbFamily::Dfs => json!({"tree_beam_size": agent["width"].as_u64()?}),
+    };
+    Some(stb_method(family, &json!({ "forward_args": forward_args })))
 }
 
 /// The answer file as StableToolBench writes it for `family`; our `sum2act` record stays (its tools
@@ -345,7 +359,18 @@ mod tests {
         let dfs = json!({"forward_args": {"tree_beam_size": 2}});
         assert_eq!(stb_method(StbFamily::Dfs, &dfs), "DFS_woFilter_w2");
         assert_eq!(family_of("react"), Some(StbFamily::Cot));
+        assert_eq!(family_of("plan"), Some(StbFamily::Cot));
         assert_eq!(family_of("other"), None);
+        let react = json!({"tries": 3, "width": 2});
+        assert_eq!(
+            stb_method_of_run(StbFamily::Cot, "react", &react).as_deref(),
+            Some("CoT@3")
+        );
+        assert_eq!(
+            stb_method_of_run(StbFamily::Cot, "sum2act", &react).as_deref(),
+            Some("CoT@1")
+        );
+        assert_eq!(stb_method_of_run(StbFamily::Dfs, "dfsdt", &json!({})), None);
     }
 
     #[test]

@@ -376,7 +376,15 @@ impl ToolCaller {
                 let code = observation::code_for_error(&reply.error);
                 self.observe(name, arguments, reply, code, failed)
             }
-            Err(e) => self.failed(name, arguments, &e),
+            Err(e) => {
+                let mut obs = self.failed(name, arguments, &e);
+                // No reply from the tool server at all: the environment failed, not the API (the
+                // episode is not kept as a result, see `ReplySource::Unreachable`).
+                if e.is_environment() {
+                    obs.source = ReplySource::Unreachable;
+                }
+                obs
+            }
         };
         obs.retries = retries;
         obs
@@ -560,6 +568,13 @@ fn failure(e: &ToolError) -> (u8, String) {
         ToolError::BadReply(m) => (
             code::HTTP_ERROR,
             format!("request invalid, data error: {m}"),
+        ),
+        ToolError::TooLarge(cap) => (
+            code::HTTP_ERROR,
+            format!(
+                "request invalid, data error: reply larger than {}",
+                super::size(*cap)
+            ),
         ),
         other => (
             code::HTTP_ERROR,

@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct HttpSource {
     url: reqwest::Url,
-    /// The URL without credentials, for messages.
+    /// The URL with its credentials masked, for messages.
     shown: String,
     key: Option<String>,
     client: reqwest::Client,
@@ -58,9 +58,9 @@ impl HttpSource {
     /// A client for `url` (e.g. `http://127.0.0.1:8080/virtual`).
     pub fn new(url: &str, key: Option<String>) -> Result<Self, ToolError> {
         let parsed = reqwest::Url::parse(url)
-            .map_err(|e| ToolError::Other(format!("invalid tool server URL `{url}`: {e}")))?;
+            .map_err(|e| ToolError::InvalidUrl(format!("invalid tool server URL `{url}`: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ToolError::Other(format!(
+            return Err(ToolError::InvalidUrl(format!(
                 "invalid tool server URL `{url}`: the scheme must be http or https"
             )));
         }
@@ -80,11 +80,8 @@ impl HttpSource {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()
             .map_err(|e| ToolError::Other(format!("cannot build the HTTP client: {e}")))?;
-        let mut shown = parsed.clone();
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
         Ok(HttpSource {
-            shown: shown.to_string(),
+            shown: crate::redact::url(parsed.as_str()),
             url: parsed,
             key: key.filter(|k| !k.is_empty()),
             client,
@@ -110,10 +107,22 @@ impl HttpSource {
     }
 }
 
+/// A connection failure: the innermost cause says why ("Connection refused"); reqwest's own text only
+/// says that sending failed. The URL is left out: it may hold a key, and the message names it shown.
 fn unreachable(shown: &str, e: reqwest::Error) -> ToolError {
+    let e = e.without_url();
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let message = if std::ptr::addr_eq(cause, &e) {
+        e.to_string()
+    } else {
+        format!("{e}: {cause}")
+    };
     ToolError::Unreachable {
         url: shown.to_string(),
-        message: e.without_url().to_string(),
+        message,
     }
 }
 
@@ -137,10 +146,7 @@ impl BodyReader {
             .map_err(|e| unreachable(&self.shown, e))?
         {
             if body.len() + chunk.len() > self.max_reply_bytes {
-                return Err(ToolError::BadReply(format!(
-                    "reply larger than {} bytes",
-                    self.max_reply_bytes
-                )));
+                return Err(ToolError::TooLarge(self.max_reply_bytes));
             }
             body.extend_from_slice(&chunk);
         }
@@ -232,8 +238,23 @@ impl ToolSource for HttpSource {
         body.read(resp).await.map(Started::Ready)
     }
 
+    /// A `GET` of the URL: any HTTP reply but 404 means a server is there (a `/virtual` endpoint
+    /// answers 405 to a `GET`); nothing is sent that a server could act on.
+    async fn check(&self) -> Result<(), ToolError> {
+        let resp = self
+            .client
+            .get(self.url.clone())
+            .send()
+            .await
+            .map_err(|e| unreachable(&self.shown, e))?;
+        match resp.status().as_u16() {
+            404 => Err(ToolError::Status(404)),
+            _ => Ok(()),
+        }
+    }
+
     fn describe(&self) -> String {
-        // Credentials in the URL (user:password@host) stay out of manifests and logs.
+        // Credentials in the URL (user:password@host, a key parameter) stay out of manifests and logs.
         match &self.label {
             Some(label) => format!("{label} at {}", self.shown),
             None => format!("tool server {}", self.shown),

@@ -33,10 +33,37 @@ pub enum ToolError {
     Status(u16),
     #[error("tool server reply is not JSON: {0}")]
     BadReply(String),
+    /// The reply was refused unread beyond the cap: memory stays bounded whatever a server sends.
+    #[error("tool server reply larger than {} (refused)", size(*.0))]
+    TooLarge(usize),
     #[error("cannot reach tool server {url}: {message}")]
     Unreachable { url: String, message: String },
+    /// The URL is not one a client can use (bad syntax, not http/https): the user's input.
+    #[error("{0}")]
+    InvalidUrl(String),
     #[error("{0}")]
     Other(String),
+}
+
+/// A byte count as people read it: `8 MiB`, or `1000 bytes` when not a whole number of MiB.
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+impl ToolError {
+    /// No `/virtual` endpoint answered: the connection failed, or the URL's path is not served
+    /// (HTTP 404/405). The tool environment is down or misconfigured; an API's own error reply, a
+    /// timeout or a server error are answers and do not count.
+    pub fn is_environment(&self) -> bool {
+        matches!(
+            self,
+            ToolError::Unreachable { .. } | ToolError::Status(404 | 405)
+        )
+    }
 }
 
 /// The rest of a reply that a simulator is still making; owns what it needs.
@@ -61,4 +88,9 @@ pub trait ToolSource: Send + Sync {
 
     /// A short description for manifests and logs (never includes a key).
     fn describe(&self) -> String;
+
+    /// Whether the source answers at all, checked once before a run spends model calls on it.
+    async fn check(&self) -> Result<(), ToolError> {
+        Ok(())
+    }
 }

@@ -35,6 +35,9 @@ pub enum ReplySource {
     Caller,
     /// Fault injection.
     Fault,
+    /// No reply: the tool server could not be reached (the caller wrote the error). An environment
+    /// failure, not an answer of the API: the episode is not kept as a result.
+    Unreachable,
     /// A tool of an MCP server.
     Mcp,
 }
@@ -48,6 +51,7 @@ impl ReplySource {
             ReplySource::Remote => "remote",
             ReplySource::Caller => "caller",
             ReplySource::Fault => "fault",
+            ReplySource::Unreachable => "unreachable",
             ReplySource::Mcp => "mcp",
         }
     }
@@ -61,6 +65,7 @@ impl ReplySource {
             "remote" => ReplySource::Remote,
             "caller" => ReplySource::Caller,
             "fault" => ReplySource::Fault,
+            "unreachable" => ReplySource::Unreachable,
             "mcp" => ReplySource::Mcp,
             _ => return None,
         })

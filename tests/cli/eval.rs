@@ -6,116 +6,29 @@ use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
+use common::judged::{Behaviour, mock_judge_replying, run_dir};
 use serde_json::{Value, json};
-use sum2act::toolbench::answer::{ChainStep, Generation, cot_answer_file};
 
 /// A judge endpoint: status Solved when the answer mentions a number with "JPY"/"USD", Unsolved
 /// otherwise; preference for the answer that contains "BEST". Counts its calls.
-fn mock_judge() -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = calls.clone();
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, Ordering::SeqCst);
-                let prompt = body["messages"][0]["content"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                let content = if let (Some(a), Some(b)) =
-                    (prompt.find("Answer A:"), prompt.find("Answer B:"))
-                {
-                    let best = prompt.find("BEST");
-                    let pick = if best.is_some_and(|i| i > b && i > a) {
-                        "B"
-                    } else {
-                        "A"
-                    };
-                    json!({"reason": "more complete", "better": pick}).to_string()
-                } else {
-                    let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
-                    let solved = answer.contains("JPY") || answer.contains("USD");
-                    let label = if solved { "Solved" } else { "Unsolved" };
-                    json!({"reason": "checked the facts", "answer_status": label}).to_string()
-                };
-                axum::Json(common::http::judge_reply(&content, (100, 20)))
-            }
-        }),
-    );
-    let addr = common::http::serve_on_thread(app);
-    (format!("http://{addr}/v1"), calls)
-}
-
-/// Writes one answer file in the run-directory format (ToolBench CoT file + our `sum2act` record).
-fn answer_file(dir: &Path, subset: &str, id: u64, method: &str, query: &str, answer: Option<&str>) {
-    let functions = vec![
-        json!({"name": "convert_currency_for_fx_rates_hub"}),
-        json!({"name": "Finish"}),
-    ];
-    let mut steps = vec![ChainStep {
-        thought: "convert".into(),
-        name: "convert_currency_for_fx_rates_hub".into(),
-        arguments: "{\"amount\": 250, \"from_currency\": \"EUR\", \"to_currency\": \"JPY\"}".into(),
-        observation: "{\"error\": \"\", \"response\": {\"result\": 42230.0}}".into(),
-        code: 0,
-    }];
-    let finish_args = answer
-        .map(|a| json!({"return_type": "give_answer", "final_answer": a}).to_string())
-        .unwrap_or_default();
-    if answer.is_some() {
-        steps.push(ChainStep {
-            thought: String::new(),
-            name: "Finish".into(),
-            arguments: finish_args.clone(),
-            observation: "{\"response\":\"successfully giving the final answer.\"}".into(),
-            code: 3,
-        });
-    }
-    let generation = Generation {
-        query,
-        functions: &functions,
-        final_answer: &finish_args,
-        query_count: 2,
-        total_tokens: 1000,
-        system: "system",
-    };
-    let winner = answer.map(|_| 0);
-    let mut file = cot_answer_file(&generation, &[steps], winner, 12);
-    file["sum2act"] = json!({
-        "method": method, "model": "agent-model", "subset": subset, "query_id": id, "query": query,
-        "finish": if answer.is_some() { "give_answer" } else { "limit" },
-        "answer": answer.unwrap_or(""), "steps": [],
-        "counters": {"llm_calls": 2, "prompt_tokens": 900, "completion_tokens": 100, "tool_calls": 1,
-                     "failed_tool_calls": 0, "hallucinated_calls": 0, "steps": 2, "wall_ms": 10, "cost_usd": 0.001}
-    });
-    let path = dir.join(subset).join(format!("{id}_{method}.json"));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
-}
-
-fn run_dir(root: &Path, method: &str, answers: &[(u64, Option<&str>)]) -> std::path::PathBuf {
-    let dir = root.join(method);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("run.json"),
-        json!({"method": method, "model": "agent-model"}).to_string(),
-    )
-    .unwrap();
-    for (id, answer) in answers {
-        answer_file(
-            &dir,
-            "G1_instruction",
-            *id,
-            method,
-            &format!("Please convert 250 EUR to JPY ({id})."),
-            *answer,
-        );
-    }
-    dir
+fn mock_judge() -> (String, Arc<Behaviour>) {
+    mock_judge_replying(|prompt| {
+        if let (Some(a), Some(b)) = (prompt.find("Answer A:"), prompt.find("Answer B:")) {
+            let best = prompt.find("BEST");
+            let pick = if best.is_some_and(|i| i > b && i > a) {
+                "B"
+            } else {
+                "A"
+            };
+            return json!({"reason": "more complete", "better": pick});
+        }
+        let answer = prompt.split("Final answer:").nth(1).unwrap_or("");
+        let solved = answer.contains("JPY") || answer.contains("USD");
+        let label = if solved { "Solved" } else { "Unsolved" };
+        json!({"reason": "checked the facts", "answer_status": label})
+    })
 }
 
 fn read(path: &Path) -> Value {
@@ -124,7 +37,7 @@ fn read(path: &Path) -> Value {
 
 #[test]
 fn eval_scores_a_run_and_reruns_from_the_cache() {
-    let (url, calls) = mock_judge();
+    let (url, judge) = mock_judge();
     let tmp = tempfile::tempdir().unwrap();
     let run = run_dir(
         tmp.path(),
@@ -152,7 +65,7 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         .stdout_has("missing answers count as failures");
     assert!(out.stdout().contains("33.3 ± 0.0"), "{}", out.stdout());
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        judge.calls.load(Ordering::SeqCst),
         6,
         "two answers × three votes; query 103 is decided by rule"
     );
@@ -186,13 +99,13 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
         .stdout_has("6 answered from the log this time")
         .no_panic();
     let again = read(&run.join("eval/pass_rate.json"));
-    assert_eq!(calls.load(Ordering::SeqCst), 6);
+    assert_eq!(judge.calls.load(Ordering::SeqCst), 6);
     assert_eq!(report, again);
 }
 
 #[test]
 fn compare_reports_win_rate_with_intervals() {
-    let (url, calls) = mock_judge();
+    let (url, judge) = mock_judge();
     let tmp = tempfile::tempdir().unwrap();
     let a = run_dir(
         tmp.path(),
@@ -223,7 +136,11 @@ fn compare_reports_win_rate_with_intervals() {
         .run()
         .success()
         .stdout_has("sum2act (candidate) vs react (reference)")
-        .stdout_has("ties count 0");
+        .stdout_has("ties count 0")
+        .stdout_has("judge mock-judge (tooleval judge): agreement with human labels NOT MEASURED")
+        .stdout_has(
+            "judge mock-judge (preference judge): agreement with human labels NOT MEASURED",
+        );
     let dir = b.join("eval/compare_react");
     let c = read(&dir.join("compare.json"));
     let overall = &c["overall"];
@@ -251,7 +168,7 @@ fn compare_reports_win_rate_with_intervals() {
         "{prefs}"
     );
     assert!(dir.join("compare.csv").is_file());
-    let before = calls.load(Ordering::SeqCst);
+    let before = judge.calls.load(Ordering::SeqCst);
     common::Test::new()
         .arg("compare")
         .arg(&a)
@@ -261,7 +178,7 @@ fn compare_reports_win_rate_with_intervals() {
         .run()
         .success();
     assert_eq!(
-        calls.load(Ordering::SeqCst),
+        judge.calls.load(Ordering::SeqCst),
         before,
         "the second comparison is answered from the judge log"
     );
@@ -368,4 +285,50 @@ fn bad_input_exits_2_without_panic() {
         .failure(2)
         .no_panic()
         .stderr_has("broken.json");
+}
+
+/// Issue 33 item 14: the tool metrics take each query's relevant APIs from the data the run was made
+/// from (its run.json), not silently from the default data set; queries whose relevant APIs are not
+/// found are named.
+#[test]
+fn tool_metrics_use_the_runs_own_data_and_say_what_they_miss() {
+    let data = common::sample_copy(&["queries", "tools"]);
+    // A subset only this data set has.
+    std::fs::rename(
+        data.path().join("queries/G1_instruction.json"),
+        data.path().join("queries/G9_own.json"),
+    )
+    .unwrap();
+    let model = common::Model::start(0);
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    common::Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("--data")
+        .arg(data.path())
+        .batch_mock()
+        .args(["--subsets", "G9_own", "--limit", "3", "--out"])
+        .arg(&run)
+        .run()
+        .success();
+    common::Test::new()
+        .args(["eval", "--no-judge"])
+        .arg(&run)
+        .run()
+        .success()
+        .stdout_has("3/3");
+    // The run's data is gone: the metrics that need relevant APIs say which queries they lack.
+    drop(data);
+    let out = common::Test::new()
+        .args(["eval", "--no-judge"])
+        .arg(&run)
+        .run()
+        .success()
+        .stdout_has("0/3");
+    assert!(
+        out.stdout()
+            .contains("G9_own: 3 of 3 queries have no relevant APIs in"),
+        "{}",
+        out.stdout()
+    );
 }

@@ -11,7 +11,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use common::{Model, Test};
+use common::{Model, Test, run_files as files};
 use serde_json::{Value, json};
 
 type Handler = dyn Fn(&Value) -> (u16, Value) + Send + Sync;
@@ -105,19 +105,6 @@ fn batch(url: &str, out: &Path) -> Test {
         .batch_mock()
         .args(["--subsets", "G1_instruction", "--concurrency", "2", "--out"])
         .arg(out)
-}
-
-/// Files of one subset folder of a run directory.
-fn files(out: &Path, subset: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 #[test]
@@ -285,19 +272,8 @@ fn model_text_cannot_drive_the_terminal() {
 
 /// A copy of the shipped sample with one more subset whose query names a tool the catalogue lacks.
 fn sample_with_ghost_tool() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let sample: Value = serde_json::from_str(
-        &std::fs::read_to_string(common::sample().join("queries/G1_instruction.json")).unwrap(),
-    )
-    .unwrap();
+    let dir = common::sample_copy(&["queries", "tools"]);
+    let sample = common::sample_queries("G1_instruction");
     let mut query = sample[0].clone();
     query["query_id"] = json!(999);
     let mut ghost = query["api_list"][0].clone();

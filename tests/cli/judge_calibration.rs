@@ -54,16 +54,17 @@ fn evidence_judge_agreement_on_the_shipped_sample() {
     let report = eval("evidence", tmp.path(), None);
     let agreement = &report["judge"]["agreement"];
     assert_eq!(agreement["n"], 6);
-    // Measured with the embedded 0.5B judge (docs/evaluation.md): 66.7%, kappa 0.33. 105 is Unsolved
-    // because no call concerned its flight-status part; 103 (wrong rate) and 106 (misread table) are
-    // still judged Solved.
+    // Re-recorded with the embedded 0.5B judge after issue 34 (the rubric prompt, whole observations):
+    // it answers no to every part question, so it agrees only on the three Unsolved labels (50%,
+    // kappa 0). Before, it answered yes to all of them (66.7%, kappa 0.33, with 105 Unsolved by the
+    // part_backed rule). Docs: docs/evaluation.md §8.
     assert_eq!(
         agreement["confusion"],
-        serde_json::json!([[3, 0, 0], [2, 1, 0]]),
+        serde_json::json!([[0, 3, 0], [0, 3, 0]]),
         "{agreement}"
     );
-    // The hand labels say 3 of 6; the target (within one query) is not met: 5 of 6.
-    assert!((solved_queries(&report) - 5.0).abs() < 1e-9);
+    // The hand labels say 3 of 6; the 0.5B judge says none.
+    assert!(solved_queries(&report).abs() < 1e-9);
     let q105 = report["queries"].as_array().map(|q| q.len());
     assert_eq!(
         q105, None,
@@ -77,11 +78,12 @@ fn tooleval_judge_agreement_on_the_shipped_sample() {
     let log = root().join(RUN).join("eval/judge_log.jsonl");
     let report = eval("tooleval", tmp.path(), Some(&log));
     let agreement = &report["judge"]["agreement"];
-    // The holistic 0.5B judge rates all six Solved: agreement 50%, kappa 0.
+    // The holistic 0.5B judge after issue 34: 5 of 6 Solved by majority, two of them against the
+    // labels' Solved and three Unsolved labels called Solved (agreement 33.3%, kappa -0.33).
     assert_eq!(
         agreement["confusion"],
-        serde_json::json!([[3, 0, 0], [3, 0, 0]])
+        serde_json::json!([[2, 1, 0], [3, 0, 0]])
     );
-    assert_eq!(agreement["kappa"], 0.0);
-    assert!((solved_queries(&report) - 6.0).abs() < 1e-9);
+    assert!((agreement["kappa"].as_f64().unwrap() + 1.0 / 3.0).abs() < 1e-9);
+    assert!((solved_queries(&report) - 5.0).abs() < 1e-9);
 }

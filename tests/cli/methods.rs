@@ -192,16 +192,7 @@ fn graph_run(model: &Model, data: &Path, index: &Path, tools: &str, out: &Path) 
 #[test]
 fn graph_runs_load_the_catalogue_graph_from_the_cache_once_built() {
     let model = Model::start(0);
-    let data = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(common::sample().join("queries"))
-        .arg(common::sample().join("tools"))
-        .arg(common::sample().join("response_cache"))
-        .arg(data.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let data = common::sample_copy(&["queries", "tools", "response_cache"]);
     let index = tempfile::tempdir().unwrap();
     let runs = tempfile::tempdir().unwrap();
 

@@ -9,7 +9,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::Test;
-use serde_json::Value;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -40,12 +39,45 @@ fn two_runs(root: &Path) -> (PathBuf, PathBuf) {
     (a, b)
 }
 
-/// The JSON embedded in the page.
-fn embedded_data(html: &str) -> Value {
-    let start = html.find("type=\"application/json\">").expect("data tag")
-        + "type=\"application/json\">".len();
-    let end = start + html[start..].find("</script>").expect("end of data");
-    serde_json::from_str(&html[start..end]).expect("embedded JSON parses")
+const CHROMIUM_ARGS: [&str; 5] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--allow-file-access-from-files",
+    "--virtual-time-budget=5000",
+];
+
+/// Loads `report` (in `dir`) in a frame of a page run by headless Chromium, runs `probe` (a function
+/// body with the frame's document as `doc`, returning a string) once it has loaded, and returns what
+/// it returned.
+fn probe_in_chromium(dir: &Path, report: &str, probe: &str) -> String {
+    let wrapper = dir.join("probe.html");
+    std::fs::write(
+        &wrapper,
+        format!(
+            r##"<!DOCTYPE html><html><body style="margin:0">
+<pre id="result">PENDING</pre>
+<iframe id="f" src="{report}" style="width:1260px;height:900px;border:0"></iframe>
+<script>
+document.getElementById("f").addEventListener("load", () => {{
+  const doc = document.getElementById("f").contentDocument;
+  const probe = () => {{ {probe} }};
+  document.getElementById("result").textContent = "RESULT " + probe();
+}});
+</script></body></html>"##
+        ),
+    )
+    .unwrap();
+    let dom = Command::new(CHROMIUM)
+        .args(CHROMIUM_ARGS)
+        .arg("--dump-dom")
+        .arg(format!("file://{}", wrapper.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    dom.lines()
+        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("the page did not run: {dom}"))
 }
 
 #[test]
@@ -73,7 +105,7 @@ fn report_is_one_self_contained_file_with_all_episodes() {
             "page loads a remote resource ({remote})"
         );
     }
-    let data = embedded_data(&html);
+    let data = common::report_data(&html);
     let runs = data["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["method"], "sum2act");
@@ -114,17 +146,11 @@ fn report_renders_in_headless_chromium_and_a_click_opens_a_trajectory() {
         .arg(&report)
         .run()
         .success();
-    // A page that loads the report in a frame, clicks the first query of the viewer like a user, and
-    // copies what the detail pane then shows into its own DOM.
-    let wrapper = dir.path().join("click.html");
-    std::fs::write(
-        &wrapper,
-        r##"<!DOCTYPE html><html><body style="margin:0">
-<pre id="result">PENDING</pre>
-<iframe id="f" src="report.html" style="width:1260px;height:900px;border:0"></iframe>
-<script>
-document.getElementById("f").addEventListener("load", () => {
-  const doc = document.getElementById("f").contentDocument;
+    // Click the first query of the viewer like a user, and copy what the detail pane then shows.
+    let result = probe_in_chromium(
+        dir.path(),
+        "report.html",
+        r##"
   const items = doc.querySelectorAll(".q-item");
   items[0].click();
   const title = doc.getElementById("detail-title");
@@ -141,30 +167,9 @@ document.getElementById("f").addEventListener("load", () => {
   const firstSim = [...doc.querySelectorAll(".q-item")].find(x => x.querySelector(".t-simulated"));
   if (firstSim) firstSim.click();
   const simDetail = doc.getElementById("all-simulated") ? 1 : 0;
-  document.getElementById("result").textContent = "RESULT sim=" + simTags + "/" + simData + " simdetail=" + simDetail + " items=" + items.length + " title=" + (title ? title.textContent : "none") + " steps=" + steps + " bars=" + svgBars + " filtered=" + afterSearch;
-});
-</script></body></html>"##,
-    )
-    .unwrap();
-    let url = format!("file://{}", wrapper.display());
-    let common_args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--allow-file-access-from-files",
-        "--virtual-time-budget=5000",
-    ];
-    let dom = Command::new(CHROMIUM)
-        .args(common_args)
-        .arg("--dump-dom")
-        .arg(&url)
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
-    let result = dom
-        .lines()
-        .find(|l| l.contains("RESULT"))
-        .unwrap_or_else(|| panic!("the page did not run: {dom}"));
+  return "sim=" + simTags + "/" + simData + " simdetail=" + simDetail + " items=" + items.length + " title=" + (title ? title.textContent : "none") + " steps=" + steps + " bars=" + svgBars + " filtered=" + afterSearch;
+"##,
+    );
     assert!(result.contains("items=8"), "{result}");
     // Episodes answered only by the schema simulator are tagged in the list and said so in the detail.
     let sim = result
@@ -191,10 +196,10 @@ document.getElementById("f").addEventListener("load", () => {
 
     let shot = dir.path().join("report.png");
     let status = Command::new(CHROMIUM)
-        .args(common_args)
+        .args(CHROMIUM_ARGS)
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--window-size=1280,1000")
-        .arg(&url)
+        .arg(format!("file://{}", report.display()))
         .output()
         .unwrap();
     assert!(
@@ -207,5 +212,148 @@ document.getElementById("f").addEventListener("load", () => {
         png.len() > 10_000 && png.starts_with(b"\x89PNG"),
         "screenshot of {} bytes",
         png.len()
+    );
+}
+
+/// A judged run (evidence mode, the mock judge) of four answers, two of which give the amount.
+fn judged_run(root: &Path, labels: Option<&Path>) -> PathBuf {
+    let (url, _) = common::judged::mock_judge();
+    let run = common::judged::run_dir(
+        root,
+        "react",
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("250 EUR makes 42,230 JPY.")),
+            (103, Some("I could not convert it.")),
+            (104, None),
+        ],
+    );
+    let mut eval = Test::new()
+        .arg("eval")
+        .arg(&run)
+        .args(["--base-url", &url, "--judge", "mock-judge", "--votes", "1"])
+        .args(["--judge-mode", "evidence"]);
+    if let Some(l) = labels {
+        eval = eval.arg("--labels").arg(l);
+    }
+    eval.run().success();
+    run
+}
+
+/// `sum2act report RUN --out DIR/report.html`, and the page.
+fn report_of(dir: &Path, run: &Path) -> String {
+    let out = dir.join("report.html");
+    Test::new()
+        .arg("report")
+        .arg(run)
+        .arg("--out")
+        .arg(&out)
+        .run()
+        .success();
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// The headline section of a report page.
+fn headline_section(html: &str) -> &str {
+    let start = html
+        .find("<section id=\"headline\">")
+        .expect("headline section");
+    let end = start + html[start..].find("</section>").expect("end of headline");
+    &html[start..end]
+}
+
+#[test]
+fn an_uncalibrated_judge_does_not_lead_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = judged_run(dir.path(), None);
+    let html = report_of(dir.path(), &run);
+    let head = headline_section(&html);
+    assert!(
+        head.contains("The judge-free figures lead: the judge of react is not calibrated"),
+        "{head}"
+    );
+    assert!(
+        head.contains("uncalibrated judge: agreement not measured"),
+        "{head}"
+    );
+    assert!(
+        head.contains("50.0% (uncalibrated judge) by mock-judge (evidence judge)"),
+        "{head}"
+    );
+    // The headline and the judge-free chart come before the judge's chart.
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at("<section id=\"headline\">") < at("<section id=\"free\">"));
+    assert!(at("<section id=\"free\">") < at("<section id=\"rates\">"));
+    let data = common::report_data(&html);
+    let judge = &data["runs"][0]["judge"];
+    assert_eq!(judge["trusted"], false);
+    assert_eq!(judge["threshold"], 0.7);
+    assert_eq!(judge["evidence_backed"], 50.0);
+}
+
+#[test]
+fn a_calibrated_judge_leads_with_its_agreement_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("labels.json");
+    std::fs::write(
+        &labels,
+        r#"{"G1_instruction/101": "Solved", "G1_instruction/102": "Solved", "G1_instruction/103": "Unsolved"}"#,
+    )
+    .unwrap();
+    let run = judged_run(dir.path(), Some(&labels));
+    let html = report_of(dir.path(), &run);
+    let head = headline_section(&html);
+    assert!(
+        head.contains("Pass rates are those of judges whose agreement"),
+        "{head}"
+    );
+    assert!(
+        head.contains("calibrated judge: agreement 100.0%, kappa 1.00, n = 3"),
+        "{head}"
+    );
+    assert!(!head.contains("uncalibrated"), "{head}");
+    assert_eq!(
+        common::report_data(&html)["runs"][0]["judge"]["trusted"],
+        true
+    );
+}
+
+#[test]
+fn uncalibrated_verdicts_are_marked_and_chart_labels_do_not_overlap_in_chromium() {
+    if !Path::new(CHROMIUM).exists() {
+        eprintln!("skipped: {CHROMIUM} not installed (apt-get install chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = judged_run(dir.path(), None);
+    report_of(dir.path(), &run);
+    let result = probe_in_chromium(
+        dir.path(),
+        "report.html",
+        r##"
+  const boxes = [...doc.querySelectorAll("#chart .group-label")].map(t => t.getBBox());
+  let overlaps = 0;
+  for (let i = 1; i < boxes.length; i++) if (boxes[i].x < boxes[i - 1].x + boxes[i - 1].width) overlaps++;
+  const solved = doc.querySelectorAll(".q-item .t-Solved").length;
+  const uncal = [...doc.querySelectorAll(".q-item .t-uncal")].map(t => t.textContent);
+  doc.querySelectorAll(".q-item")[0].click();
+  const standing = doc.getElementById("verdict-standing");
+  return "labels=" + boxes.length + " overlaps=" + overlaps + " solved=" + solved + " uncal=" + uncal.length + " first=" + uncal[0]
+    + " title=" + doc.getElementById("rates-title").textContent.slice(0, 40) + " | standing=" + (standing ? standing.textContent : "none");
+"##,
+    );
+    assert!(result.contains("labels=2 overlaps=0"), "{result}");
+    assert!(
+        result.contains("solved=0 uncal=4"),
+        "no green Solved badge: {result}"
+    );
+    assert!(result.contains("first=judge says"), "{result}");
+    assert!(
+        result.contains("title=Pass rate per subset — by an uncalibr"),
+        "{result}"
+    );
+    assert!(
+        result.contains("standing=The verdict below is the verdict of an uncalibrated judge"),
+        "{result}"
     );
 }

@@ -10,6 +10,7 @@
 mod caller;
 mod eval;
 mod export;
+mod names;
 
 use std::path::{Path, PathBuf};
 

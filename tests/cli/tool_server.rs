@@ -356,7 +356,7 @@ async fn huge_answers_are_truncated_and_capped() {
     let req = request(&f, json!({}));
     assert!(matches!(
         capped.call(&req).await,
-        Err(ToolError::BadReply(_))
+        Err(ToolError::TooLarge(10_000))
     ));
     let env = ToolEnv::new(Arc::new(capped), config());
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;

@@ -5,6 +5,7 @@ use crate::eval::evidence::EvidenceReport;
 use crate::eval::evidence_judge::{PartResult, SplitBy, judge_answer};
 use crate::eval::input::Answer;
 use crate::eval::judge::{Judge, Verdict};
+use crate::eval::observations::judge_view;
 use crate::eval::{EvalError, Label, QueryKey};
 
 /// What the judge said about one answer.
@@ -60,7 +61,8 @@ pub(super) async fn tooleval_votes(
     for vote in 0..votes {
         let first = judge.answer_status(query, &text, vote, &ctx).await?;
         let verdict = if first.unusable.is_none() && first.label == Label::Unsure {
-            let trajectory = answer.trajectory_text(judge.options().max_trajectory_chars);
+            let budget = judge.evidence_budget(&[query, &text], 1);
+            let trajectory = judge_view(answer, judge.options().max_observation_chars, budget);
             let second = judge
                 .trajectory_status(query, &text, &trajectory, vote, &ctx)
                 .await?;

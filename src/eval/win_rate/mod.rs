@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::input::{Answer, AnswerSet};
 use super::judge::Judge;
+use super::observations::judge_view;
 use super::pass_rate::{PassRate, QueryVerdict, Source};
 use super::stats::Interval;
 use super::{EvalError, Label, QueryKey};
@@ -297,11 +298,10 @@ async fn judge_rounds(
     judge: &Judge,
     options: &CompareOptions,
 ) -> Vec<Result<(QueryKey, u32, Round), EvalError>> {
-    let max_traj = judge.options().max_trajectory_chars / 2;
     let seed = options.seed;
     futures::stream::iter(jobs)
         .map(|(key, r, a, b)| async move {
-            let round = judge_round(judge, &key, r, (a, b), seed, max_traj).await?;
+            let round = judge_round(judge, &key, r, (a, b), seed).await?;
             Ok((key, r, round))
         })
         .buffer_unordered(options.concurrency.max(1))
@@ -310,18 +310,23 @@ async fn judge_rounds(
 }
 
 /// One judged round: the two answers in the round's seeded order, the judge's preference mapped back
-/// to reference or candidate.
-async fn judge_round(
+/// to reference (`a`) or candidate (`b`).
+pub async fn judge_round(
     judge: &Judge,
     key: &QueryKey,
     r: u32,
     (a, b): (&Answer, &Answer),
     seed: u64,
-    max_traj: usize,
 ) -> Result<Round, EvalError> {
     let cand_first = candidate_first(seed, key, r);
     let (ta, tb) = (a.final_text(), b.final_text());
-    let (tra, trb) = (a.trajectory_text(max_traj), b.trajectory_text(max_traj));
+    // Both sides' observations share one prompt.
+    let budget = judge.evidence_budget(&[&a.converted.query, &ta, &tb], 2);
+    let max_obs = judge.options().max_observation_chars;
+    let (tra, trb) = (
+        judge_view(a, max_obs, budget),
+        judge_view(b, max_obs, budget),
+    );
     let (first, second) = if cand_first {
         ((tb.as_str(), trb.as_str()), (ta.as_str(), tra.as_str()))
     } else {

@@ -5,11 +5,13 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::dates::find_dates;
+use super::numbers::{numbers, phones};
 use super::text::{content_words, is_stopword};
 use super::{Claim, ClaimKind, MAX_ANSWER_CHARS, MAX_CLAIMS};
 
-fn re(pattern: &str) -> Regex {
-    // The patterns are constants of this file: a typo is caught by every test that extracts claims.
+pub(super) fn re(pattern: &str) -> Regex {
+    // The patterns are constants of this module: a typo is caught by every test that extracts claims.
     Regex::new(pattern).unwrap_or_else(|e| panic!("bad claim pattern {pattern}: {e}"))
 }
 
@@ -17,31 +19,7 @@ static URL: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+"#));
 static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"));
-const MONTHS: &str = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
-static DATE_ISO: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?"));
-static DATE_NUMERIC: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\b(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})\b"));
-static DATE_MDY: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r"(?i)\b({MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"
-    ))
-});
-static DATE_DMY: LazyLock<Regex> = LazyLock::new(|| {
-    re(&format!(
-        r"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({MONTHS})\.?,?\s+(\d{{4}})\b"
-    ))
-});
-static DATE_MY: LazyLock<Regex> =
-    LazyLock::new(|| re(&format!(r"(?i)\b({MONTHS})\.?,?\s+(\d{{4}})\b")));
 static TOKEN: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]"));
-/// A number with thousands separators or a decimal part, an optional currency sign before it, and an
-/// optional scale word or unit after it.
-static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)(?:[$€£¥]\s?)?(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)(?:\s?(thousand|million|billion|trillion|bn|k)\b)?(\s?(?:%|°\s?[cf]\b|(?-i:[A-Z]{3}\b)|(?:km/h|mph|kg|mg|lbs?|km|cm|mm|mi|miles?|meters?|metres?|kilometers?|degrees?(?:\s+(?:celsius|fahrenheit))?|celsius|fahrenheit|hours?|minutes?|seconds?|days?|years?|points?|votes?|reviews?|stars?|users?|followers?|views?|likes?|people|calories|kcal|ms|usd|eur|gbp|jpy|dollars?|euros?|pounds?|yen|percent)\b))?",
-    )
-});
 static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
     re(r#""([^"\n]{2,80})"|“([^”\n]{2,80})”|(?:^|[\s(\[])'([^'\n]{2,80})'(?:$|[\s.,;:!?)\]])"#)
 });
@@ -88,6 +66,7 @@ pub fn extract_claims(answer: &str) -> Vec<Claim> {
     simple(&URL, ClaimKind::Url, &mut masked, &mut claims);
     simple(&EMAIL, ClaimKind::Email, &mut masked, &mut claims);
     dates(&mut masked, &mut claims);
+    phones(&mut masked, &mut claims);
     ids(&mut masked, &mut claims);
     numbers(&mut masked, &mut claims);
     // Quoted strings and list items hide their words from the name pass, not from each other.
@@ -108,19 +87,12 @@ fn cap(s: &str) -> &str {
     }
 }
 
-fn mask(text: &mut String, start: usize, end: usize) {
+pub(super) fn mask(text: &mut String, start: usize, end: usize) {
     text.replace_range(start..end, &" ".repeat(end - start));
 }
 
-fn claim(kind: ClaimKind, text: &str, start: usize) -> Claim {
-    Claim {
-        kind,
-        text: text.to_string(),
-        start,
-        value: None,
-        decimals: 0,
-        dates: Vec::new(),
-    }
+pub(super) fn claim(kind: ClaimKind, text: &str, start: usize) -> Claim {
+    Claim::new(kind, text, start)
 }
 
 fn simple(pattern: &Regex, kind: ClaimKind, masked: &mut String, out: &mut Vec<Claim>) {
@@ -134,63 +106,6 @@ fn simple(pattern: &Regex, kind: ClaimKind, masked: &mut String, out: &mut Vec<C
     for (s, e) in found {
         out.push(claim(kind, &masked[s..e], s));
         mask(masked, s, e);
-    }
-}
-
-/// Month number of an English month name or abbreviation.
-pub(super) fn month(name: &str) -> Option<u32> {
-    let n = name.to_ascii_lowercase();
-    let key = n.get(..3)?;
-    let months = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
-    months.iter().position(|m| *m == key).map(|i| i as u32 + 1)
-}
-
-fn valid(y: i32, m: u32, d: u32) -> bool {
-    (1..=12).contains(&m) && d <= 31 && (1000..=2999).contains(&y)
-}
-
-/// A date in a text: `(start, end, readings as (year, month, day))`.
-pub(super) type DateSpan = (usize, usize, Vec<(i32, u32, u32)>);
-
-/// Every date in `text` as `(start, end, readings)`.
-pub(super) fn find_dates(text: &str) -> Vec<DateSpan> {
-    let mut found = Vec::new();
-    let num = |s: &str| s.parse::<u32>().unwrap_or(0);
-    for c in DATE_ISO.captures_iter(text) {
-        let (y, m, d) = (num(&c[1]) as i32, num(&c[2]), num(&c[3]));
-        push_date(&mut found, &c, vec![(y, m, d)]);
-    }
-    for c in DATE_NUMERIC.captures_iter(text) {
-        let (a, b, y) = (num(&c[1]), num(&c[2]), num(&c[3]) as i32);
-        // 03/04/2024 is 3 April in most of the world and March 4 in the US: keep both readings.
-        push_date(&mut found, &c, vec![(y, b, a), (y, a, b)]);
-    }
-    for c in DATE_MDY.captures_iter(text) {
-        let m = month(&c[1]).unwrap_or(0);
-        push_date(&mut found, &c, vec![(num(&c[3]) as i32, m, num(&c[2]))]);
-    }
-    for c in DATE_DMY.captures_iter(text) {
-        let m = month(&c[2]).unwrap_or(0);
-        push_date(&mut found, &c, vec![(num(&c[3]) as i32, m, num(&c[1]))]);
-    }
-    for c in DATE_MY.captures_iter(text) {
-        let m = month(&c[1]).unwrap_or(0);
-        push_date(&mut found, &c, vec![(num(&c[2]) as i32, m, 0)]);
-    }
-    found
-}
-
-fn push_date(found: &mut Vec<DateSpan>, c: &regex::Captures<'_>, readings: Vec<(i32, u32, u32)>) {
-    let Some(m) = c.get(0) else { return };
-    let readings: Vec<_> = readings
-        .into_iter()
-        .filter(|(y, mo, d)| valid(*y, *mo, *d))
-        .collect();
-    let overlaps = found.iter().any(|(s, e, _)| m.start() < *e && *s < m.end());
-    if !readings.is_empty() && !overlaps {
-        found.push((m.start(), m.end(), readings));
     }
 }
 
@@ -221,60 +136,6 @@ fn ids(masked: &mut String, out: &mut Vec<Claim>) {
         .collect();
     for (s, e) in found {
         out.push(claim(ClaimKind::Id, &masked[s..e], s));
-        mask(masked, s, e);
-    }
-}
-
-/// Value and decimals of a number as written (`66,412.37` → 66412.37, 2), scaled by a scale word.
-pub(super) fn parse_number(digits: &str, scale: Option<&str>) -> Option<(f64, u32)> {
-    let plain = digits.replace(',', "");
-    let value: f64 = plain.parse().ok()?;
-    let decimals = plain.split_once('.').map_or(0, |(_, d)| d.len() as u32);
-    let factor = match scale.map(str::to_ascii_lowercase).as_deref() {
-        Some("thousand" | "k") => 1e3,
-        Some("million") => 1e6,
-        Some("billion" | "bn") => 1e9,
-        Some("trillion") => 1e12,
-        _ => 1.0,
-    };
-    Some((value * factor, decimals))
-}
-
-fn numbers(masked: &mut String, out: &mut Vec<Claim>) {
-    let mut found = Vec::new();
-    for c in NUMBER.captures_iter(masked) {
-        let (Some(all), Some(digits)) = (c.get(0), c.get(1)) else {
-            continue;
-        };
-        let scale = c.get(2).map(|m| m.as_str());
-        let unit = c.get(3).map(|m| m.as_str().trim().to_string());
-        let Some((value, decimals)) = parse_number(digits.as_str(), scale) else {
-            continue;
-        };
-        // A small whole number with nothing after it ("3 recipes", "top 5") says too little to check.
-        let specific = decimals > 0
-            || value.abs() >= 10.0
-            || scale.is_some()
-            || all.as_str().starts_with(['$', '€', '£', '¥'])
-            || unit
-                .as_deref()
-                .is_some_and(|u| u == "%" || u.starts_with('°'));
-        let text = all.as_str().trim_end();
-        found.push((
-            all.start(),
-            all.start() + text.len(),
-            value,
-            decimals,
-            specific,
-        ));
-    }
-    for (s, e, value, decimals, specific) in found {
-        if specific {
-            let mut c = claim(ClaimKind::Number, masked[s..e].trim_end(), s);
-            c.value = Some(value);
-            c.decimals = decimals;
-            out.push(c);
-        }
         mask(masked, s, e);
     }
 }

@@ -1,52 +1,48 @@
 //! Looking claims up in the evidence: values by value (numbers after rounding to the precision the answer
-//! wrote, dates in any format), words by whole-word match after normalisation, and names or list items
-//! by most of their content words when the exact phrase is not there.
+//! wrote, in any unit or scale; dates in any format; phone numbers in any grouping), words by whole-word
+//! match after normalisation, names or list items by most of their content words when the exact phrase
+//! is not there, and anything textual with spacing and punctuation ignored as a last resort.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::extract::{extract_claims, find_dates, parse_number};
-use super::text::{content_words, excerpt, normalize};
+use super::dates::{dates_meet, evidence_dates};
+use super::extract::extract_claims;
+use super::numbers::{digit_runs, evidence_numbers, phone_digits};
+use super::text::{content_words, excerpt, normalize, squash};
+use super::units::{ELIDED_SCALES, conversions, mentions_scale};
 use super::{Claim, ClaimCheck, ClaimKind, Evidence, MatchKind, SourceKind, Support};
-
-static EVIDENCE_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?")
-        .unwrap_or_else(|e| panic!("bad evidence number pattern: {e}"))
-});
 
 /// Evidence numbers tried in pairs for derived values (a conversion, a total); more would make chance
 /// matches likely.
 const MAX_DERIVED_NUMBERS: usize = 60;
 /// Share of a name's or list item's content words that must occur in one source.
 const WORD_SHARE: f64 = 0.8;
+/// Shortest squashed text matched loosely (shorter ones occur by chance).
+const MIN_LOOSE_CHARS: usize = 6;
+/// Shortest phone number (digits) matched by suffix.
+const MIN_PHONE_DIGITS: usize = 7;
 
 /// One evidence text, prepared once for every claim.
 struct Prepared<'a> {
     ev: &'a Evidence,
     norm: String,
+    squashed: String,
     words: BTreeSet<String>,
     numbers: Vec<(f64, String)>,
     dates: Vec<(i32, u32, u32)>,
+    digit_runs: Vec<String>,
 }
 
 fn prepare(ev: &Evidence) -> Prepared<'_> {
     let unescaped = ev.text.replace("\\/", "/");
-    let numbers = EVIDENCE_NUMBER
-        .find_iter(&unescaped)
-        .filter_map(|m| parse_number(m.as_str(), None).map(|(v, _)| (v, m.as_str().to_string())))
-        .collect();
-    let dates = find_dates(&unescaped)
-        .into_iter()
-        .flat_map(|(_, _, r)| r)
-        .collect();
     Prepared {
         ev,
         norm: normalize(&ev.text),
+        squashed: squash(&ev.text),
         words: content_words(&ev.text),
-        numbers,
-        dates,
+        numbers: evidence_numbers(&unescaped),
+        dates: evidence_dates(&unescaped),
+        digit_runs: digit_runs(&unescaped),
     }
 }
 
@@ -56,6 +52,7 @@ pub fn check_claims(answer: &str, evidence: &[Evidence]) -> Vec<ClaimCheck> {
     let mut ordered: Vec<&Evidence> = evidence.iter().collect();
     ordered.sort_by_key(|e| e.kind);
     let prepared: Vec<Prepared<'_>> = ordered.into_iter().map(prepare).collect();
+    let scaled = mentions_scale(answer);
     extract_claims(answer)
         .into_iter()
         .map(|claim| {
@@ -63,6 +60,8 @@ pub fn check_claims(answer: &str, evidence: &[Evidence]) -> Vec<ClaimCheck> {
                 .iter()
                 .find_map(|p| exact(&claim, p))
                 .or_else(|| words(&claim, &prepared))
+                .or_else(|| prepared.iter().find_map(|p| converted(&claim, p, scaled)))
+                .or_else(|| prepared.iter().find_map(|p| loose(&claim, p)))
                 .or_else(|| derived(&claim, &prepared));
             ClaimCheck { claim, support }
         })
@@ -78,55 +77,54 @@ fn support(p: &Prepared<'_>, matched: MatchKind, needle: &str) -> Support {
     }
 }
 
-/// The tolerance of a number as written: half a unit of its last decimal (scaled by a scale word).
-fn tolerance(claim: &Claim) -> f64 {
-    let written = claim.text.to_ascii_lowercase();
-    let scale = if written.contains("trillion") {
-        1e12
-    } else if written.contains("billion") || written.contains("bn") {
-        1e9
-    } else if written.contains("million") {
-        1e6
-    } else if written.contains("thousand") || written.trim_end().ends_with('k') {
-        1e3
-    } else {
-        1.0
-    };
-    0.5 * 10f64.powi(-(claim.decimals as i32)) * scale + 1e-9
-}
-
-fn number_matches(claim: &Claim, value: f64, e: f64) -> bool {
-    let tol = tolerance(claim);
+/// Whether evidence value `e` is `value` within `tol`, also as a fraction for a percentage and with
+/// the sign ignored (`9.13° W` for `-9.13`).
+fn number_matches(claim: &Claim, value: f64, tol: f64, e: f64) -> bool {
     let percent = claim.text.ends_with('%');
     (value - e).abs() <= tol
         || (value.abs() - e.abs()).abs() <= tol
         || (percent && (value - e * 100.0).abs() <= tol)
 }
 
+/// The first evidence number within `tol` of `value`.
+fn find_number<'p>(
+    claim: &Claim,
+    p: &'p Prepared<'_>,
+    value: f64,
+    tol: f64,
+) -> Option<&'p (f64, String)> {
+    p.numbers
+        .iter()
+        .find(|(e, _)| number_matches(claim, value, tol, *e))
+}
+
 fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
     match claim.kind {
         ClaimKind::Number => {
             let value = claim.value?;
-            p.numbers
-                .iter()
-                .find(|(e, _)| number_matches(claim, value, *e))
+            find_number(claim, p, value, claim.tolerance)
                 .map(|(_, raw)| support(p, MatchKind::Exact, raw))
         }
-        ClaimKind::Date => {
-            let hit = p.dates.iter().any(|(y, m, d)| {
-                claim
-                    .dates
-                    .iter()
-                    .any(|(cy, cm, cd)| cy == y && cm == m && (*cd == 0 || cd == d))
-            });
-            hit.then(|| {
-                let year = claim
-                    .dates
-                    .first()
-                    .map(|d| d.0.to_string())
-                    .unwrap_or_default();
-                support(p, MatchKind::Exact, &year)
-            })
+        ClaimKind::Date => dates_meet(&claim.dates, &p.dates).then(|| {
+            let year = claim
+                .dates
+                .first()
+                .map(|d| d.0.to_string())
+                .unwrap_or_default();
+            support(p, MatchKind::Exact, &year)
+        }),
+        ClaimKind::Phone => {
+            let digits = phone_digits(&claim.text);
+            let found = p.digit_runs.iter().find(|run| {
+                let (short, long) = if run.len() < digits.len() {
+                    (run.as_str(), digits.as_str())
+                } else {
+                    (digits.as_str(), run.as_str())
+                };
+                short.len() >= MIN_PHONE_DIGITS && long.ends_with(short)
+            })?;
+            let tail = &found[found.len().saturating_sub(4)..];
+            Some(support(p, MatchKind::Exact, tail))
         }
         _ => {
             let phrase = phrase_of(claim);
@@ -134,6 +132,41 @@ fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
                 .then(|| support(p, MatchKind::Exact, first_word(&claim.text)))
         }
     }
+}
+
+/// A number in another unit of its dimension, or (in an answer that names a scale somewhere) at a
+/// scale the answer left out.
+fn converted(claim: &Claim, p: &Prepared<'_>, scaled: bool) -> Option<Support> {
+    let value = claim.value.filter(|_| claim.kind == ClaimKind::Number)?;
+    let mut candidates = claim
+        .unit
+        .map(|u| conversions(value, claim.tolerance, u))
+        .unwrap_or_default();
+    if scaled {
+        candidates.extend(
+            ELIDED_SCALES
+                .iter()
+                .map(|f| (value * f, claim.tolerance * f)),
+        );
+    }
+    candidates.into_iter().find_map(|(v, tol)| {
+        find_number(claim, p, v, tol).map(|(_, raw)| support(p, MatchKind::Converted, raw))
+    })
+}
+
+/// Textual values (and long whole numbers) with case, spacing and punctuation ignored.
+fn loose(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
+    let long_integer = claim.kind == ClaimKind::Number
+        && claim.decimals == 0
+        && claim.text.chars().filter(char::is_ascii_digit).count() >= MIN_PHONE_DIGITS;
+    if claim.kind == ClaimKind::Number && !long_integer
+        || matches!(claim.kind, ClaimKind::Date | ClaimKind::Phone)
+    {
+        return None;
+    }
+    let needle = squash(&claim.text);
+    (needle.chars().count() >= MIN_LOOSE_CHARS && p.squashed.contains(&needle))
+        .then(|| support(p, MatchKind::Loose, first_word(&claim.text)))
 }
 
 /// The normalised phrase a textual claim must occur as (URLs without scheme and `www.`).
@@ -187,7 +220,10 @@ fn derived(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
     for (i, (a, pa, raw_a)) in pool.iter().enumerate() {
         for (b, pb, raw_b) in &pool[i + 1..] {
             let candidates = [a * b, a / b, b / a];
-            if candidates.iter().any(|c| number_matches(claim, value, *c)) {
+            if candidates
+                .iter()
+                .any(|c| number_matches(claim, value, claim.tolerance, *c))
+            {
                 // Cite the observation when one of the two numbers came from one.
                 let (p, raw) = if pb.ev.kind == SourceKind::Observation {
                     (pb, raw_b)

@@ -4,11 +4,16 @@
 //! them up. Low in the layers on purpose: the evaluator reports with it, and the agent loop may use it to
 //! drop unsupported claims before finishing.
 
+mod dates;
 mod extract;
+#[cfg(test)]
+mod format_tests;
 mod lookup;
+mod numbers;
 #[cfg(test)]
 mod tests;
 mod text;
+pub mod units;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +33,8 @@ pub enum ClaimKind {
     Url,
     Email,
     Date,
+    /// A phone number (`+34 605 11 22 33`), matched by its digits in any grouping.
+    Phone,
     Id,
     Number,
     Quoted,
@@ -41,7 +48,12 @@ impl ClaimKind {
     pub fn is_value(self) -> bool {
         matches!(
             self,
-            ClaimKind::Url | ClaimKind::Email | ClaimKind::Date | ClaimKind::Id | ClaimKind::Number
+            ClaimKind::Url
+                | ClaimKind::Email
+                | ClaimKind::Date
+                | ClaimKind::Phone
+                | ClaimKind::Id
+                | ClaimKind::Number
         )
     }
 
@@ -50,6 +62,7 @@ impl ClaimKind {
             ClaimKind::Url => "url",
             ClaimKind::Email => "email",
             ClaimKind::Date => "date",
+            ClaimKind::Phone => "phone",
             ClaimKind::Id => "id",
             ClaimKind::Number => "number",
             ClaimKind::Quoted => "quoted",
@@ -75,6 +88,28 @@ pub struct Claim {
     /// ambiguous (03/04/2024).
     #[serde(skip)]
     pub dates: Vec<(i32, u32, u32)>,
+    /// The convertible unit a number was written with (`Gwei`, `min`, `°C`).
+    #[serde(skip)]
+    pub unit: Option<units::Unit>,
+    /// How far a matching evidence value may be from `value` (half a unit of the last digit written).
+    #[serde(skip)]
+    pub tolerance: f64,
+}
+
+impl Claim {
+    /// A claim of `kind` written as `text` at byte `start`, with no value yet.
+    pub fn new(kind: ClaimKind, text: &str, start: usize) -> Self {
+        Claim {
+            kind,
+            text: text.to_string(),
+            start,
+            value: None,
+            decimals: 0,
+            dates: Vec::new(),
+            unit: None,
+            tolerance: 0.5,
+        }
+    }
 }
 
 /// Where a piece of evidence comes from. Observations are searched first, then the arguments the agent
@@ -116,6 +151,12 @@ pub enum MatchKind {
     Words,
     /// A number that is the product or quotient of two evidence numbers (a conversion, a total).
     Derived,
+    /// The value in another unit or scale (`5 Gwei` as `5000000000` wei, a bare `$274.5` in an answer
+    /// that says "billions" as `274515000000`).
+    Converted,
+    /// The same letters and digits with case, spacing and punctuation ignored (`ORD2291` for
+    /// `ORD-2291`, `McDonalds` for `McDonald's`, a phone number in another grouping).
+    Loose,
 }
 
 /// The evidence that supports a claim.

@@ -48,6 +48,12 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
+/// Letters and digits only, lower case, accents stripped (`ORD-2291` and `ord 2291` are `ord2291`):
+/// the form of last resort for matching values written with other spacing or punctuation.
+pub fn squash(text: &str) -> String {
+    normalize(text).chars().filter(|c| *c != ' ').collect()
+}
+
 /// The words of `text` that carry meaning (normalised, no stopwords, at least 3 characters or a digit).
 pub fn content_words(text: &str) -> BTreeSet<String> {
     normalize(text)

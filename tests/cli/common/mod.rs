@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod judged;
 pub mod tools;
 
 use std::io::{BufRead, BufReader};
@@ -18,6 +19,47 @@ pub fn shared_toolbench() -> Option<PathBuf> {
 /// The shipped sample data directory.
 pub fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
+}
+
+/// A fresh data directory holding a copy of the shipped sample's `parts` (`queries`, `tools`,
+/// `response_cache`), for a test that changes some of it.
+pub fn sample_copy(parts: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .args(parts.iter().map(|p| sample().join(p)))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot copy the sample");
+    dir
+}
+
+/// The shipped sample's queries of one subset, as JSON.
+pub fn sample_queries(subset: &str) -> serde_json::Value {
+    let path = sample().join("queries").join(format!("{subset}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The data a `report` page embeds (the JSON of its `application/json` script element).
+pub fn report_data(html: &str) -> serde_json::Value {
+    let tag = "type=\"application/json\">";
+    let start = html.find(tag).expect("data tag") + tag.len();
+    let end = start + html[start..].find("</script>").expect("end of data");
+    serde_json::from_str(&html[start..end]).expect("embedded JSON parses")
+}
+
+/// The file names in one subset folder of a run directory, sorted (none when it does not exist).
+pub fn run_files(out: &Path, subset: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join(subset))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 pub struct Test {
@@ -37,7 +79,10 @@ impl Test {
         // Tests never reach a real endpoint by accident.
         for var in [
             "OPENAI_BASE_URL",
+            "OPENAI_API_BASE",
             "OPENAI_API_KEY",
+            "TOOLBENCH_SERVICE_URL",
+            "SERVICE_URL",
             "SUM2ACT_MODEL",
             "SUM2ACT_DATA",
             "SUM2ACT_CONFIG",
@@ -143,6 +188,17 @@ impl Test {
             .unwrap_or_default()
             .to_string();
         Served { child, url, line }
+    }
+
+    /// Starts the command in the background with its output discarded (the test waits, signals or
+    /// kills it).
+    pub fn spawn(mut self) -> Child {
+        self.cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn sum2act")
     }
 
     pub fn run(mut self) -> Outcome {

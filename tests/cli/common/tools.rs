@@ -124,6 +124,15 @@ pub fn call_unknown(
     tool: &str,
     api: &str,
 ) -> Result<sum2act::tools::ToolReply, sum2act::tools::ToolError> {
+    call(url, [category, tool, api], json!({}))
+}
+
+/// One `/virtual` call of `[category, tool, api]` with `input`, from a test without a runtime of its own.
+pub fn call(
+    url: &str,
+    [category, tool, api]: [&str; 3],
+    input: Value,
+) -> Result<sum2act::tools::ToolReply, sum2act::tools::ToolError> {
     use sum2act::tools::ToolSource;
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -133,7 +142,7 @@ pub fn call_unknown(
                 category: category.into(),
                 tool_name: tool.into(),
                 api_name: api.into(),
-                tool_input: json!({}),
+                tool_input: input,
                 strip: String::new(),
             })
             .await

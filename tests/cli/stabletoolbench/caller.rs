@@ -222,3 +222,34 @@ async fn stb_compat_simulates_missing_parameters_and_serves_uncatalogued_cache_e
         assert_ne!(r.response, hit["response"]);
     }
 }
+
+/// Issue 33 item 16: its cache folder (`{Category}/{tool}_for_{Category}/{api}.json`, Python `str(dict)`
+/// keys in the order its client sent them) is read as it is when it is the data's `response_cache`: no
+/// `import-cache` step.
+#[test]
+fn its_cache_layout_is_read_directly_by_serve() {
+    let tmp = common::sample_copy(&["queries", "tools"]);
+    let recorded = json!({"error": "", "response": {"city": "Oslo", "temperature": -3.5, "summary": "from its cache"}});
+    sample_data_with_cache(
+        tmp.path(),
+        &[(
+            "Weather/skycast_weather_for_Weather/current_weather.json",
+            "{'units': 'metric', 'city': 'Oslo'}",
+            recorded.clone(),
+        )],
+    );
+    let served = common::Test::new()
+        .arg("--data")
+        .arg(tmp.path())
+        .args(["serve", "--port", "0"])
+        .serve();
+    // Any argument order is the same call.
+    let reply = common::tools::call(
+        &served.url,
+        ["Weather", "SkyCast Weather", "Current weather"],
+        json!(r#"{"city": "Oslo", "units": "metric"}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.source, Some(ReplySource::Cache), "{reply:?}");
+    assert_eq!(reply.response, recorded["response"]);
+}

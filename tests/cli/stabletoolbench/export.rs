@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::common;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn export_writes_what_its_converter_reads_for_all_three_methods() {
@@ -88,4 +89,108 @@ fn export_writes_what_its_converter_reads_for_all_three_methods() {
         .run()
         .failure(2)
         .stderr_has("run.json");
+}
+
+/// A batch of `method` over the sample's G1_instruction with the scripted model; its run directory.
+fn batch_run(root: &Path, method: &str, model: &str) -> PathBuf {
+    let run = root.join(format!("{method}-run"));
+    common::Test::new()
+        .env("OPENAI_BASE_URL", model)
+        .batch_mock()
+        .args([
+            "--subsets",
+            SUBSET,
+            "--limit",
+            "3",
+            "--method",
+            method,
+            "--out",
+        ])
+        .arg(&run)
+        .run();
+    run
+}
+
+#[test]
+fn plan_and_graph_runs_export_as_chains_its_converter_reads() {
+    let model = common::Model::start(0);
+    let tmp = tempfile::tempdir().unwrap();
+    for method in ["plan", "graph"] {
+        let run = batch_run(tmp.path(), method, &model.url);
+        let out = tmp.path().join(format!("{method}-stb"));
+        common::Test::new()
+            .args(["export", "--out"])
+            .arg(&out)
+            .arg(&run)
+            .run()
+            .success()
+            .stdout_has("exported 3 answer files")
+            .stdout_has("--method CoT@1");
+        for id in [101, 102, 103] {
+            let file = read(&out.join(SUBSET).join(format!("{id}_CoT@1.json")));
+            its_converter_accepts(&file, "CoT@1").unwrap_or_else(|e| panic!("{method} {id}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn an_export_without_answer_files_fails_saying_why() {
+    // Every episode ends in error after the model's first reply: `.error` records only.
+    let model = crate::hardening::endpoint(|req| {
+        if req.to_string().contains("STATE after 1 step") {
+            return (400, json!({"error": {"message": "model overloaded"}}));
+        }
+        (200, common::mock_openai::reply(req))
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let run = batch_run(tmp.path(), "sum2act", &model.url);
+    let out = common::Test::new()
+        .args(["export", "--out"])
+        .arg(tmp.path().join("stb"))
+        .arg(&run)
+        .run()
+        .failure(1)
+        .stderr_has("no answer files to export")
+        .stderr_has("3 error records")
+        .no_panic();
+    assert!(!out.stdout().contains("method ``"), "{}", out.stdout());
+}
+
+#[test]
+fn the_printed_commands_name_paths_its_scripts_use_as_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = cot_run(tmp.path(), "react");
+    let out = tmp.path().join("stb");
+    let shown = common::Test::new()
+        .args(["export", "--out"])
+        .arg(&out)
+        .arg(&run)
+        .run()
+        .success()
+        .stdout();
+    let out = out.canonicalize().unwrap();
+    let converted = out.join("converted/react");
+    // Its converter writes where its evaluator reads: {converted}/{model}/{subset}.json.
+    assert!(
+        shown.contains(&format!(
+            "python convert_to_answer_format.py --answer_dir {} --method CoT@1 --output {}",
+            out.join(SUBSET).display(),
+            converted.join(format!("{SUBSET}.json")).display()
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "python eval_pass_rate.py --converted_answer_path {} --reference_model react",
+            out.join("converted").display()
+        )),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("--test_set {SUBSET}")), "{shown}");
+    assert!(
+        shown.contains("cd StableToolBench/toolbench/tooleval"),
+        "{shown}"
+    );
+    // The folders its scripts open for writing (they do not create them) are there.
+    assert!(converted.is_dir() && out.join("pass_rate").is_dir());
 }
