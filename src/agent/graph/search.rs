@@ -323,24 +323,25 @@ mod tests {
         }
     }
 
+    /// The APIs of `g` executable after `path` with the request's `given` kinds.
+    fn candidates(g: &ToolGraph, given: &[&str], path: &[usize]) -> Vec<usize> {
+        let given: BTreeSet<String> = given.iter().map(|k| k.to_string()).collect();
+        let s = Search {
+            graph: g,
+            given: &given,
+            scorer: &table(),
+            o: &options(Strategy::Greedy),
+            result: SearchResult::default(),
+        };
+        s.candidates(path)
+    }
+
     #[test]
     fn identifiers_make_paths_necessary() {
         let g = graph();
-        let t = table();
-        let o = options(Strategy::Greedy);
-        let given = BTreeSet::new();
-        let s = Search {
-            graph: &g,
-            given: &given,
-            scorer: &t,
-            o: &o,
-            result: SearchResult::default(),
-        };
-        assert_eq!(s.candidates(&[]), vec![0, 1, 4]);
-        assert_eq!(s.candidates(&[0]), vec![1, 2, 3, 4]);
-        let given = BTreeSet::from(["movie_id".to_string()]);
-        let s = Search { given: &given, ..s };
-        assert_eq!(s.candidates(&[]), vec![0, 1, 2, 3, 4]);
+        assert_eq!(candidates(&g, &[], &[]), vec![0, 1, 4]);
+        assert_eq!(candidates(&g, &[], &[0]), vec![1, 2, 3, 4]);
+        assert_eq!(candidates(&g, &["movie_id"], &[]), vec![0, 1, 2, 3, 4]);
     }
 
     #[test]
@@ -359,22 +360,10 @@ mod tests {
             of("funds", "nav", &["ID"], None),
             of("bus", "search_trips", &["from_id", "date"], None),
         ]);
-        let t = Table(vec![1.0; 4], Mutex::new(0));
-        let o = options(Strategy::Greedy);
-        let none = BTreeSet::new();
-        let s = Search {
-            graph: &g,
-            given: &none,
-            scorer: &t,
-            o: &o,
-            result: SearchResult::default(),
-        };
         // `stream` needs an id the search provides; `nav` and `search_trips` need ids nothing provides.
-        assert_eq!(s.candidates(&[]), vec![0, 2, 3]);
-        assert_eq!(s.candidates(&[0]), vec![1, 2, 3]);
-        let video = BTreeSet::from(["video_id".to_string()]);
-        let s = Search { given: &video, ..s };
-        assert_eq!(s.candidates(&[]), vec![0, 1, 2, 3]);
+        assert_eq!(candidates(&g, &[], &[]), vec![0, 2, 3]);
+        assert_eq!(candidates(&g, &[], &[0]), vec![1, 2, 3]);
+        assert_eq!(candidates(&g, &["video_id"], &[]), vec![0, 1, 2, 3]);
     }
 
     #[test]

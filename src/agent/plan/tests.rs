@@ -59,16 +59,21 @@ fn check_answer_file(ep: &Episode) {
     assert_eq!(back.counters, ep.counters);
 }
 
+/// The Matrix's search, then its cast with `movie_id` as given (G1_category 203).
+fn matrix_cast_plan(movie_id: &str) -> Value {
+    json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": movie_id}, "dep": [1]},
+    ]})
+}
+
 #[test]
 fn plan_resolves_placeholders_from_real_outputs() {
     // G1_category 203: "Look up The Matrix and tell me who is in the cast."
     let t = task("G1_category", 203);
     let llm = model(vec![(
         "plan",
-        json!({"tasks": [
-            {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-            {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
-        ]}),
+        matrix_cast_plan("<resource-1>.results[0].movie_id"),
     )]);
     let source = Arc::new(SampleSource::new(0, &[]));
     let ctx = context(llm.clone(), &t, source.clone(), options(4));
@@ -205,10 +210,7 @@ fn a_bad_plan_gets_one_repair_round_with_its_problems() {
         ),
         (
             "plan_repair",
-            json!({"tasks": [
-                {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-                {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
-            ]}),
+            matrix_cast_plan("<resource-1>.results[0].movie_id"),
         ),
     ]);
     let ctx = context(
@@ -241,19 +243,10 @@ fn a_reference_in_another_form_is_repaired_not_sent() {
     // Simulator request 245: `<call_1>.rankings[0].playerId` reached the API as a literal id.
     let t = task("G1_category", 203);
     let llm = model(vec![
-        (
-            "plan",
-            json!({"tasks": [
-                {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-                {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<call_1>.results[0].movie_id"}, "dep": [1]},
-            ]}),
-        ),
+        ("plan", matrix_cast_plan("<call_1>.results[0].movie_id")),
         (
             "plan_repair",
-            json!({"tasks": [
-                {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-                {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
-            ]}),
+            matrix_cast_plan("<resource-1>.results[0].movie_id"),
         ),
     ]);
     let source = Arc::new(SampleSource::new(0, &[]));

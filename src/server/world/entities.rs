@@ -299,7 +299,7 @@ pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fa
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(m) => {
-                let record = fields(m);
+                let record = fields(m, true);
                 for (k, x) in m {
                     if let Some(value) = identifier(k, x)
                         && record.len() > 1
@@ -328,8 +328,8 @@ fn main_record(v: &Value) -> Option<Map<String, Value>> {
     let mut v = v;
     for _ in 0..3 {
         let m = v.as_object()?;
-        if !scalars(m).is_empty() {
-            return Some(fields(m));
+        if !fields(m, false).is_empty() {
+            return Some(fields(m, true));
         }
         let mut objects = m.values().filter(|x| x.is_object());
         match (objects.next(), objects.next()) {
@@ -340,10 +340,10 @@ fn main_record(v: &Value) -> Option<Map<String, Value>> {
     None
 }
 
-/// A record's facts: its short scalar fields and its short nested values (an order's items and
-/// address, which a later call about the same order must not change), less the ones that change
-/// with every request.
-fn fields(m: &Map<String, Value>) -> Map<String, Value> {
+/// A record's facts: its short scalar fields and, with `nested`, its short nested values (an order's
+/// items and address, which a later call about the same order must not change), less the ones that
+/// change with every request (clocks, request ids).
+fn fields(m: &Map<String, Value>, nested: bool) -> Map<String, Value> {
     m.iter()
         .filter(|(k, _)| !volatile(k))
         .filter(|(_, v)| match v {
@@ -351,24 +351,10 @@ fn fields(m: &Map<String, Value>) -> Map<String, Value> {
             Value::Number(_) | Value::Bool(_) => true,
             Value::Array(a) if a.is_empty() => false,
             Value::Object(o) if o.is_empty() => false,
-            nested @ (Value::Array(_) | Value::Object(_)) => {
-                nested.to_string().chars().count() <= MAX_NESTED_CHARS
+            inner @ (Value::Array(_) | Value::Object(_)) => {
+                nested && inner.to_string().chars().count() <= MAX_NESTED_CHARS
             }
             Value::Null => false,
-        })
-        .take(MAX_FIELDS)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-/// A record's short scalar fields, less the ones that change with every request (clocks, request ids).
-fn scalars(m: &Map<String, Value>) -> Map<String, Value> {
-    m.iter()
-        .filter(|(k, _)| !volatile(k))
-        .filter(|(_, v)| match v {
-            Value::String(s) => !s.trim().is_empty() && s.chars().count() <= MAX_VALUE_CHARS,
-            Value::Number(_) | Value::Bool(_) => true,
-            _ => false,
         })
         .take(MAX_FIELDS)
         .map(|(k, v)| (k.clone(), v.clone()))
