@@ -20,6 +20,7 @@ pub mod eval;
 mod fuzz;
 pub mod llm;
 pub mod logging;
+pub mod media;
 pub mod names;
 pub mod net;
 pub mod prompts;

@@ -20,6 +20,7 @@ mod llm;
 mod llm_args;
 #[cfg(feature = "local-model")]
 mod llm_bench;
+mod media_server;
 mod merge;
 mod report;
 mod retrieve;
@@ -109,6 +110,8 @@ pub enum Command {
     /// The virtual RapidAPI server (StableToolBench's /virtual protocol) for a data directory: cached,
     /// simulated or LLM answers, fault injection; `serve import-cache` converts StableToolBench caches.
     Serve(Box<serve::ServeArgs>),
+    /// The media tools (OCR, text to speech, image edits, QR codes, metadata) as an MCP server over stdio.
+    MediaServer(media_server::MediaServerArgs),
     /// The API retrieval index: `index build` caches it for a data directory's catalogue.
     Index(index::IndexArgs),
     /// Rank the catalogue's APIs for an instruction, or `retrieve eval` to score the retriever against BM25.
@@ -171,6 +174,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
         Command::ByHand(args) => by_hand::run(args).await,
         Command::Serve(args) => serve::run(&cli.global, &config, *args).await,
+        Command::MediaServer(args) => media_server::run(&cli.global, args).await,
         Command::Index(args) => index::run(&cli.global, &config, args).await,
         Command::Retrieve(args) => retrieve::run(&cli.global, &config, *args),
     }

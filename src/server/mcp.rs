@@ -221,7 +221,7 @@ mod tests {
     #[tokio::test]
     async fn catalogue_apis_are_tools_answered_by_the_engine() {
         let s = sample();
-        assert_eq!(s.tool_count(), 40);
+        assert_eq!(s.tool_count(), 55, "the sample's APIs");
         let t = &s.tools[0];
         assert!(t.input_schema.get("optional").is_none());
         let name = t.name.to_string();

@@ -114,6 +114,12 @@ impl DataDir {
         p.is_dir().then_some(p)
     }
 
+    /// The URL cache folder (recorded files answering http(s) URLs for the media tools), if any.
+    pub fn url_cache_dir(&self) -> Option<PathBuf> {
+        let p = self.root.join("url_cache");
+        p.is_dir().then_some(p)
+    }
+
     /// Subset names: the base names of the `queries/*.json` files (not folders), sorted.
     pub fn subsets(&self) -> Result<Vec<String>, DataError> {
         let dir = self.root.join("queries");

@@ -17,6 +17,8 @@ mod llm_client;
 mod llm_local;
 mod mcp;
 mod mcp_files;
+mod media_server;
+mod media_tasks;
 mod messages;
 mod methods;
 mod query_limit;

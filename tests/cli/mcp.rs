@@ -401,7 +401,7 @@ fn the_python_mcp_client_lists_and_calls_serve_mcp() {
         let v: Value = serde_json::from_str(stdout.trim()).unwrap();
         assert_eq!(
             v["tools"].as_array().map(Vec::len),
-            Some(40),
+            Some(55),
             "{transport}: {v}"
         );
         assert_eq!(v["is_error"], false, "{transport}: {v}");

@@ -119,7 +119,7 @@ fn studio() -> String {
 }
 
 /// The function calls of the conversation so far.
-fn calls_so_far(req: &Value) -> usize {
+pub(crate) fn calls_so_far(req: &Value) -> usize {
     req["messages"]
         .as_array()
         .into_iter()
@@ -129,7 +129,7 @@ fn calls_so_far(req: &Value) -> usize {
 }
 
 /// The last `<file-N>` handle a tool result shows.
-fn handle_in(req: &Value) -> Option<String> {
+pub(crate) fn handle_in(req: &Value) -> Option<String> {
     let results: Vec<&Value> = req["messages"]
         .as_array()?
         .iter()
@@ -157,13 +157,7 @@ fn script(req: &Value) -> (u16, Value) {
             json!({"return_type": "give_answer", "final_answer": "drawn, measured, spoken"}),
         ),
     };
-    let call = json!({"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}});
-    let reply = json!({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "mock",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    });
-    (200, reply)
+    (200, common::mock_openai::call_reply(name, &args))
 }
 
 #[test]

@@ -97,7 +97,7 @@ fn index_graph_shows_the_catalogue_tool_graph() {
         .run()
         .success();
     let v: Value = serde_json::from_str(&out.stdout()).unwrap();
-    assert_eq!(v["size"]["apis"], 40);
+    assert_eq!(v["size"]["apis"], 55);
     assert_eq!(v["source"], "built");
     assert!(v["size"]["edges"].as_u64().unwrap() > 0);
     assert_eq!(v["sample"].as_array().unwrap().len(), 3);
@@ -106,10 +106,10 @@ fn index_graph_shows_the_catalogue_tool_graph() {
         .args(["index", "graph"])
         .run()
         .success()
-        .stdout_has("tool graph: 40 APIs")
+        .stdout_has("tool graph: 55 APIs")
         .stdout_has("loaded from cache")
         .stdout_has(
-            "top_rated_for_cinebase.movies[0].movie_id -> movie_details_for_cinebase(movie_id)",
+            "list_documents_for_docuvault.documents[0].document_id -> get_document_for_docuvault(document_id)",
         );
 }
 
@@ -203,7 +203,7 @@ fn graph_runs_load_the_catalogue_graph_from_the_cache_once_built() {
         "all",
         &runs.path().join("a"),
     );
-    assert!(log.contains("catalogue tool graph: 40 APIs"), "{log}");
+    assert!(log.contains("catalogue tool graph: 55 APIs"), "{log}");
     assert!(log.contains("(built in"), "{log}");
     assert_eq!(from, "catalogue");
     let first = cached_graphs(index.path());

@@ -10,6 +10,7 @@ use serde_json::Value;
 use sum2act::toolbench::naming::{pure_api_name, standardize};
 use sum2act::toolbench::{Catalog, DataDir, Query, load_queries};
 
+/// StableToolBench's six subsets (the sample's and the shared data's).
 const SUBSETS: [&str; 6] = [
     "G1_category",
     "G1_instruction",
@@ -32,9 +33,11 @@ fn sample_tools_load_without_broken_files() {
         load.broken
     );
     let catalog = &load.catalog;
-    assert_eq!(catalog.tool_count(), 12);
-    assert_eq!(catalog.api_count(), 40);
-    assert_eq!(catalog.categories().len(), 6);
+    // 12 tools in 6 categories for the StableToolBench-style subsets, 8 more (6 more categories) for
+    // the mixed media set M1_media.
+    assert_eq!(catalog.tool_count(), 20);
+    assert_eq!(catalog.api_count(), 55);
+    assert_eq!(catalog.categories().len(), 12);
     for tool in catalog.tools() {
         assert_eq!(
             tool.standard_name,
@@ -77,7 +80,9 @@ fn sample_tools_load_without_broken_files() {
 fn sample_queries_resolve_in_the_catalogue() {
     let data = sample();
     let catalog = data.catalog().unwrap().catalog;
-    assert_eq!(data.subsets().unwrap(), SUBSETS);
+    let mut all = SUBSETS.to_vec();
+    all.push("M1_media");
+    assert_eq!(data.subsets().unwrap(), all);
     let mut total = 0;
     for subset in SUBSETS {
         let queries = data.queries(subset).unwrap();
@@ -88,28 +93,7 @@ fn sample_queries_resolve_in_the_catalogue() {
         );
         total += queries.len();
         for q in &queries {
-            assert!(
-                !q.apis().is_empty(),
-                "{subset}/{}: empty api_list",
-                q.query_id
-            );
-            for doc in q.apis() {
-                let tool = catalog.tool(&doc.category_name, &doc.tool_name);
-                let tool = tool.unwrap_or_else(|| {
-                    panic!("{subset}/{}: unknown tool {}", q.query_id, doc.tool_name)
-                });
-                let api = catalog.api(tool, &doc.api_name);
-                let api = api.unwrap_or_else(|| {
-                    panic!("{subset}/{}: unknown API {}", q.query_id, doc.api_name)
-                });
-                // The query carries the full doc, identical to the tool file's.
-                assert_eq!(
-                    doc,
-                    &tool.api_doc(api),
-                    "{subset}/{}: api_list entry differs from the tool file",
-                    q.query_id
-                );
-            }
+            assert_api_list_is_the_catalogue_s(subset, q, &catalog);
             let listed: BTreeSet<(&str, &str)> = q
                 .apis()
                 .iter()
@@ -153,6 +137,30 @@ fn sample_queries_resolve_in_the_catalogue() {
         }
     }
     assert!((28..=36).contains(&total), "{total} queries");
+}
+
+/// Every `api_list` entry of a query names a catalogue API and carries its full doc, identical to
+/// the tool file's (the mixed set's queries are checked with it too, in media_tasks.rs).
+pub fn assert_api_list_is_the_catalogue_s(subset: &str, q: &Query, catalog: &Catalog) {
+    assert!(
+        !q.apis().is_empty(),
+        "{subset}/{}: empty api_list",
+        q.query_id
+    );
+    for doc in q.apis() {
+        let tool = catalog.tool(&doc.category_name, &doc.tool_name);
+        let tool = tool
+            .unwrap_or_else(|| panic!("{subset}/{}: unknown tool {}", q.query_id, doc.tool_name));
+        let api = catalog.api(tool, &doc.api_name);
+        let api =
+            api.unwrap_or_else(|| panic!("{subset}/{}: unknown API {}", q.query_id, doc.api_name));
+        assert_eq!(
+            doc,
+            &tool.api_doc(api),
+            "{subset}/{}: api_list entry differs from the tool file",
+            q.query_id
+        );
+    }
 }
 
 #[test]
@@ -220,7 +228,7 @@ fn sample_cache_files_map_to_real_apis() {
             }
         }
     }
-    assert!((5..=12).contains(&files), "{files} cache files");
+    assert!((18..=26).contains(&files), "{files} cache files");
 }
 
 #[test]
@@ -231,8 +239,8 @@ fn data_stats_prints_sample_totals() {
         .success()
         .stdout_has("G1_instruction")
         .stdout_has("G3_instruction")
-        .stdout_has("catalogue: 12 tools, 40 APIs, 6 categories; 31 queries in 6 subsets")
-        .stdout_has("templates: 40 with data");
+        .stdout_has("catalogue: 20 tools, 55 APIs, 12 categories; 59 queries in 7 subsets")
+        .stdout_has("templates: 55 with data");
 }
 
 #[test]

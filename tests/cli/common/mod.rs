@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod judged;
+pub mod mcp;
 pub mod tools;
 
 use std::io::{BufRead, BufReader};
@@ -20,6 +21,22 @@ pub fn shared_toolbench() -> Option<PathBuf> {
 pub fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("toolbench/sample")
 }
+
+/// Variables removed from every spawned `sum2act`: tests never reach a real endpoint, or the user's data
+/// or config, by accident.
+pub const CLEARED_ENV: [&str; 11] = [
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "OPENAI_API_KEY",
+    "TOOLBENCH_SERVICE_URL",
+    "SERVICE_URL",
+    "SUM2ACT_MODEL",
+    "SUM2ACT_DATA",
+    "SUM2ACT_CONFIG",
+    "SUM2ACT_PROMPTS",
+    "SUM2ACT_LLM_SPIN",
+    "OMP_WAIT_POLICY",
+];
 
 /// A fresh data directory holding a copy of the shipped sample's `parts` (`queries`, `tools`,
 /// `response_cache`), for a test that changes some of it.
@@ -76,20 +93,7 @@ impl Default for Test {
 impl Test {
     pub fn new() -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sum2act"));
-        // Tests never reach a real endpoint by accident.
-        for var in [
-            "OPENAI_BASE_URL",
-            "OPENAI_API_BASE",
-            "OPENAI_API_KEY",
-            "TOOLBENCH_SERVICE_URL",
-            "SERVICE_URL",
-            "SUM2ACT_MODEL",
-            "SUM2ACT_DATA",
-            "SUM2ACT_CONFIG",
-            "SUM2ACT_PROMPTS",
-            "SUM2ACT_LLM_SPIN",
-            "OMP_WAIT_POLICY",
-        ] {
+        for var in CLEARED_ENV {
             cmd.env_remove(var);
         }
         Test { cmd, stdin: None }

@@ -146,6 +146,17 @@ async fn complete(State(shared): State<Arc<Shared>>, Json(request): Json<Value>)
     Json(reply(&request))
 }
 
+/// A chat-completion reply whose only content is one call of function `name` with `args` (for tests
+/// that script a model step by step).
+pub fn call_reply(name: &str, args: &Value) -> Value {
+    let call = json!({"id": "c", "type": "function", "function": {"name": name, "arguments": args.to_string()}});
+    json!({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "mock",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    })
+}
+
 /// The scripted reply to one chat-completion request.
 pub fn reply(request: &Value) -> Value {
     let empty = Vec::new();
