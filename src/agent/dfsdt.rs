@@ -2,6 +2,11 @@
 //! expanded `width` times; on a re-expansion the model is shown its earlier attempts and asked to do
 //! something different. A dead end returns to the parent, a give-up backs off one extra level, and a
 //! final answer or the LLM-call budget ends the search.
+//!
+//! A node's conversation is exactly its ancestors' messages. As in ToolBench (`DFS.py` marks the
+//! diversity message `valid: False` after the one generation it was for), the earlier attempts are
+//! shown only to the generation that re-expands a node, so the thought it writes may speak of calls
+//! that its descendants' history does not show.
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
@@ -287,8 +292,11 @@ async fn expand(
     epilogue::record(s.ctx, &mut s.explored, st.clone());
     let last = add(s, at, input, Some(st));
     let observation = s.nodes[last].node.observation.clone().unwrap_or_default();
+    // The call's id counts the calls on this path, not the search's: the conversation is one path
+    // from the root, and ids that skip the other branches' calls would show them.
+    let on_path = path_steps(&s.nodes, parent).len() as u32 + 1;
     let mut messages = s.nodes[parent].messages.clone();
-    messages.extend(tool_call_messages(index, &action, &observation));
+    messages.extend(tool_call_messages(on_path, &action, &observation));
     s.nodes[last].messages = messages;
     match finish {
         Some(Finish::Answer(_)) => {

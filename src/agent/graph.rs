@@ -496,15 +496,42 @@ async fn fill_missing(
         notes.push(format!("argument reply unreadable for `{}`", sub.task));
         return Ok(());
     };
+    let ids: Vec<u32> = tasks.iter().map(|t| t.id).collect();
     for (k, param) in missing {
         let value = &v[format!("call_{}", k + 1)][param.as_str()];
         if let Some(t) = tasks.get_mut(*k)
             && !value.is_null()
         {
-            t.args.insert(param.clone(), value.clone());
+            let (value, deps) = call_references(value, &ids, *k);
+            t.args.insert(param.clone(), value);
+            t.deps.extend(deps);
+            t.deps.sort_unstable();
+            t.deps.dedup();
         }
     }
     Ok(())
+}
+
+/// A value the model wrote for call `k` of a solution, its references to an earlier call of the same
+/// solution in the prompt's numbering (`<call_1>.rankings[0].playerId`) turned into the placeholder
+/// execution resolves; returns the tasks it now waits for. Any other reference is left as it is, and
+/// execution refuses it: an unresolved reference never reaches an API as text.
+fn call_references(value: &Value, ids: &[u32], k: usize) -> (Value, Vec<u32>) {
+    let Value::String(text) = value else {
+        return (value.clone(), Vec::new());
+    };
+    let mut text = text.clone();
+    let mut deps = Vec::new();
+    for stray in crate::agent::plan::placeholder::stray_references(&text.clone()) {
+        let lower = stray.to_lowercase();
+        let number: String = lower.chars().filter(char::is_ascii_digit).collect();
+        let earlier = number.parse::<usize>().ok().filter(|j| (1..=k).contains(j));
+        if let (true, Some(j)) = (lower.starts_with("<call"), earlier) {
+            text = text.replace(&stray, &format!("<resource-{}>", ids[j - 1]));
+            deps.push(ids[j - 1]);
+        }
+    }
+    (Value::String(text), deps)
 }
 
 /// Whether the request contains the value (case-insensitive).

@@ -122,7 +122,7 @@ impl Planner {
                 ],
             )?;
             let mut messages = messages;
-            messages.push(Message::assistant(first.plan.to_value().to_string()));
+            messages.push(Message::assistant(first.plan.prompt_text()));
             messages.push(Message::user(replan));
             let external: BTreeSet<u32> = progress.runs.iter().map(|r| r.id).collect();
             let second = plan_round(ctx, "replan", messages, &external, &task.query).await?;

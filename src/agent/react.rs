@@ -178,7 +178,12 @@ async fn step(
             Err(e) => return StepOutcome::ModelFailed(e.to_string()),
         };
     let obs = ctx.act(&action.name, &action.arguments).await;
-    messages.extend(tool_call_messages(index, &action, &obs.text));
+    // Each try is a new conversation: its call ids start at call_1 (the step index goes on).
+    messages.extend(tool_call_messages(
+        chain.len() as u32 + 1,
+        &action,
+        &obs.text,
+    ));
     let ended = obs.finish.as_ref().map(finish_kind);
     let mut s = Step::new(index, &action, obs, prompt_tokens);
     s.notes.extend(note);

@@ -355,6 +355,15 @@ fn react_tries_again_after_give_up() {
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     assert_eq!(ep.answer_file["try_count"], 2);
     assert_eq!(ep.answer_file["trys"][1]["win"], true);
+    // The second try is a new conversation: its first call is call_1 again.
+    let last = h
+        .llm
+        .requests()
+        .pop()
+        .map(|r| r.messages)
+        .unwrap_or_default();
+    let ids: Vec<_> = last.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(ids, vec!["call_1".to_string()]);
 }
 
 fn forces_finish(r: &CompletionRequest) -> bool {
@@ -468,6 +477,32 @@ fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
         "{text}"
     );
     assert_eq!(ep.answer_file["tree"]["size"], 1 + 6 * 3);
+    // Each request shows one path from the root: its calls numbered call_1, call_2... along it, whatever
+    // other branches ran before (ToolBench's conversation has no ids; ours must not leak the search), and
+    // no earlier diversity prompt stays in a child's history (ToolBench marks it `valid: False`).
+    for r in &reqs {
+        let ids: Vec<String> = r
+            .messages
+            .iter()
+            .filter(|m| m.role == crate::llm::Role::Tool)
+            .map(|m| m.tool_call_id.clone().unwrap_or_default())
+            .collect();
+        let want: Vec<String> = (1..=ids.len()).map(|i| format!("call_{i}")).collect();
+        assert_eq!(ids, want);
+        let diversity = r
+            .messages
+            .iter()
+            .filter(|m| m.content.contains("not the first attempt"));
+        assert!(diversity.count() <= 1);
+    }
+    // The new child under the root (5th request) sees the root's messages and its own call, C3.
+    let args = |r: &CompletionRequest| -> Vec<String> {
+        r.messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.arguments.clone()))
+            .collect()
+    };
+    assert_eq!(args(&reqs[4]), vec![r#"{"city":"C3"}"#.to_string()]);
 }
 
 #[test]

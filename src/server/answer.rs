@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::engine::{Answer, Names, VirtualApi, api_key, error_reply};
 use super::llm_sim::Given;
 use super::simulate::simulate;
+use super::template_fit::recorded_for_other_kind;
 use super::world::Call;
 use crate::toolbench::naming::pure_api_name;
 use crate::toolbench::{ApiDoc, Tool, ToolApi};
@@ -195,10 +196,11 @@ impl VirtualApi {
             let facts = self
                 .world
                 .as_ref()
-                .map(|w| w.facts(&p.args))
+                .map(|w| w.facts(&p.call, &p.args))
                 .unwrap_or_default();
             let given = Given {
                 template,
+                template_for_other_call: recorded_for_other_kind(&p.doc, &args),
                 recorded: &recorded,
                 args: &args,
                 facts: &facts,

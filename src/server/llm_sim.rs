@@ -24,6 +24,9 @@ const ATTEMPTS: usize = 3;
 pub struct Given<'a> {
     /// The API's parsed template (an error-shaped one is shown as "shape unknown").
     pub template: Option<&'a Value>,
+    /// Why the template, recorded for other arguments, may not be this call's shape
+    /// (`template_fit`): it is then shown as an example, not enforced.
+    pub template_for_other_call: Option<String>,
     /// Recorded `(arguments, {"error", "response"})` pairs of the API.
     pub recorded: &'a [(String, Value)],
     pub args: &'a Map<String, Value>,
@@ -49,6 +52,7 @@ impl LlmSimulator {
     ) -> Result<ToolReply, String> {
         let request = self.request(tool_description, doc, given)?;
         let template = given.template.filter(|t| !template_is_error(t));
+        let template = template.filter(|_| given.template_for_other_call.is_none());
         let mut last = String::new();
         for _ in 0..ATTEMPTS {
             match self.llm.complete(&request).await {
@@ -78,6 +82,10 @@ impl LlmSimulator {
                  infer the success reply's shape from the description, the parameters and the recorded examples",
                 t
             )),
+            Some(t) if given.template_for_other_call.is_some() => json!({
+                "example_only": given.template_for_other_call,
+                "template": t,
+            }),
             other => json!(other),
         };
         let api_doc = json!({
@@ -115,7 +123,10 @@ impl LlmSimulator {
         .with_temperature(0.0);
         // Constrained to the template's shape when it has one (json_schema for endpoints, a grammar
         // for the embedded model), and checked again: a reply that ignores the template is retried.
-        request.response_format = match reply_schema(given.template) {
+        let enforced = given
+            .template
+            .filter(|_| given.template_for_other_call.is_none());
+        request.response_format = match reply_schema(enforced) {
             Some(schema) => ResponseFormat::JsonSchema {
                 name: "tool_reply".into(),
                 schema,
@@ -161,5 +172,56 @@ mod tests {
         assert_eq!(r.source, Some(ReplySource::Llm));
         assert!(parse_reply("{\"error\": \"\"}").is_err());
         assert!(parse_reply("sure!").is_err());
+    }
+
+    #[test]
+    fn a_template_recorded_for_another_kind_of_result_is_shown_not_enforced() {
+        // Simulator requests 107/113: a player page asked, the template a club page.
+        let llm = Arc::new(crate::llm::scripted::ScriptedLlm::new(|_, _| {
+            Ok(crate::llm::scripted::reply(
+                r#"{"error": "", "response": {"name": "Lionel Messi"}}"#,
+            ))
+        }));
+        let sim = LlmSimulator::new(llm.clone());
+        let doc = crate::toolbench::fixture::api_doc("Data", "TheClique", "details", vec![]);
+        let template = json!({"name": "str", "squad_size": "str", "players": [{"name": "str"}]});
+        let args = Map::new();
+        let given = |other: Option<String>| Given {
+            template: Some(&template),
+            template_for_other_call: other,
+            recorded: &[],
+            args: &args,
+            facts: &[],
+        };
+        let enforced = sim
+            .request("", &doc, &given(None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            enforced.response_format,
+            ResponseFormat::JsonSchema { .. }
+        ));
+        let why = Some("recorded for type_s = \"verein\"".to_string());
+        let shown = sim
+            .request("", &doc, &given(why.clone()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(shown.response_format, ResponseFormat::JsonObject));
+        let user = shown
+            .messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        assert!(
+            user.contains("example_only") && user.contains("squad_size"),
+            "{user}"
+        );
+        // A reply without the template's fields is accepted.
+        let rt = tokio::runtime::Builder::new_current_thread().build();
+        let reply = rt
+            .map(|rt| rt.block_on(sim.simulate("", &doc, &given(why))))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            reply.map(|r| r.response),
+            Ok(json!({"name": "Lionel Messi"}))
+        );
     }
 }

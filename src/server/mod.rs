@@ -16,6 +16,7 @@ pub mod pyrepr;
 pub mod reply_schema;
 pub mod routes;
 pub mod simulate;
+pub mod template_fit;
 pub mod world;
 
 use std::net::{Ipv4Addr, SocketAddr};

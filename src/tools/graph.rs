@@ -217,6 +217,14 @@ impl ToolGraph {
         })
     }
 
+    /// Whether any API of the graph can feed parameter `param` of `to`. An identifier none produces
+    /// can only come from the request or the model, so it does not make its API unreachable.
+    pub fn fed_at_all(&self, to: usize, param: &str) -> bool {
+        self.incoming
+            .get(&to)
+            .is_some_and(|es| es.iter().any(|&i| self.edges[i].param == param))
+    }
+
     /// Edges from `from` into `to`.
     pub fn edges_between(&self, from: usize, to: usize) -> impl Iterator<Item = &Edge> {
         self.edges
@@ -424,6 +432,8 @@ pub fn kind_of(name: &str) -> String {
         "link" | "uri" | "website" => "url",
         "iata" | "iata_code" | "airport_code" | "airport" => "iata_code",
         "zip" | "zipcode" | "postal_code" => "zip_code",
+        // ToolBench renames a parameter `id` to `is_id` (a reserved word, `naming::change_name`).
+        "is_id" => "id",
         _ => return k,
     };
     synonym.to_string()
@@ -432,6 +442,13 @@ pub fn kind_of(name: &str) -> String {
 /// Identifiers cannot be made up: only an output or the request can provide one.
 pub fn is_id_kind(kind: &str) -> bool {
     kind == "id" || kind.ends_with("_id") || kind.ends_with("_ids")
+}
+
+/// Whether a value of kind `given` (a request's input) fills a parameter of kind `param`: the same
+/// kind, or an identifier named by what it identifies (`video_id`, "fund ID") for a bare `id`
+/// parameter (`id`, `ID`), and the other way round.
+pub fn gives(given: &str, param: &str) -> bool {
+    given == param || (is_id_kind(given) && is_id_kind(param) && (given == "id" || param == "id"))
 }
 
 #[cfg(test)]
@@ -446,6 +463,7 @@ mod tests {
         assert_eq!(kind_of("movieId"), "movie_id");
         assert_eq!(kind_of("Ticker"), "symbol");
         assert_eq!(kind_of("city-name"), "city");
+        assert_eq!(kind_of("is_id"), "id");
         assert!(is_id_kind("hotel_id"));
         assert!(!is_id_kind("city"));
     }

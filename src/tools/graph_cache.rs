@@ -13,7 +13,7 @@ use crate::toolbench::Function;
 use crate::toolbench::io::write_atomic;
 
 /// Bump whenever `ToolGraph::build` or the file layout changes, so old files miss.
-pub const GRAPH_VERSION: u32 = 1;
+pub const GRAPH_VERSION: u32 = 2;
 
 /// Where a graph came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

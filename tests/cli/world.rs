@@ -210,7 +210,8 @@ fn search_then_lookup(req: &Value, lookup_prompts: &Mutex<Vec<String>>) -> (u16,
     if is_simulator(req) {
         let prompt = user_prompt(req);
         let response = if prompt.contains("\"api_name\": \"Search records\"") {
-            json!({"results": [{"record_id": "tt0999", "title": "Salt Road", "year": 2011}]})
+            json!({"results": [{"record_id": "tt0999", "title": "Salt Road", "year": 2011,
+                "cast": [{"name": "Ana Ruiz", "role": "lead"}]}]})
         } else {
             lookup_prompts.lock().unwrap().push(prompt);
             // A simulator that contradicts the world anyway, for the consistency check to find.
@@ -313,6 +314,9 @@ fn an_entity_an_earlier_reply_fixed_is_given_to_a_later_simulation_naming_it() {
         given.contains("tt0999") && given.contains("Salt Road") && given.contains("2011"),
         "{prompt}"
     );
+    // Short nested values are facts too (an order's items and ship-to differed between the order
+    // list and the order detail of the strong-model run: they had been left out).
+    assert!(given.contains("Ana Ruiz"), "{prompt}");
     // Switched off, the same call is simulated without them.
     let prompt = entity_run(&data, &dir.path().join("without"), &["--no-entity-memory"]);
     assert!(!facts(&prompt).contains("Salt Road"), "{prompt}");

@@ -9,7 +9,7 @@ use crate::agent::parse::first_json_object;
 use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{CompletionRequest, Message};
-use crate::tools::graph::kind_of;
+use crate::tools::graph::{gives, kind_of};
 
 /// Subtasks one request is split into at most.
 pub const MAX_SUBTASKS: usize = 4;
@@ -32,11 +32,12 @@ pub struct Subtask {
 }
 
 impl Subtask {
-    /// The request's value for a resource kind, if this subtask was given one.
+    /// The request's value for a resource kind, if this subtask was given one: of that kind, else one
+    /// that fills it ("video id" for a bare `id`, see [`gives`]).
     pub fn input(&self, kind: &str) -> Option<&str> {
-        self.inputs
-            .iter()
-            .find(|i| kind_of(&i.name) == kind)
+        let exact = self.inputs.iter().find(|i| kind_of(&i.name) == kind);
+        exact
+            .or_else(|| self.inputs.iter().find(|i| gives(&kind_of(&i.name), kind)))
             .map(|i| i.value.as_str())
     }
 }
@@ -164,5 +165,16 @@ mod tests {
         assert_eq!(s[0].input("title"), Some("The Matrix"));
         assert_eq!(s[1].input("city"), Some("Paris"));
         assert_eq!(s[0].outputs, vec!["movie_id"]);
+    }
+
+    #[test]
+    fn an_identifier_named_by_what_it_identifies_fills_a_bare_id() {
+        // G2_instruction 4746: "fund ID" STU321 for Mutual Fund NAV's `ID` (ToolBench's `is_id`).
+        let s = parse(&json!({"subtasks": [
+            {"task": "NAV of STU321", "inputs": [{"name": "fund ID", "value": "STU321"}, {"name": "date", "value": "today"}]},
+        ]}));
+        assert_eq!(s[0].input(&kind_of("is_id")), Some("STU321"));
+        assert_eq!(s[0].input("date"), Some("today"));
+        assert_eq!(s[0].input("city_id"), None);
     }
 }

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 
 use crate::agent::Strategy;
-use crate::tools::graph::{ToolGraph, is_id_kind};
+use crate::tools::graph::{ToolGraph, gives, is_id_kind};
 
 /// Rates how relevant APIs are to the subtask being searched, from 0 to 1.
 #[async_trait]
@@ -105,7 +105,8 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// APIs not on the path whose required identifiers are given or produced by the path.
+    /// APIs not on the path whose required identifiers are given, produced by the path, or produced
+    /// by no API at all (then only the request or the model can give them).
     fn candidates(&self, path: &[usize]) -> Vec<usize> {
         (0..self.graph.apis.len())
             .filter(|i| !path.contains(i))
@@ -118,7 +119,11 @@ impl Search<'_> {
         node.inputs
             .iter()
             .filter(|p| node.required.contains(&p.name) && is_id_kind(&p.kind))
-            .all(|p| self.given.contains(&p.kind) || self.graph.fed_by(api, &p.name, path))
+            .all(|p| {
+                self.given.iter().any(|g| gives(g, &p.kind))
+                    || self.graph.fed_by(api, &p.name, path)
+                    || !self.graph.fed_at_all(api, &p.name)
+            })
     }
 
     async fn scored(&mut self, path: &[usize]) -> Vec<(usize, f32)> {
@@ -318,24 +323,47 @@ mod tests {
         }
     }
 
+    /// The APIs of `g` executable after `path` with the request's `given` kinds.
+    fn candidates(g: &ToolGraph, given: &[&str], path: &[usize]) -> Vec<usize> {
+        let given: BTreeSet<String> = given.iter().map(|k| k.to_string()).collect();
+        let s = Search {
+            graph: g,
+            given: &given,
+            scorer: &table(),
+            o: &options(Strategy::Greedy),
+            result: SearchResult::default(),
+        };
+        s.candidates(path)
+    }
+
     #[test]
     fn identifiers_make_paths_necessary() {
         let g = graph();
-        let t = table();
-        let o = options(Strategy::Greedy);
-        let given = BTreeSet::new();
-        let s = Search {
-            graph: &g,
-            given: &given,
-            scorer: &t,
-            o: &o,
-            result: SearchResult::default(),
-        };
-        assert_eq!(s.candidates(&[]), vec![0, 1, 4]);
-        assert_eq!(s.candidates(&[0]), vec![1, 2, 3, 4]);
-        let given = BTreeSet::from(["movie_id".to_string()]);
-        let s = Search { given: &given, ..s };
-        assert_eq!(s.candidates(&[]), vec![0, 1, 2, 3, 4]);
+        assert_eq!(candidates(&g, &[], &[]), vec![0, 1, 4]);
+        assert_eq!(candidates(&g, &[], &[0]), vec![1, 2, 3, 4]);
+        assert_eq!(candidates(&g, &["movie_id"], &[]), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn identifiers_nothing_produces_or_the_request_names_do_not_hide_a_tool() {
+        use crate::toolbench::fixture::movie_function as of;
+        // Agent requests 389/412/530: the subtask gave "fund ID" / "video id", the API takes `ID` /
+        // `id`; 156: Flixbus's search-trips needs `from_id`, which no API of the set produces.
+        let g = ToolGraph::build(&[
+            of(
+                "tube",
+                "search_videos",
+                &["q"],
+                Some(json!({"items": [{"id": "str"}]})),
+            ),
+            of("tube", "stream", &["id"], Some(json!({"url": "str"}))),
+            of("funds", "nav", &["ID"], None),
+            of("bus", "search_trips", &["from_id", "date"], None),
+        ]);
+        // `stream` needs an id the search provides; `nav` and `search_trips` need ids nothing provides.
+        assert_eq!(candidates(&g, &[], &[]), vec![0, 2, 3]);
+        assert_eq!(candidates(&g, &[], &[0]), vec![1, 2, 3]);
+        assert_eq!(candidates(&g, &["video_id"], &[]), vec![0, 1, 2, 3]);
     }
 
     #[test]

@@ -519,3 +519,31 @@ fn catalogue_tool_sets_search_the_shared_catalogue_graph() {
         }
     }
 }
+
+#[test]
+fn a_value_naming_an_earlier_call_becomes_its_placeholder() {
+    // Agent request 229: the argument call answered `playerid` with `<call_1>.rankings[0].playerId`;
+    // it reached the API as text (simulator request 245).
+    let ids = [7, 8];
+    let (v, deps) = call_references(&json!("<call_1>.rankings[0].playerId"), &ids, 1);
+    assert_eq!(v, json!("<resource-7>.rankings[0].playerId"));
+    assert_eq!(deps, vec![7]);
+    // A call that is not an earlier one of this solution stays, and execution refuses it.
+    let (v, deps) = call_references(&json!("<call_2>.id"), &ids, 1);
+    assert_eq!(v, json!("<call_2>.id"));
+    assert!(deps.is_empty());
+    let call = ExecTask {
+        id: 8,
+        tool: "movie_cast_for_cinebase".into(),
+        args: json!({"movie_id": v})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        deps: vec![],
+    };
+    let t = task("G1_category", 203);
+    let graph = ToolGraph::build(&t.functions);
+    let memory = Memory::new(&graph, &t.query);
+    let got = memory.prepare(&call, &Default::default(), &mut Vec::new());
+    assert!(got.is_err_and(|e| e.contains("<call_2>")));
+}

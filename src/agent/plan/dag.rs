@@ -72,6 +72,12 @@ pub enum Problem {
         value: String,
         use_instead: String,
     },
+    /// An earlier result named in a form no resolver reads (`<call_1>.id`): it would be sent as text.
+    StrayReference {
+        id: u32,
+        param: String,
+        reference: String,
+    },
 }
 
 impl Problem {
@@ -83,7 +89,8 @@ impl Problem {
             | Problem::UnknownDependency { id, .. }
             | Problem::MissingArgument { id, .. }
             | Problem::UnknownField { id, .. }
-            | Problem::MadeUpId { id, .. } => Some(*id),
+            | Problem::MadeUpId { id, .. }
+            | Problem::StrayReference { id, .. } => Some(*id),
             _ => None,
         }
     }
@@ -133,6 +140,14 @@ impl std::fmt::Display for Problem {
             } => write!(
                 f,
                 "task {id}: `{param}` = `{value}` is not in the request; use {use_instead}"
+            ),
+            Problem::StrayReference {
+                id,
+                param,
+                reference,
+            } => write!(
+                f,
+                "task {id}: `{param}` names an earlier result as {reference}; write <resource-N> (task N's output) or <resource-N>.field"
             ),
             Problem::UnknownField {
                 id,
@@ -194,9 +209,27 @@ impl Plan {
         }
     }
 
-    /// The plan as JSON for prompts and the episode record.
+    /// The plan as JSON for the episode record.
     pub fn to_value(&self) -> Value {
         json!(self.tasks)
+    }
+
+    /// The plan as the prompt asks the model to write it (`{"tasks": [...]}`, `"dep": [-1]` for a
+    /// task that waits for none), for a conversation that shows it back to the model.
+    pub fn prompt_text(&self) -> String {
+        let tasks: Vec<Value> = self
+            .tasks
+            .iter()
+            .map(|t| {
+                let dep = if t.dep.is_empty() {
+                    json!([-1])
+                } else {
+                    json!(t.dep)
+                };
+                json!({"id": t.id, "tool": t.tool, "args": t.args, "dep": dep})
+            })
+            .collect();
+        json!({ "tasks": tasks }).to_string()
     }
 
     /// Removes the given tasks and every task that (transitively) depends on one of them.
@@ -302,6 +335,7 @@ impl Plan {
                 }),
                 Some(f) => problems.extend(missing_arguments(t, f)),
             }
+            problems.extend(stray_references(t));
             for d in &t.dep {
                 if !by_id.contains_key(d) && !external.contains(d) {
                     problems.push(Problem::UnknownDependency { id: t.id, dep: *d });
@@ -353,6 +387,28 @@ pub fn find_function<'a>(functions: &'a [Function], tool: &str) -> Option<&'a Fu
             .then(|| functions.iter().find(|f| f.name.ends_with(tool)))
             .flatten()
     })
+}
+
+fn stray_references(t: &PlanTask) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for (param, v) in &t.args {
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => out.extend(placeholder::stray_references(s).into_iter().map(
+                    |reference| Problem::StrayReference {
+                        id: t.id,
+                        param: param.clone(),
+                        reference,
+                    },
+                )),
+                Value::Array(a) => stack.extend(a),
+                Value::Object(m) => stack.extend(m.values()),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 fn missing_arguments(t: &PlanTask, f: &Function) -> Vec<Problem> {

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::toolbench::naming::squash;
 use crate::tools::resources::file_handles;
 
 /// One step of a field path.
@@ -112,6 +113,35 @@ fn parse_path(text: &str, mut at: usize) -> (Vec<Segment>, usize) {
     (path, at)
 }
 
+/// Words a model may use for an earlier result in a reference this method does not read.
+const REFERENCE_WORDS: &[&str] = &["resource", "call", "task", "step", "output", "result"];
+
+/// References to earlier results written in a form no resolver reads (`<call_1>.rankings[0].id`,
+/// `<resource_2>`, `<task 3>`): sent as they are, they would reach the API as literal text. A valid
+/// `<resource-N>` placeholder and a file handle (`<file-N>`) are not stray.
+pub fn stray_references(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(rel) = text[from..].find('<') {
+        let start = from + rel;
+        from = start + 1;
+        let Some(len) = text[start + 1..].find('>').filter(|n| *n <= 40) else {
+            continue;
+        };
+        let inner = text[start + 1..start + 1 + len].to_lowercase();
+        let Some(rest) = REFERENCE_WORDS.iter().find_map(|w| inner.strip_prefix(w)) else {
+            continue;
+        };
+        let digits = rest.trim_start_matches(['-', '_', ' ', '#', ':']);
+        let numbered = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+        let valid = find(&text[start..]).first().is_some_and(|r| r.span.0 == 0);
+        if numbered && !valid {
+            out.push(text[start..start + len + 2].to_string());
+        }
+    }
+    out
+}
+
 /// Every placeholder in an argument object (strings at any depth).
 pub fn in_arguments(args: &Map<String, Value>) -> Vec<Reference> {
     let mut refs = Vec::new();
@@ -136,7 +166,7 @@ pub fn follow<'a>(value: &'a Value, path: &[Segment], template: bool) -> Option<
     let mut cur = value;
     for seg in path {
         cur = match (seg, cur) {
-            (Segment::Key(k), Value::Object(m)) => m.get(k)?,
+            (Segment::Key(k), Value::Object(m)) => field(m, k)?,
             (Segment::Index(i), Value::Array(a)) if template => a.first().filter(|_| *i < 1000)?,
             (Segment::Index(i), Value::Array(a)) => a.get(*i)?,
             _ => return None,
@@ -145,12 +175,22 @@ pub fn follow<'a>(value: &'a Value, path: &[Segment], template: bool) -> Option<
     Some(cur)
 }
 
+/// A field by name, or by the name without its punctuation and case when no field has it exactly:
+/// a placeholder path cannot spell a key such as `movies:` (a recorded API's own quirk).
+fn field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    m.get(key).or_else(|| {
+        let want = squash(key);
+        m.iter()
+            .find(|(k, _)| !want.is_empty() && squash(k) == want)
+            .map(|(_, v)| v)
+    })
+}
+
 /// The first value under `key` anywhere in `value` (depth first): the fallback when a planned path
 /// does not match the real output but the field it wanted is there under another path.
 pub fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     match value {
-        Value::Object(m) => m
-            .get(key)
+        Value::Object(m) => field(m, key)
             .filter(|v| !v.is_object() && !v.is_array())
             .or_else(|| m.values().find_map(|v| find_key(v, key))),
         Value::Array(a) => a.iter().find_map(|v| find_key(v, key)),
@@ -207,6 +247,12 @@ fn resolve_string(
     outputs: &Outputs,
     notes: &mut Vec<String>,
 ) -> Result<Value, String> {
+    if let Some(stray) = stray_references(s).first() {
+        return Err(format!(
+            "`{param}` = {s:?} names an earlier result as {stray}, which is not a placeholder: \
+             write <resource-N> or <resource-N>.field for task N's output"
+        ));
+    }
     let refs = find(s);
     if refs.is_empty() {
         return Ok(Value::String(s.to_string()));
@@ -381,6 +427,46 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn references_in_another_form_are_errors_not_literal_arguments() {
+        // Simulator request 245: a graph argument call answered with `<call_1>.rankings[0].playerId`.
+        assert_eq!(
+            stray_references("<call_1>.rankings[0].playerId"),
+            vec!["<call_1>"]
+        );
+        for text in ["<resource_2>", "see <Task 3>", "<output-1>.id", "<step#4>"] {
+            assert_eq!(stray_references(text).len(), 1, "{text}");
+        }
+        for text in [
+            "<resource-2>.id",
+            "<file-1>",
+            "a < b > c",
+            "<callback>",
+            "<b>bold</b>",
+        ] {
+            assert!(stray_references(text).is_empty(), "{text}");
+        }
+        let mut outputs = Outputs::new();
+        outputs.insert(1, json!({"rankings": [{"playerId": "28237"}]}));
+        let args = json!({"playerid": "<call_1>.rankings[0].playerId"});
+        let err = resolve(
+            args.as_object().unwrap_or(&Map::new()),
+            &outputs,
+            &mut Vec::new(),
+        );
+        assert!(err.is_err_and(|e| e.contains("<call_1>") && e.contains("<resource-N>")));
+    }
+
+    #[test]
+    fn a_path_reaches_a_key_written_with_punctuation() {
+        // Similar Movies answers under `movies:`; a placeholder path can only say `movies`.
+        let mut outputs = Outputs::new();
+        outputs.insert(1, json!({"movies:": [{"id": "24168-titanic"}]}));
+        let (got, notes) = resolved(&json!({"id": "<resource-1>.movies[0].id"}), &outputs);
+        assert_eq!(got["id"], "24168-titanic");
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]

@@ -59,16 +59,21 @@ fn check_answer_file(ep: &Episode) {
     assert_eq!(back.counters, ep.counters);
 }
 
+/// The Matrix's search, then its cast with `movie_id` as given (G1_category 203).
+fn matrix_cast_plan(movie_id: &str) -> Value {
+    json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": movie_id}, "dep": [1]},
+    ]})
+}
+
 #[test]
 fn plan_resolves_placeholders_from_real_outputs() {
     // G1_category 203: "Look up The Matrix and tell me who is in the cast."
     let t = task("G1_category", 203);
     let llm = model(vec![(
         "plan",
-        json!({"tasks": [
-            {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-            {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
-        ]}),
+        matrix_cast_plan("<resource-1>.results[0].movie_id"),
     )]);
     let source = Arc::new(SampleSource::new(0, &[]));
     let ctx = context(llm.clone(), &t, source.clone(), options(4));
@@ -172,6 +177,12 @@ fn a_failed_task_fails_its_dependants_and_is_replanned() {
     let replan = first_prompt(&llm, "replan");
     assert!(replan.contains("API not working"), "{replan}");
     assert!(replan.contains("cb1375666"), "{replan}");
+    // The earlier plan is shown in the format the prompt asks for (agent request 122 showed a bare
+    // list with `"dep": []` after a prompt that says `[-1]`).
+    assert!(
+        replan.contains(r#"{"tasks":[{"id":1,"tool":"search_movies_for_cinebase","args":{"title":"Inception"},"dep":[-1]},"#),
+        "{replan}"
+    );
     assert_eq!(ep.details["replan"]["runs"][0]["status"], "done");
     assert_eq!(
         ep.steps[2].arguments,
@@ -203,10 +214,7 @@ fn a_bad_plan_gets_one_repair_round_with_its_problems() {
         ),
         (
             "plan_repair",
-            json!({"tasks": [
-                {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "The Matrix"}, "dep": [-1]},
-                {"id": 2, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]},
-            ]}),
+            matrix_cast_plan("<resource-1>.results[0].movie_id"),
         ),
     ]);
     let ctx = context(
@@ -232,6 +240,29 @@ fn a_bad_plan_gets_one_repair_round_with_its_problems() {
         Some(2)
     );
     assert_eq!(ep.counters.llm_calls, 3);
+}
+
+#[test]
+fn a_reference_in_another_form_is_repaired_not_sent() {
+    // Simulator request 245: `<call_1>.rankings[0].playerId` reached the API as a literal id.
+    let t = task("G1_category", 203);
+    let llm = model(vec![
+        ("plan", matrix_cast_plan("<call_1>.results[0].movie_id")),
+        (
+            "plan_repair",
+            matrix_cast_plan("<resource-1>.results[0].movie_id"),
+        ),
+    ]);
+    let source = Arc::new(SampleSource::new(0, &[]));
+    let ctx = context(llm.clone(), &t, source.clone(), options(4));
+    let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let repair = first_prompt(&llm, "plan_repair");
+    assert!(
+        repair.contains("`movie_id` names an earlier result as <call_1>"),
+        "{repair}"
+    );
+    assert_eq!(ep.steps[1].arguments, r#"{"movie_id":"cb0133093"}"#);
+    assert!(source.calls().iter().all(|c| !c.contains("<call_1>")));
 }
 
 #[test]

@@ -48,10 +48,11 @@ const MESSAGE_KEYS: &[&str] = &[
     "mensaje",
 ];
 
-/// Keys an error reply carries besides its error: status, codes, request and trace ids, the failed
-/// request's echo.
+/// Keys an error reply carries besides its error: status, codes, request and trace ids, how long the
+/// server took, the failed request's echo.
 const CONTEXT_KEYS: &[&str] = &[
     "status",
+    "stat",
     "statuscode",
     "statusvalue",
     "statustxt",
@@ -67,6 +68,12 @@ const CONTEXT_KEYS: &[&str] = &[
     "metadata",
     "timestamp",
     "time",
+    "generatedin",
+    "took",
+    "elapsed",
+    "executiontime",
+    "processingtime",
+    "responsetime",
     "path",
     "name",
     "config",
@@ -159,6 +166,8 @@ fn is_error(v: &Value, template: bool) -> bool {
         .any(|(k, _)| k.parse::<u16>().is_ok_and(|n| (400..600).contains(&n)));
     let failed = keys.iter().any(|(k, v)| match k.as_str() {
         "success" | "ok" => v.as_bool() == Some(false),
+        // Flickr-style APIs (Vimeo's old one): `"stat": "fail"`.
+        "stat" => v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("fail")),
         "status" | "statuscode" | "code" | "cod" => http_error_status(v),
         _ => false,
     });
@@ -254,6 +263,8 @@ mod tests {
             json!({"code": "int", "data": "NoneType", "msg": "str", "time": "int", "requestId": "str"}),
             json!({"404": "str"}),
             json!({"cod": "str", "message": "str"}),
+            // Vimeo's GetRelatedPeople (simulator requests 426, 458, 514): Vimeo's old API error.
+            json!({"generated_in": "str", "stat": "str", "err": {"code": "str", "expl": "str", "msg": "str"}}),
         ] {
             assert!(template_is_error(&t), "{t}");
         }
@@ -279,6 +290,7 @@ mod tests {
         for r in [
             json!({"message": "Not Found"}),
             json!({"success": false, "message": "Tracking information not found"}),
+            json!({"generated_in": "0.0046", "stat": "fail", "err": {"code": "1", "expl": "x", "msg": "Method not found"}}),
             json!({"type": "https://tools.ietf.org/html/rfc7231#section-6.5.1", "title": "Bad Request", "status": 400, "traceId": "|b1"}),
             json!("Forbidden"),
             json!({"message": "genre must be an integer: Thriller"}),

@@ -4,9 +4,13 @@
 //! with another value (a tracking result for another code than the one asked).
 //!
 //! Identifiers and records are read as entity memory reads them (`entities::extract`). A pair counts
-//! when the two records share a field besides the identifier; it contradicts when a shared field has
-//! another value. Short all-digit identifiers (`28003`) name different things in different tools, so
-//! their pairs count only within one tool.
+//! when the two records share a field besides the identifier and are about one entity: two records
+//! whose other identifier fields differ are two entities that share a value (two orders of user `17`,
+//! two players' scorecards of tournament `060`, a city and a station of that city). It contradicts
+//! when a shared field has another value (nested values compared on what both show; a rank, points or
+//! score only within one API, as two rankings may rank one player differently). Short all-digit
+//! identifiers (`28003`) name different things in different tools, so their pairs count only within
+//! one tool.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,8 +18,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::entities::{Fact, extract};
+use super::entities::{Fact, extract, id_field, tool_of};
 use super::store::entries;
+use crate::toolbench::naming::tokens;
 
 /// The figures of one world folder.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -112,13 +117,15 @@ pub fn check(world: &Path) -> Consistency {
                 }
                 None => list.push(Mention {
                     reply: i,
-                    tool: tool_of(&f.api),
+                    tool: tool_of(&f.api).to_string(),
                     api: f.api.clone(),
                     record: f.record,
                 }),
             }
         }
     }
+    // Two records met under two of their values (an order under its id and its user's) are one pair.
+    let mut seen = std::collections::HashSet::new();
     for (value, mentions) in &by_value {
         if mentions.len() < 2 {
             continue;
@@ -127,7 +134,17 @@ pub fn check(world: &Path) -> Consistency {
         let global = value.chars().any(char::is_alphabetic) || value.len() >= 6;
         for (i, a) in mentions.iter().enumerate() {
             for b in &mentions[i + 1..] {
-                if !global && a.tool != b.tool {
+                let records = (
+                    Value::Object(a.record.clone()),
+                    Value::Object(b.record.clone()),
+                );
+                let key = (
+                    a.reply,
+                    b.reply,
+                    records.0.to_string(),
+                    records.1.to_string(),
+                );
+                if (!global && a.tool != b.tool) || !seen.insert(key) {
                     continue;
                 }
                 score_pair(value, a, b, &mut c);
@@ -137,20 +154,24 @@ pub fn check(world: &Path) -> Consistency {
     c
 }
 
-fn tool_of(api: &str) -> String {
-    api.rsplit_once('/').map_or(api, |(t, _)| t).to_string()
-}
-
 fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
     let mut shared = 0;
     let mut differing = Vec::new();
+    let id = Value::String(value.to_string());
     for (k, va) in &a.record {
         let Some(vb) = b.record.get(k) else { continue };
-        if same(va, &Value::String(value.to_string())) {
+        if same(va, &id) && same(vb, &id) {
+            continue;
+        }
+        if id_field(k) && !agree(va, vb) {
+            // Another identifier differs: two entities that share `value`, not one seen twice.
+            return;
+        }
+        if a.api != b.api && relative(k) {
             continue;
         }
         shared += 1;
-        if !same(va, vb) {
+        if !agree(va, vb) {
             differing.push(format!("{k}: {va} / {vb}"));
         }
     }
@@ -184,6 +205,31 @@ fn count_echoes(args: &Map<String, Value>, facts: &[Fact], c: &mut Consistency) 
                 c.wrong_echoes += 1;
             }
         }
+    }
+}
+
+/// A field whose value depends on the list or period the API reports (a player's rank and points in
+/// the FedExCup and in the world ranking): replies of two APIs may differ there without contradicting.
+fn relative(k: &str) -> bool {
+    tokens(k).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "rank" | "ranking" | "position" | "points" | "score" | "events"
+        )
+    })
+}
+
+/// Whether two views of one field agree: scalars are the [`same`]; objects on the keys both show (a
+/// list's record may show fewer fields than the detail's); lists item by item, of equal length.
+fn agree(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.iter().all(|(k, v)| y.get(k).is_none_or(|w| agree(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| agree(v, w))
+        }
+        _ => same(a, b),
     }
 }
 
@@ -257,5 +303,48 @@ mod tests {
         assert_eq!((c.echoes, c.wrong_echoes), (2, 1), "{c:?}");
         let table = c.table(dir.path());
         assert!(table.contains("contradicting: 2 (66.7%)"), "{table}");
+    }
+
+    #[test]
+    fn records_of_two_entities_sharing_a_value_are_not_a_pair_and_nested_values_count() {
+        // The reference world's false alarms: two orders of user 17, two players' scorecards of
+        // tournament 060; and what it missed: order 1042's items differing between list and detail.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        let mouse = json!([{"productId": 311, "name": "Wireless Mouse", "quantity": 1}]);
+        put(
+            &store,
+            "orders",
+            json!({}),
+            json!([{"id": 1042, "userId": 17, "status": "processing", "items": mouse},
+                   {"id": 1038, "userId": 17, "status": "delivered"}]),
+        );
+        put(
+            &store,
+            "order",
+            json!({"is_id": "1042"}),
+            json!({"id": 1042, "userId": 17, "status": "processing", "paymentMethod": "card",
+                   "items": [{"productId": 215, "name": "Bluetooth Headphones", "quantity": 1, "price": 29.99}]}),
+        );
+        put(
+            &store,
+            "scorecards",
+            json!({"playerid": "46046", "tournid": "060"}),
+            json!({"playerId": "46046", "tournId": "060", "lastName": "Scheffler", "roundScore": "-5"}),
+        );
+        put(
+            &store,
+            "scorecards",
+            json!({"playerid": "28237", "tournid": "060"}),
+            json!({"playerId": "28237", "tournId": "060", "lastName": "McIlroy", "roundScore": "-3"}),
+        );
+        let c = check(dir.path());
+        // One pair: order 1042 in the list and in the detail, contradicting on its items.
+        assert_eq!((c.pairs, c.contradicting), (1, 1), "{c:?}");
+        assert!(
+            c.examples[0].contains("Bluetooth Headphones"),
+            "{:?}",
+            c.examples
+        );
     }
 }

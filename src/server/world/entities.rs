@@ -33,17 +33,25 @@ const MAX_FACTS_PER_REPLY: usize = 30;
 const MAX_FIELDS: usize = 12;
 /// Longer strings are prose, not facts worth pinning.
 const MAX_VALUE_CHARS: usize = 160;
+/// A nested value (an order's `items`, its `shippingAddress`) is kept when its JSON is this short.
+const MAX_NESTED_CHARS: usize = 320;
+/// Identifiers this short, or all digits and this short, name different things in different places
+/// (a hole `12`, a year `2015`): they match only under an identifier's name (see [`EntityMemory::recall`]).
+const WEAK_ID_CHARS: usize = 5;
 
 /// What one reply fixed about one value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fact {
     /// The identifier as it appeared.
     pub value: String,
+    /// The field or argument it appeared under (empty in facts written before it was kept).
+    #[serde(default)]
+    pub key: String,
     /// `category/tool/api` of the call whose reply fixed it.
     pub api: String,
     /// That call's arguments.
     pub arguments: Value,
-    /// The record's scalar fields.
+    /// The record's scalar fields and short nested values.
     pub record: Map<String, Value>,
 }
 
@@ -160,16 +168,26 @@ impl EntityMemory {
         }
     }
 
-    /// The facts about the values a call names, most recent first, within the prompt's bounds.
-    pub fn recall(&self, args: &Map<String, Value>) -> Vec<Fact> {
+    /// The facts about the values a call of `api` (`category/tool/api`) names, most recent first,
+    /// within the prompt's bounds. A short number (`12`, `2015`) is an identifier only where the call
+    /// names it as one: under an identifier's name, and the fact from the same tool or under the same
+    /// name (a hole `12` is not the `itemsperpage` 12 of a shop).
+    pub fn recall(&self, api: &str, args: &Map<String, Value>) -> Vec<Fact> {
         self.refresh();
         let Ok(index) = self.index.lock() else {
             return Vec::new();
         };
         let mut ids: Vec<usize> = Vec::new();
-        for value in named_values(args) {
+        for (key, value) in named_values(args) {
             if let Some(found) = index.by_value.get(&norm(&value)) {
-                ids.extend(found);
+                let weak = weak_identifier(&value);
+                ids.extend(found.iter().filter(|&&i| {
+                    let fact = &index.facts[i];
+                    !weak
+                        || (names_identifier(&key)
+                            && (tool_of(&fact.api) == tool_of(api)
+                                || squash(&fact.key) == squash(&key)))
+                }));
             }
         }
         ids.sort_unstable_by(|a, b| b.cmp(a));
@@ -216,33 +234,55 @@ fn render_one(f: &Fact) -> String {
     }
 }
 
-/// Every scalar value of the arguments (lists and comma-separated lists split), as a call names them.
-fn named_values(args: &Map<String, Value>) -> Vec<String> {
+/// Every scalar value of the arguments (lists and comma-separated lists split), as a call names them,
+/// with the argument it was under.
+fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut stack: Vec<&Value> = args.values().collect();
-    while let Some(v) = stack.pop() {
+    let mut stack: Vec<(&String, &Value)> = args.iter().collect();
+    while let Some((key, v)) = stack.pop() {
         match v {
             Value::String(s) => out.extend(
                 s.split(',')
                     .map(str::trim)
                     .filter(|p| p.chars().count() >= 2)
-                    .map(str::to_string),
+                    .map(|p| (key.clone(), p.to_string())),
             ),
-            Value::Number(n) => out.push(n.to_string()),
-            Value::Array(a) => stack.extend(a),
-            Value::Object(m) => stack.extend(m.values()),
+            Value::Number(n) => out.push((key.clone(), n.to_string())),
+            Value::Array(a) => stack.extend(a.iter().map(|x| (key, x))),
+            Value::Object(m) => stack.extend(m.values().map(|x| (key, x))),
             _ => {}
         }
     }
     out
 }
 
+/// `category/tool` of a `category/tool/api` label.
+pub fn tool_of(api: &str) -> &str {
+    api.rsplit_once('/').map_or(api, |(t, _)| t)
+}
+
+/// A value too short to identify anything on its own: a number of up to five digits, or up to three
+/// characters.
+pub fn weak_identifier(value: &str) -> bool {
+    let v = value.trim();
+    let n = v.chars().count();
+    n <= 3 || (n <= WEAK_ID_CHARS && v.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// An argument or field name that names an identifier (`id`, `playerid`, `id_talent`, `orderId`).
+fn names_identifier(k: &str) -> bool {
+    id_field(k)
+        || tokens(k).iter().any(|t| ID_WORDS.contains(&t.as_str()))
+        || squash(k).ends_with("id")
+}
+
 /// The facts one reply fixes (see the module doc).
 pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fact> {
     let response = decode_recorded(response);
     let arguments = Value::Object(args.clone());
-    let fact = |value: String, record: Map<String, Value>| Fact {
+    let fact = |key: &str, value: String, record: Map<String, Value>| Fact {
         value,
+        key: key.to_string(),
         api: api.to_string(),
         arguments: arguments.clone(),
         record,
@@ -251,7 +291,7 @@ pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fa
     if let Some(main) = main_record(&response) {
         for (k, v) in args {
             if let Some(value) = identifier(k, v) {
-                out.push(fact(value, main.clone()));
+                out.push(fact(k, value, main.clone()));
             }
         }
     }
@@ -259,12 +299,15 @@ pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fa
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(m) => {
-                let record = scalars(m);
+                let record = fields(m, true);
                 for (k, x) in m {
                     if let Some(value) = identifier(k, x)
                         && record.len() > 1
                     {
-                        out.push(fact(value, record.clone()));
+                        let f = fact(k, value, record.clone());
+                        if !out.contains(&f) {
+                            out.push(f);
+                        }
                     }
                 }
                 stack.extend(m.values().rev());
@@ -280,14 +323,13 @@ pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fa
     out
 }
 
-/// The reply's own record: its scalar fields, or those of its only object field (`{"result": {...}}`).
+/// The reply's own record: its fields, or those of its only object field (`{"result": {...}}`).
 fn main_record(v: &Value) -> Option<Map<String, Value>> {
     let mut v = v;
     for _ in 0..3 {
         let m = v.as_object()?;
-        let record = scalars(m);
-        if !record.is_empty() {
-            return Some(record);
+        if !fields(m, false).is_empty() {
+            return Some(fields(m, true));
         }
         let mut objects = m.values().filter(|x| x.is_object());
         match (objects.next(), objects.next()) {
@@ -298,14 +340,21 @@ fn main_record(v: &Value) -> Option<Map<String, Value>> {
     None
 }
 
-/// A record's short scalar fields, less the ones that change with every request (clocks, request ids).
-fn scalars(m: &Map<String, Value>) -> Map<String, Value> {
+/// A record's facts: its short scalar fields and, with `nested`, its short nested values (an order's
+/// items and address, which a later call about the same order must not change), less the ones that
+/// change with every request (clocks, request ids).
+fn fields(m: &Map<String, Value>, nested: bool) -> Map<String, Value> {
     m.iter()
         .filter(|(k, _)| !volatile(k))
         .filter(|(_, v)| match v {
             Value::String(s) => !s.trim().is_empty() && s.chars().count() <= MAX_VALUE_CHARS,
             Value::Number(_) | Value::Bool(_) => true,
-            _ => false,
+            Value::Array(a) if a.is_empty() => false,
+            Value::Object(o) if o.is_empty() => false,
+            inner @ (Value::Array(_) | Value::Object(_)) => {
+                nested && inner.to_string().chars().count() <= MAX_NESTED_CHARS
+            }
+            Value::Null => false,
         })
         .take(MAX_FIELDS)
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -337,32 +386,49 @@ fn last_word(k: &str) -> String {
     tokens(k).pop().unwrap_or_default()
 }
 
+/// Last words of a field name that hold an identifier whatever its value looks like.
+const ID_WORDS: &[&str] = &[
+    "id",
+    "ids",
+    "code",
+    "number",
+    "no",
+    "symbol",
+    "ticker",
+    "slug",
+    "isbn",
+    "uuid",
+    "guid",
+    "sku",
+    "ref",
+    "reference",
+    "tconst",
+    "asin",
+    "iata",
+    "icao",
+];
+
 /// Field names that hold an identifier whatever its value looks like.
-fn id_field(k: &str) -> bool {
-    let last = last_word(k);
-    matches!(
-        last.as_str(),
-        "id" | "ids"
-            | "code"
-            | "number"
-            | "no"
-            | "symbol"
-            | "ticker"
-            | "slug"
-            | "isbn"
-            | "uuid"
-            | "guid"
-            | "sku"
-            | "ref"
-            | "reference"
-            | "tconst"
-            | "asin"
-            | "iata"
-            | "icao"
-    ) || matches!(
-        squash(k).as_str(),
-        "imdbid" | "trackingnumber" | "orderid" | "transactionid"
-    )
+pub fn id_field(k: &str) -> bool {
+    ID_WORDS.contains(&last_word(k).as_str())
+        || matches!(
+            squash(k).as_str(),
+            "imdbid" | "trackingnumber" | "orderid" | "transactionid"
+        )
+}
+
+/// A reply's status or structure rather than an entity's identifier: `status_code: 200`, `errorCode`,
+/// `code: 404`, `schema_id: "WFProductSearchResults"`.
+fn status_field(k: &str, text: &str) -> bool {
+    let words = tokens(k);
+    let status = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "status" | "http" | "response" | "error" | "err" | "schema"
+        )
+    });
+    let http = text.parse::<u16>().is_ok_and(|n| (100..600).contains(&n));
+    status || (http && matches!(squash(k).as_str(), "code" | "cod"))
 }
 
 /// The value as an identifier, when the field or the value says it is one: a value under an id-like
@@ -384,6 +450,9 @@ fn identifier(k: &str, v: &Value) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | '/' | '.' | 'T' | 'Z' | '+'));
     if date_like && !id_field(k) {
+        return None;
+    }
+    if status_field(k, &text) {
         return None;
     }
     let token = n >= 5 && digits >= 2 && letters >= 1;
@@ -427,6 +496,90 @@ mod tests {
     }
 
     #[test]
+    fn a_record_keeps_its_short_nested_values() {
+        // Agent requests 71-161: order 1042's items and ship-to differed between the order list and
+        // the order detail; the facts had kept only the scalar fields.
+        let list = json!([{"id": 1042, "userId": 17, "status": "processing",
+            "items": [{"productId": 311, "name": "Wireless Mouse", "quantity": 1, "price": 24.99}],
+            "shippingAddress": {"name": "Daniel Reyes", "city": "Portland"},
+            "history": "x".repeat(400).chars().map(|c| json!(c.to_string())).collect::<Vec<_>>()}]);
+        let facts = extract("Tools/shop/get_user_orders", &Map::new(), &list);
+        let order = facts.iter().find(|f| f.value == "1042").unwrap();
+        assert_eq!(order.key, "id");
+        assert_eq!(order.record["items"][0]["name"], "Wireless Mouse");
+        assert_eq!(order.record["shippingAddress"]["name"], "Daniel Reyes");
+        assert!(
+            order.record.get("history").is_none(),
+            "a long list is not a fact"
+        );
+        // The detail call names the order: the list's record, items included, is recalled.
+        let memory = EntityMemory::open(None);
+        let call = Call {
+            category: "Tools".into(),
+            tool: "shop".into(),
+            api: "get_user_orders".into(),
+            arguments: "{}".into(),
+        };
+        memory.remember(
+            &call,
+            &Map::new(),
+            &ToolReply::new(String::new(), list, None),
+        );
+        let found = memory.recall("Tools/shop/get_order", &args(json!({"is_id": "1042"})));
+        assert!(render(&found).contains("Wireless Mouse"), "{found:?}");
+    }
+
+    #[test]
+    fn a_short_number_matches_only_where_the_call_names_an_identifier() {
+        let memory = EntityMemory::open(None);
+        let remember = |api: &str, reply: Value| {
+            let (category, rest) = api.split_once('/').unwrap_or_default();
+            let (tool, name) = rest.split_once('/').unwrap_or_default();
+            let call = Call {
+                category: category.into(),
+                tool: tool.into(),
+                api: name.into(),
+                arguments: "{}".into(),
+            };
+            memory.remember(
+                &call,
+                &Map::new(),
+                &ToolReply::new(String::new(), reply, None),
+            );
+        };
+        remember(
+            "Sports/golf/scorecards",
+            json!({"holes": [{"holeId": 12, "par": 4, "holeScore": 3}]}),
+        );
+        remember(
+            "Travel/flixbus/stations",
+            json!([{"id": 2015, "name": "Paris (Bercy Seine)", "city_id": 1371}]),
+        );
+        remember(
+            "Travel/flixbus/cities",
+            json!([{"id": "CHI4567X", "name": "Chicago"}]),
+        );
+        // Simulator requests 256 and 285: a shop's `itemsperpage` 12 and a movie `year` 2015.
+        let shop = args(json!({"keyword": "sofa", "curpage": 1, "itemsperpage": 12}));
+        assert!(memory.recall("eCommerce/shop/search", &shop).is_empty());
+        let movies = args(json!({"year": "2015", "genre": "Comedy"}));
+        assert!(memory.recall("Movies/m/fetch", &movies).is_empty());
+        // Named as an identifier: the same tool, or the same field name in another tool.
+        let station = args(json!({"station_id": 2015}));
+        assert_eq!(memory.recall("Travel/flixbus/schedule", &station).len(), 1);
+        let hole = args(json!({"holeId": "12"}));
+        assert_eq!(memory.recall("Sports/other/hole", &hole).len(), 1);
+        assert!(
+            memory
+                .recall("Sports/other/hole", &args(json!({"id": "12"})))
+                .is_empty()
+        );
+        // An identifier-like token matches under any name.
+        let q = args(json!({"q": "chi4567x"}));
+        assert_eq!(memory.recall("Travel/other/search", &q).len(), 1);
+    }
+
+    #[test]
     fn dates_prose_and_plain_words_are_not_identifiers() {
         assert_eq!(identifier("date", &json!("2023-06-15")), None);
         assert_eq!(identifier("q", &json!("thriller")), None);
@@ -442,6 +595,10 @@ mod tests {
             identifier("x", &json!("RB413450335SG")),
             Some("RB413450335SG".into())
         );
+        assert_eq!(identifier("status_code", &json!(200)), None);
+        assert_eq!(identifier("code", &json!(404)), None);
+        assert_eq!(identifier("code", &json!("FR")), None);
+        assert_eq!(identifier("code", &json!("ABC")), Some("ABC".into()));
         assert_eq!(last_word("trackingNumber"), "number");
         assert_eq!(last_word("valid"), "valid");
     }
@@ -470,11 +627,11 @@ mod tests {
         );
         // Another process's memory reads the same file.
         let reader = EntityMemory::open(Some(dir.path()));
-        let found = reader.recall(&args(json!({"ids": "tt0003, tt0004"})));
+        let found = reader.recall("Movies/m/title", &args(json!({"ids": "tt0003, tt0004"})));
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(render(&found).contains("Film 3"));
         let all: Vec<String> = (0..40).map(|i| format!("tt{i:04}")).collect();
-        let capped = reader.recall(&args(json!({"ids": all})));
+        let capped = reader.recall("Movies/m/title", &args(json!({"ids": all})));
         assert!(capped.len() <= MAX_FACTS_SHOWN);
         assert!(render(&capped).len() <= MAX_FACTS_CHARS + MAX_FACTS_SHOWN);
         assert_eq!(render(&[]), "none");

@@ -24,6 +24,28 @@ pub use store::{Call, Entry, Store};
 use crate::toolbench::DataError;
 use crate::tools::ToolReply;
 
+/// The call as the world keys it: argument values compared as the API receives them, as text, so
+/// `{"is_id": 1042}` and `{"is_id": "1042"}` are one call with one reply (two methods asked both of
+/// the strong-model run's world at once and got two different orders 1042).
+fn same_call(call: &Call) -> Call {
+    fn text(v: Value) -> Value {
+        match v {
+            Value::Number(n) => Value::String(n.to_string()),
+            Value::Bool(b) => Value::String(b.to_string()),
+            Value::Array(a) => Value::Array(a.into_iter().map(text).collect()),
+            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, text(v))).collect()),
+            other => other,
+        }
+    }
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(args) => Call {
+            arguments: crate::tools::args::canonical_json(&text(args)),
+            ..call.clone()
+        },
+        Err(_) => call.clone(),
+    }
+}
+
 /// How a world is kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorldOptions {
@@ -70,16 +92,20 @@ impl World {
         self.entities.is_some()
     }
 
-    /// The reply the world already gave this call.
+    /// The reply the world already gave this call (or, in a world written before arguments were
+    /// compared as text, the reply stored under the arguments as sent).
     pub fn get(&self, call: &Call) -> Option<ToolReply> {
-        self.store.get(call)
+        let same = same_call(call);
+        self.store
+            .get(&same)
+            .or_else(|| (same != *call).then(|| self.store.get(call)).flatten())
     }
 
-    /// What earlier replies fixed about the values `args` names (empty without entity memory).
-    pub fn facts(&self, args: &Map<String, Value>) -> Vec<Fact> {
+    /// What earlier replies fixed about the values `call`'s `args` name (empty without entity memory).
+    pub fn facts(&self, call: &Call, args: &Map<String, Value>) -> Vec<Fact> {
         self.entities
             .as_ref()
-            .map(|e| e.recall(args))
+            .map(|e| e.recall(&call.api_label(), args))
             .unwrap_or_default()
     }
 
@@ -105,6 +131,7 @@ impl World {
         if let Some(reply) = self.get(call) {
             return reply;
         }
+        let call = &same_call(call);
         let slot = self.slot(call);
         let reply = {
             let _queued = slot.lock().await;
@@ -223,7 +250,7 @@ mod tests {
         );
         assert!(replies.iter().all(|r| *r == replies[0]), "{replies:?}");
         // The reply's facts are found by a later call naming the id, in either world.
-        let facts = worlds[1].facts(&args);
+        let facts = worlds[1].facts(&call, &args);
         assert_eq!(facts.len(), 1, "{facts:?}");
         assert_eq!(facts[0].record["year"], 2011);
         // No lock files are left behind.
@@ -233,5 +260,41 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().to_string())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[tokio::test]
+    async fn a_number_and_its_text_are_one_call() {
+        // Agent requests 71-161: get_order with `is_id` 1042 and with "1042" were two calls, simulated
+        // at once, and gave two different orders 1042.
+        let dir = tempfile::tempdir().unwrap();
+        let opts = WorldOptions {
+            dir: Some(dir.path().to_path_buf()),
+            entity_memory: true,
+        };
+        let world = World::open(&opts).unwrap();
+        let call = |arguments: &str| Call {
+            category: "Tools".into(),
+            tool: "shop".into(),
+            api: "get_order".into(),
+            arguments: arguments.into(),
+        };
+        let args = json!({"is_id": "1042"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let reply = |n: u32| ToolReply::new(String::new(), json!({"n": n}), Some(ReplySource::Llm));
+        let text = world
+            .get_or_make(&call(r#"{"is_id":"1042"}"#), &args, || async { reply(1) })
+            .await;
+        let number = world
+            .get_or_make(&call(r#"{"is_id":1042}"#), &args, || async { reply(2) })
+            .await;
+        assert_eq!(text, number);
+        // A world written before keeps serving a number-keyed reply.
+        let old = call(r#"{"page":2}"#);
+        Store::Dir(dir.path().to_path_buf())
+            .put(&old, reply(3))
+            .unwrap();
+        assert_eq!(world.get(&old), Some(reply(3)));
     }
 }
