@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::evidence::CLAIM_OBSERVATION_CHARS;
-use super::evidence::EvidenceReport;
+use super::evidence::{EvidenceReport, tool_docs};
 use super::input::Answer;
 use super::judge::{Judge, PartQuestion};
 use super::observations::{observations, render};
@@ -113,9 +113,11 @@ const ASKING_WORDS: &[&str] = &[
     "show", "tell", "want", "would",
 ];
 
-/// Whether some tool call (its function name, arguments or whole result) shares a content word with
-/// `part`: an answer cannot have taken a part from the tools when no call concerned it ("the status of
-/// flight TP1350" after only an airport lookup).
+/// Whether some tool call (its function name, its documentation, arguments or whole result) shares a
+/// content word with `part`: an answer cannot have taken a part from the tools when no call concerned
+/// it ("the status of flight TP1350" after only an airport lookup). The documentation counts because
+/// a name can be too short to say what a call is for (`me_for_ticketbud`: "Information about the
+/// current token holder").
 pub fn part_backed(answer: &Answer, part: &str) -> bool {
     let wanted: Vec<String> = content_words(part)
         .into_iter()
@@ -124,12 +126,18 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
     if wanted.is_empty() {
         return true;
     }
+    let docs = tool_docs(answer);
     observations(answer, CLAIM_OBSERVATION_CHARS)
         .iter()
         .any(|o| {
+            let doc = docs
+                .iter()
+                .find(|(name, _)| *name == o.name)
+                .map_or("", |(_, d)| d.as_str());
             let words = content_words(&format!(
-                "{} {} {}",
+                "{} {} {} {}",
                 o.name.replace('_', " "),
+                doc,
                 o.arguments,
                 o.text
             ));
@@ -269,6 +277,43 @@ mod tests {
         assert!(
             part_backed(&answer, "please help"),
             "nothing to tie: not decided here"
+        );
+    }
+
+    /// The dev run's G1_tool 7971: "more about myself as the current token holder", answered from
+    /// `me_for_ticketbud`, whose name shares no word with the part but whose documentation does.
+    #[test]
+    fn a_call_whose_documentation_names_the_part_backs_it() {
+        use crate::eval::QueryKey;
+        use crate::eval::input::{Converted, ConvertedAnswer};
+        use serde_json::json;
+        let doc = |name: &str, what: &str| {
+            json!({"name": name, "description": format!("This is the subfunction for tool \"ticketbud\", you can use this tool.The description of this function is: \"{what}\""), "parameters": {"type": "object", "properties": {}}})
+        };
+        let answer = Answer {
+            key: QueryKey::new("G1_tool", 7971),
+            converted: Converted {
+                query: "q".into(),
+                available_tools: vec![
+                    doc("me_for_ticketbud", "Information about the current token holder"),
+                    doc("tickets_for_an_event_for_ticketbud", "All tickets for an event"),
+                ],
+                answer: ConvertedAnswer {
+                    method: "m".into(),
+                    total_steps: 2,
+                    final_answer: String::new(),
+                    answer_details: json!([{"role": "tool", "message": {"name": "me_for_ticketbud", "arguments": "{}", "response": "{\"user\": {\"name\": \"Sarah Whitman\"}}"}, "next": []}]),
+                },
+            },
+            record: None,
+        };
+        assert!(part_backed(
+            &answer,
+            "Information about me as the current token holder"
+        ));
+        assert!(
+            !part_backed(&answer, "all tickets sold for the festival"),
+            "an offered API that was not called backs nothing"
         );
     }
 
