@@ -107,11 +107,16 @@ fn unmatched_text(evidence: &EvidenceReport) -> String {
 pub const NOT_BACKED: &str =
     "no tool call, argument or result concerns this part (decided without the judge)";
 
-/// Words that ask rather than name what is asked for; they do not tie a part to a tool call.
+/// Words that ask rather than name what is asked for, or name any tool at all; they do not tie a part
+/// to a tool call.
 const ASKING_WORDS: &[&str] = &[
-    "can", "could", "find", "get", "give", "help", "know", "let", "like", "need", "provide",
-    "show", "tell", "want", "would",
+    "api", "apis", "can", "could", "fetch", "find", "get", "give", "help", "know", "let", "like",
+    "need", "provide", "retrieve", "show", "tell", "tool", "tools", "use", "using", "want",
+    "would",
 ];
+
+/// What ToolBench puts before every function's own description.
+const DOC_PREFIX: &str = "The description of this function is:";
 
 /// Whether some tool call (its function name, its documentation, arguments or whole result) shares a
 /// content word with `part`: an answer cannot have taken a part from the tools when no call concerned
@@ -134,6 +139,7 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
                 .iter()
                 .find(|(name, _)| *name == o.name)
                 .map_or("", |(_, d)| d.as_str());
+            let doc = doc.split_once(DOC_PREFIX).map_or(doc, |(_, own)| own);
             let words = content_words(&format!(
                 "{} {} {} {}",
                 o.name.replace('_', " "),
@@ -314,6 +320,10 @@ mod tests {
         assert!(
             !part_backed(&answer, "all tickets sold for the festival"),
             "an offered API that was not called backs nothing"
+        );
+        assert!(
+            !part_backed(&answer, "short URLs made with the bitly tool"),
+            "ToolBench's boilerplate (\"you can use this tool\") ties no part"
         );
     }
 
