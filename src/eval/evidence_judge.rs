@@ -293,16 +293,20 @@ mod tests {
         use crate::eval::QueryKey;
         use crate::eval::input::{Converted, ConvertedAnswer};
         use serde_json::json;
-        let doc = |name: &str, what: &str| {
-            json!({"name": name, "description": format!("This is the subfunction for tool \"ticketbud\", you can use this tool.The description of this function is: \"{what}\""), "parameters": {"type": "object", "properties": {}}})
-        };
+        let doc = |name: &str, what: &str| json!({"name": name, "description": format!("This is the subfunction for tool \"ticketbud\", you can use this tool.The description of this function is: \"{what}\""), "parameters": {"type": "object", "properties": {}}});
         let answer = Answer {
             key: QueryKey::new("G1_tool", 7971),
             converted: Converted {
                 query: "q".into(),
                 available_tools: vec![
-                    doc("me_for_ticketbud", "Information about the current token holder"),
-                    doc("tickets_for_an_event_for_ticketbud", "All tickets for an event"),
+                    doc(
+                        "me_for_ticketbud",
+                        "Information about the current token holder",
+                    ),
+                    doc(
+                        "tickets_for_an_event_for_ticketbud",
+                        "All tickets for an event",
+                    ),
                 ],
                 answer: ConvertedAnswer {
                     method: "m".into(),
@@ -381,7 +385,8 @@ mod tests {
             combine(&parts(&[Some(true)]), &names).0,
             Some(Label::Solved)
         );
-        assert_eq!(unmatched_text(&names), "Real Madrid (name), Porto (name)");
+        // A lone capitalised word (Porto) is too common to flag: the hint lists specific names only.
+        assert_eq!(unmatched_text(&names), "Real Madrid (name)");
         assert_eq!(unmatched_text(&good), "none");
         // No claims at all (a yes/no question answered in words): the parts decide.
         assert_eq!(

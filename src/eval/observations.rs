@@ -305,11 +305,19 @@ mod tests {
         let a = fixture::recorded("symbols", "v1_cryptosymbols", response, "", 1024);
         let o = &observations(&a, 16_000)[0];
         assert!(o.restored && o.text.contains("1718365204"), "{}", o.text);
-        assert!(o.text.starts_with(r#"{"error": "", "response": {"symbols": ["S000USD", "#));
-        let street = json!({"stations": [{"street": "Arnulfstra\u{df}e 1"}], "pad": "x".repeat(1100)});
+        assert!(
+            o.text
+                .starts_with(r#"{"error": "", "response": {"symbols": ["S000USD", "#)
+        );
+        let street =
+            json!({"stations": [{"street": "Arnulfstra\u{df}e 1"}], "pad": "x".repeat(1100)});
         let a = fixture::recorded("stations", "stations_for_flixbus", street, "", 1024);
         let o = &observations(&a, 16_000)[0];
-        assert!(o.restored && o.text.contains("Arnulfstra\u{df}e"), "{}", o.text);
+        assert!(
+            o.restored && o.text.contains("Arnulfstra\u{df}e"),
+            "{}",
+            o.text
+        );
     }
 
     #[test]
