@@ -40,11 +40,12 @@ impl EvidenceReport {
         }
     }
 
-    /// The unsupported claims, for reasons (`13.23 JPY (number)`).
+    /// The unsupported claims, for reasons (`13.23 JPY (number)`): the concrete values, or with
+    /// `values_only` false every claim specific enough to check (the judge's hint).
     pub fn unsupported_list(&self, values_only: bool) -> Vec<String> {
         self.claims
             .iter()
-            .filter(|c| !c.supported() && (!values_only || c.claim.kind.is_value()))
+            .filter(|c| !c.supported() && (c.claim.kind.is_value() || !values_only && c.specific()))
             .map(|c| format!("{} ({})", c.claim.text, c.claim.kind.as_str()))
             .collect()
     }
@@ -69,7 +70,8 @@ impl EvidenceReport {
 pub const CLAIM_OBSERVATION_CHARS: usize = 200_000;
 
 /// What an answer may draw on: one entry per observation (whole, from our record where the answer
-/// file's copy is cut) and per call's arguments, and the request.
+/// file's copy is cut) and per call's arguments, the request, and the offered APIs' documentation
+/// (searched last: an example id from the docs is not invented, though no tool returned it).
 pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
     let mut out = vec![Evidence::new(
         SourceKind::Request,
@@ -85,7 +87,41 @@ pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
         ));
         out.push(Evidence::new(SourceKind::Arguments, label, o.arguments));
     }
+    for (name, doc) in tool_docs(answer) {
+        let examples = parameter_examples(answer, &name);
+        out.push(Evidence::new(
+            SourceKind::Docs,
+            format!("docs {name}"),
+            format!("{doc} {examples}"),
+        ));
+    }
     out
+}
+
+/// The example and default values the documentation of function `name` gives its parameters ("the
+/// team's ID, for example 465171" quotes one).
+fn parameter_examples(answer: &Answer, name: &str) -> String {
+    let mut out = Vec::new();
+    for t in &answer.converted.available_tools {
+        let f = t.get("function").unwrap_or(t);
+        if f["name"].as_str() != Some(name) {
+            continue;
+        }
+        for p in f["parameters"]["properties"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.values())
+        {
+            for key in ["example_value", "default"] {
+                match &p[key] {
+                    serde_json::Value::Null => {}
+                    serde_json::Value::String(s) => out.push(s.clone()),
+                    v => out.push(v.to_string()),
+                }
+            }
+        }
+    }
+    out.join(" ")
 }
 
 /// The documentation the agent was shown: `(function name, description and parameter descriptions)`.

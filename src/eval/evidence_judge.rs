@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::evidence::CLAIM_OBSERVATION_CHARS;
-use super::evidence::EvidenceReport;
+use super::evidence::{EvidenceReport, tool_docs};
 use super::input::Answer;
 use super::judge::{Judge, PartQuestion};
 use super::observations::{observations, render};
@@ -107,15 +107,22 @@ fn unmatched_text(evidence: &EvidenceReport) -> String {
 pub const NOT_BACKED: &str =
     "no tool call, argument or result concerns this part (decided without the judge)";
 
-/// Words that ask rather than name what is asked for; they do not tie a part to a tool call.
+/// Words that ask rather than name what is asked for, or name any tool at all; they do not tie a part
+/// to a tool call.
 const ASKING_WORDS: &[&str] = &[
-    "can", "could", "find", "get", "give", "help", "know", "let", "like", "need", "provide",
-    "show", "tell", "want", "would",
+    "api", "apis", "can", "could", "fetch", "find", "get", "give", "help", "know", "let", "like",
+    "need", "provide", "retrieve", "show", "tell", "tool", "tools", "use", "using", "want",
+    "would",
 ];
 
-/// Whether some tool call (its function name, arguments or whole result) shares a content word with
-/// `part`: an answer cannot have taken a part from the tools when no call concerned it ("the status of
-/// flight TP1350" after only an airport lookup).
+/// What ToolBench puts before every function's own description.
+const DOC_PREFIX: &str = "The description of this function is:";
+
+/// Whether some tool call (its function name, its documentation, arguments or whole result) shares a
+/// content word with `part`: an answer cannot have taken a part from the tools when no call concerned
+/// it ("the status of flight TP1350" after only an airport lookup). The documentation counts because
+/// a name can be too short to say what a call is for (`me_for_ticketbud`: "Information about the
+/// current token holder").
 pub fn part_backed(answer: &Answer, part: &str) -> bool {
     let wanted: Vec<String> = content_words(part)
         .into_iter()
@@ -124,12 +131,19 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
     if wanted.is_empty() {
         return true;
     }
+    let docs = tool_docs(answer);
     observations(answer, CLAIM_OBSERVATION_CHARS)
         .iter()
         .any(|o| {
+            let doc = docs
+                .iter()
+                .find(|(name, _)| *name == o.name)
+                .map_or("", |(_, d)| d.as_str());
+            let doc = doc.split_once(DOC_PREFIX).map_or(doc, |(_, own)| own);
             let words = content_words(&format!(
-                "{} {} {}",
+                "{} {} {} {}",
                 o.name.replace('_', " "),
+                doc,
                 o.arguments,
                 o.text
             ));
@@ -272,6 +286,51 @@ mod tests {
         );
     }
 
+    /// The dev run's G1_tool 7971: "more about myself as the current token holder", answered from
+    /// `me_for_ticketbud`, whose name shares no word with the part but whose documentation does.
+    #[test]
+    fn a_call_whose_documentation_names_the_part_backs_it() {
+        use crate::eval::QueryKey;
+        use crate::eval::input::{Converted, ConvertedAnswer};
+        use serde_json::json;
+        let doc = |name: &str, what: &str| json!({"name": name, "description": format!("This is the subfunction for tool \"ticketbud\", you can use this tool.The description of this function is: \"{what}\""), "parameters": {"type": "object", "properties": {}}});
+        let answer = Answer {
+            key: QueryKey::new("G1_tool", 7971),
+            converted: Converted {
+                query: "q".into(),
+                available_tools: vec![
+                    doc(
+                        "me_for_ticketbud",
+                        "Information about the current token holder",
+                    ),
+                    doc(
+                        "tickets_for_an_event_for_ticketbud",
+                        "All tickets for an event",
+                    ),
+                ],
+                answer: ConvertedAnswer {
+                    method: "m".into(),
+                    total_steps: 2,
+                    final_answer: String::new(),
+                    answer_details: json!([{"role": "tool", "message": {"name": "me_for_ticketbud", "arguments": "{}", "response": "{\"user\": {\"name\": \"Sarah Whitman\"}}"}, "next": []}]),
+                },
+            },
+            record: None,
+        };
+        assert!(part_backed(
+            &answer,
+            "Information about me as the current token holder"
+        ));
+        assert!(
+            !part_backed(&answer, "all tickets sold for the festival"),
+            "an offered API that was not called backs nothing"
+        );
+        assert!(
+            !part_backed(&answer, "short URLs made with the bitly tool"),
+            "ToolBench's boilerplate (\"you can use this tool\") ties no part"
+        );
+    }
+
     #[test]
     fn parts_decide_and_unmatched_values_weigh_but_do_not_veto() {
         let obs = Some(SourceKind::Observation);
@@ -326,7 +385,8 @@ mod tests {
             combine(&parts(&[Some(true)]), &names).0,
             Some(Label::Solved)
         );
-        assert_eq!(unmatched_text(&names), "Real Madrid (name), Porto (name)");
+        // A lone capitalised word (Porto) is too common to flag: the hint lists specific names only.
+        assert_eq!(unmatched_text(&names), "Real Madrid (name)");
         assert_eq!(unmatched_text(&good), "none");
         // No claims at all (a yes/no question answered in words): the parts decide.
         assert_eq!(

@@ -34,11 +34,60 @@ pub struct RecordObservation {
 }
 
 impl RecordObservation {
-    /// The whole reply as `{"error": …, "response": …}` (the shape of the cut text).
+    /// The whole reply as `{"error": …, "response": …}`, spaced as the cut text is (Python's
+    /// `json.dumps`: `", "` and `": "`), so the judge reads the head the agent read.
     fn full_text(&self) -> String {
-        let error = serde_json::to_string(&self.error).unwrap_or_default();
-        let response = serde_json::to_string(&self.response).unwrap_or_default();
+        let error = python_json(&Value::String(self.error.clone()));
+        let response = python_json(&self.response);
         format!("{{\"error\": {error}, \"response\": {response}}}")
+    }
+}
+
+/// `value` as Python's `json.dumps` spaces it (`{"a": 1, "b": [1, 2]}`), non-ASCII kept as is.
+pub(crate) fn python_json(value: &Value) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonSpacing);
+    // Serialising a `Value` into memory cannot fail.
+    if value.serialize(&mut ser).is_err() {
+        return value.to_string();
+    }
+    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
+}
+
+/// serde_json's compact output with Python's separators.
+struct PythonSpacing;
+
+impl serde_json::ser::Formatter for PythonSpacing {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
     }
 }
 
@@ -73,9 +122,10 @@ pub fn observations(answer: &Answer, max_chars: usize) -> Vec<Observed> {
             });
             if let Some(j) = hit {
                 used[j] = true;
-                let full = recorded[j].observation.full_text();
-                if full.chars().count() + CUT_MARK.len() > step.response.chars().count() {
-                    text = full;
+                // A record without the reply (null) has nothing more to show. (Lengths cannot
+                // decide: the whole reply keeps accents the cut text escapes as `\u00df`.)
+                if !recorded[j].observation.response.is_null() {
+                    text = recorded[j].observation.full_text();
                     restored = true;
                 }
             }
@@ -168,7 +218,14 @@ pub(crate) mod fixture {
         final_answer: &str,
         cut_at: usize,
     ) -> Answer {
-        let full = json!({"error": "", "response": response}).to_string();
+        // ToolBench's text: Python's json.dumps (spaced, non-ASCII escaped), cut.
+        let full = super::python_json(&json!({"error": "", "response": response}))
+            .chars()
+            .map(|c| match c {
+                c if c.is_ascii() => c.to_string(),
+                c => format!("\\u{:04x}", c as u32),
+            })
+            .collect::<String>();
         let shown = match full.char_indices().nth(cut_at) {
             Some((i, _)) => format!("{}...", &full[..i]),
             None => full,
@@ -234,6 +291,33 @@ mod tests {
         assert!(!shown[0].restored && !shown[0].text.contains("98 min"));
         let capped = observations(&cut_answer(true), 30);
         assert!(capped[0].text.chars().count() <= 33, "{}", capped[0].text);
+    }
+
+    /// A reply just over ToolBench's cut whose compact JSON is shorter than the spaced text the agent
+    /// saw (the dev run's crypto symbols: the timestamp at the end was in no judge prompt), and one
+    /// whose accents the cut text escapes.
+    #[test]
+    fn a_reply_just_over_the_cut_is_restored_whatever_its_compact_length() {
+        let symbols: Vec<String> = (0..95).map(|i| format!("S{i:03}USD")).collect();
+        let response = json!({"symbols": symbols, "timestamp": 1718365204});
+        let compact = json!({"error": "", "response": response}).to_string();
+        assert!(compact.chars().count() < 1024, "{}", compact.len());
+        let a = fixture::recorded("symbols", "v1_cryptosymbols", response, "", 1024);
+        let o = &observations(&a, 16_000)[0];
+        assert!(o.restored && o.text.contains("1718365204"), "{}", o.text);
+        assert!(
+            o.text
+                .starts_with(r#"{"error": "", "response": {"symbols": ["S000USD", "#)
+        );
+        let street =
+            json!({"stations": [{"street": "Arnulfstra\u{df}e 1"}], "pad": "x".repeat(1100)});
+        let a = fixture::recorded("stations", "stations_for_flixbus", street, "", 1024);
+        let o = &observations(&a, 16_000)[0];
+        assert!(
+            o.restored && o.text.contains("Arnulfstra\u{df}e"),
+            "{}",
+            o.text
+        );
     }
 
     #[test]

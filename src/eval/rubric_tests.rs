@@ -118,7 +118,7 @@ async fn a_reformatted_value_from_a_long_observations_tail_is_delivered() {
         .find(|p| p.contains("Part to check:"))
         .unwrap();
     assert!(
-        part.contains("\"release_date\":\"2008-11-07\""),
+        part.contains(r#""release_date": "2008-11-07""#),
         "the judge sees the whole observation, not the 1,024-character cut"
     );
     assert!(part.contains("(check each; it may be invented): none"));

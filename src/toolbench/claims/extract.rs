@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::dates::find_dates;
 use super::numbers::{numbers, phones};
-use super::text::{content_words, is_stopword};
+use super::text::{content_words, is_generic, is_stopword};
 use super::{Claim, ClaimKind, MAX_ANSWER_CHARS, MAX_CLAIMS};
 
 pub(super) fn re(pattern: &str) -> Regex {
@@ -41,6 +41,7 @@ const NOT_NAMES: &[&str] = &[
     "fahrenheit",
     "february",
     "finally",
+    "finish",
     "friday",
     "however",
     "january",
@@ -58,6 +59,35 @@ const NOT_NAMES: &[&str] = &[
     "wednesday",
 ];
 
+/// Capitalised words that open a clause without naming anything ("Other Titanic-like films",
+/// "Neither Rome nor Venice", "Unfortunately I could not"): dropped from the front of a name.
+const CLAUSE_OPENERS: &[&str] = &[
+    "additionally",
+    "also",
+    "both",
+    "each",
+    "either",
+    "enjoy",
+    "every",
+    "neither",
+    "note",
+    "other",
+    "sorry",
+    "unfortunately",
+];
+
+/// Clock and time-zone words ("2:00 PM CT", "13:42 UTC"): not names.
+const TIME_WORDS: &[&str] = &[
+    "am", "bst", "cest", "cet", "ct", "edt", "est", "et", "gmt", "ist", "pdt", "pm", "pst", "pt",
+    "utc",
+];
+
+/// The pronoun I and its contractions, which end a run of capitalised words ("URLs and I'll").
+fn is_pronoun_i(word: &str) -> bool {
+    let w = word.replace('’', "'");
+    w == "I" || (w.starts_with("I'") && w.len() <= 4)
+}
+
 /// The claims of `answer`, in the order they appear.
 pub fn extract_claims(answer: &str) -> Vec<Claim> {
     let answer = cap(answer);
@@ -74,10 +104,28 @@ pub fn extract_claims(answer: &str) -> Vec<Claim> {
     quoted(&masked, &mut names_mask, &mut claims);
     list_items(&masked, &mut names_mask, &mut claims);
     names(&names_mask, &mut claims);
+    for c in &mut claims {
+        shown_as_written(c, answer);
+    }
     claims.sort_by_key(|c| c.start);
     dedupe(&mut claims);
     claims.truncate(MAX_CLAIMS);
     claims
+}
+
+/// A textual claim was read from the answer with earlier claims blanked out ("contract until ( )"):
+/// its text becomes the answer's own wording, the blanked form is kept for matching its words.
+fn shown_as_written(c: &mut Claim, answer: &str) {
+    if c.kind.is_value() {
+        return;
+    }
+    let Some(original) = answer.get(c.start..c.start + c.text.len()) else {
+        return;
+    };
+    if original != c.text {
+        let shown = original.split_whitespace().collect::<Vec<_>>().join(" ");
+        c.masked = Some(std::mem::replace(&mut c.text, shown));
+    }
 }
 
 fn cap(s: &str) -> &str {
@@ -123,6 +171,10 @@ fn dates(masked: &mut String, out: &mut Vec<Claim>) {
 fn ids(masked: &mut String, out: &mut Vec<Claim>) {
     static UNIT_OR_ORDINAL: LazyLock<Regex> =
         LazyLock::new(|| re(r"^\d+(?:\.\d+)?(?:st|nd|rd|th|[a-z]{1,3})$"));
+    // Image sizes (`800x800`, read as two numbers), the joint of a time range (`PM-9` in
+    // "6:30 PM-9:00 PM") and ranks (`top-5`).
+    static SIZE_OR_TIME: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^(?:\d+x\d+|(?i:am|pm|top|no|page|part|step|round)-\d+)$"));
     let found: Vec<(usize, usize)> = TOKEN
         .find_iter(masked)
         .filter(|m| {
@@ -131,6 +183,7 @@ fn ids(masked: &mut String, out: &mut Vec<Claim>) {
                 && t.chars().any(|c| c.is_ascii_digit())
                 && t.chars().any(|c| c.is_ascii_alphabetic())
                 && !UNIT_OR_ORDINAL.is_match(t)
+                && !SIZE_OR_TIME.is_match(t)
         })
         .map(|m| (m.start(), m.end()))
         .collect();
@@ -237,14 +290,39 @@ fn names(masked: &str, out: &mut Vec<Claim>) {
         // A run of capitalised words ends at a full stop ("… Portugal. The airport …").
         let run = m.as_str();
         let run = run.find(". ").map_or(run, |i| &run[..i]);
+        // The pronoun I ends a name ("URLs and I'll", "Unfortunately I").
+        let run = match run.split_whitespace().find(|w| is_pronoun_i(w)) {
+            // `w` is a slice of `run`: its offset is where the pronoun starts.
+            Some(w) => run[..w.as_ptr() as usize - run.as_ptr() as usize].trim_end(),
+            None => run,
+        };
+        let run = run.trim_end_matches(" and").trim_end_matches(" &");
         let mut text = run.trim_end_matches(['.', '\'', '-', '&']);
-        // Drop leading stopwords ("The Premier League" → "Premier League").
+        // Words about data rather than names end no name ("Flixbus IDs", "Similar Movies API").
+        while let Some((head, last)) = text.rsplit_once([' ', '\t']) {
+            if !is_generic(last) {
+                break;
+            }
+            text = head.trim_end();
+        }
+        if is_generic(text) {
+            continue;
+        }
+        // Drop leading stopwords and clause openers ("The Premier League" → "Premier League",
+        // "Other Titanic" → "Titanic").
         while let Some((first, rest)) = text.split_once([' ', '\t']) {
-            if !is_stopword(&first.to_lowercase()) {
+            let lower = first.to_lowercase();
+            if !is_stopword(&lower) && !CLAUSE_OPENERS.contains(&lower.as_str()) {
                 break;
             }
             start += text.len() - rest.len();
             text = rest.trim_start();
+        }
+        if text
+            .split_whitespace()
+            .all(|w| TIME_WORDS.contains(&w.to_lowercase().as_str()))
+        {
+            continue;
         }
         let words: Vec<&str> = text.split_whitespace().collect();
         let lower = text.to_lowercase();
@@ -256,7 +334,10 @@ fn names(masked: &str, out: &mut Vec<Claim>) {
         let single = words.len() == 1;
         if text.chars().count() < 3
             || (single
-                && (sentence_start || is_stopword(&lower) || NOT_NAMES.contains(&lower.as_str())))
+                && (sentence_start
+                    || is_stopword(&lower)
+                    || NOT_NAMES.contains(&lower.as_str())
+                    || CLAUSE_OPENERS.contains(&lower.as_str())))
         {
             continue;
         }

@@ -62,6 +62,7 @@ pub fn check_claims(answer: &str, evidence: &[Evidence]) -> Vec<ClaimCheck> {
                 .or_else(|| words(&claim, &prepared))
                 .or_else(|| prepared.iter().find_map(|p| converted(&claim, p, scaled)))
                 .or_else(|| prepared.iter().find_map(|p| loose(&claim, p)))
+                .or_else(|| url_of_id(&claim, &prepared))
                 .or_else(|| derived(&claim, &prepared));
             ClaimCheck { claim, support }
         })
@@ -129,7 +130,7 @@ fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
         _ => {
             let phrase = phrase_of(claim);
             (phrase.trim().len() > 1 && p.norm.contains(&phrase))
-                .then(|| support(p, MatchKind::Exact, first_word(&claim.text)))
+                .then(|| support(p, MatchKind::Exact, first_word(claim.match_text())))
         }
     }
 }
@@ -164,9 +165,9 @@ fn loose(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
     {
         return None;
     }
-    let needle = squash(&claim.text);
+    let needle = squash(claim.match_text());
     (needle.chars().count() >= MIN_LOOSE_CHARS && p.squashed.contains(&needle))
-        .then(|| support(p, MatchKind::Loose, first_word(&claim.text)))
+        .then(|| support(p, MatchKind::Loose, first_word(claim.match_text())))
 }
 
 /// The normalised phrase a textual claim must occur as (URLs without scheme and `www.`).
@@ -180,7 +181,7 @@ fn phrase_of(claim: &Claim) -> String {
             .trim_end_matches('/')
             .to_string()
     } else {
-        claim.text.clone()
+        claim.match_text().to_string()
     };
     normalize(&text)
 }
@@ -196,15 +197,57 @@ fn words(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
     ) {
         return None;
     }
-    let wanted = content_words(&claim.text);
+    let wanted = content_words(claim.match_text());
     if wanted.len() < 2 {
-        return None;
+        return short_name(claim, prepared);
     }
     prepared.iter().find_map(|p| {
         let found: Vec<&String> = wanted.iter().filter(|w| p.words.contains(*w)).collect();
         let share = found.len() as f64 / wanted.len() as f64;
         (share >= WORD_SHARE).then(|| support(p, MatchKind::Words, found[0]))
     })
+}
+
+/// Shortest id a URL is matched by when the URL itself is nowhere.
+const MIN_URL_ID_CHARS: usize = 6;
+
+/// A URL built from an id the tools returned (`https://vimeo.com/372811902` from `"id": 372811902`,
+/// a watch page from a video id): its longest path or query token with a digit, of at least six
+/// characters, is a whole word of one source.
+fn url_of_id(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+    if claim.kind != ClaimKind::Url {
+        return None;
+    }
+    let after_host = claim
+        .text
+        .split_once("://")
+        .map_or(claim.text.as_str(), |(_, rest)| rest);
+    let path = after_host.split_once('/').map_or("", |(_, p)| p);
+    let id = path
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| t.len() >= MIN_URL_ID_CHARS && t.chars().any(|c| c.is_ascii_digit()))
+        .max_by_key(|t| t.len())?;
+    let needle = format!(" {} ", id.to_lowercase());
+    prepared
+        .iter()
+        .find(|p| p.norm.contains(&needle))
+        .map(|p| support(p, MatchKind::Derived, id))
+}
+
+/// A name of two or more words with one content word ("Sungjae Im"), found when every word of it is
+/// a whole word of one source: the tools may hold first and last names apart.
+fn short_name(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+    let words: Vec<String> = normalize(claim.match_text())
+        .split_whitespace()
+        .map(|w| format!(" {w} "))
+        .collect();
+    if claim.kind != ClaimKind::Name || words.len() < 2 {
+        return None;
+    }
+    prepared
+        .iter()
+        .find(|p| words.iter().all(|w| p.norm.contains(w.as_str())))
+        .map(|p| support(p, MatchKind::Words, words[0].trim()))
 }
 
 /// A number that is the product or quotient of two evidence numbers (250 EUR × rate), to the

@@ -94,6 +94,10 @@ pub struct Claim {
     /// How far a matching evidence value may be from `value` (half a unit of the last digit written).
     #[serde(skip)]
     pub tolerance: f64,
+    /// A name's, quote's or list item's text with the values claimed on their own blanked out: what
+    /// its words are matched by (`text` is the answer's own wording, for people).
+    #[serde(skip)]
+    pub masked: Option<String>,
 }
 
 impl Claim {
@@ -108,18 +112,27 @@ impl Claim {
             dates: Vec::new(),
             unit: None,
             tolerance: 0.5,
+            masked: None,
         }
+    }
+
+    /// The text the claim's words are matched by.
+    pub fn match_text(&self) -> &str {
+        self.masked.as_deref().unwrap_or(&self.text)
     }
 }
 
 /// Where a piece of evidence comes from. Observations are searched first, then the arguments the agent
-/// sent, then the request.
+/// sent, then the request, then the APIs' documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     Observation,
     Arguments,
     Request,
+    /// The documentation of the APIs offered (an example id, an API's own name): not invented, but
+    /// not a tool result either.
+    Docs,
 }
 
 /// One text the answer may draw on.
@@ -179,6 +192,50 @@ pub struct ClaimCheck {
 impl ClaimCheck {
     pub fn supported(&self) -> bool {
         self.support.is_some()
+    }
+
+    /// Worth a reader's check when found nowhere: a concrete value, or a name, quote or list item
+    /// that reads as one (several capitalised words or digits, a word like `HepsiJet`), not a
+    /// fragment of a sentence ("so I couldn't calculate it") or an ordinary capitalised word
+    /// ("Turkish", "Cities").
+    pub fn specific(&self) -> bool {
+        let c = &self.claim;
+        if c.kind.is_value() {
+            return true;
+        }
+        let words: Vec<&str> = c
+            .text
+            .split(|ch: char| !(ch.is_alphanumeric() || ch == '\'' || ch == '’'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let named = |w: &&str| {
+            w.chars().next().is_some_and(char::is_uppercase)
+                || w.chars().any(|c| c.is_ascii_digit())
+        };
+        // `HepsiJet`, `McIlroy`: a capital after a lower-case letter (not `PSG`, `YYYY.MM.DD`).
+        let camel = |w: &&str| {
+            w.chars()
+                .zip(w.chars().skip(1))
+                .any(|(a, b)| a.is_lowercase() && b.is_uppercase())
+        };
+        let generic = |w: &&str| text::is_generic(w);
+        let words: Vec<&str> = words
+            .into_iter()
+            .skip_while(|w| text::is_stopword(&w.to_lowercase()))
+            .filter(|w| !generic(w))
+            .collect();
+        let names = words.iter().filter(|w| named(w)).count();
+        match c.kind {
+            ClaimKind::Name => names >= 2 || words.iter().any(camel),
+            // Values inside a list item or quote were claims of their own; what is left labels them.
+            _ if c.masked.is_some() => false,
+            _ if words.len() == 1 => {
+                words.iter().any(camel) || words[0].chars().any(|c| c.is_ascii_digit())
+            }
+            _ => {
+                words.len() <= 8 && names * 3 >= words.len() * 2 && words.first().is_some_and(named)
+            }
+        }
     }
 
     /// Supported by a tool observation (not only by the request or the agent's own arguments).

@@ -75,7 +75,7 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 /// A number in evidence: digits or scientific notation (1), then a scale word (2) or letter (3).
 static EVIDENCE_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
-        r"(-?\d+(?:\.\d+)?[eE][+-]?\d+|{DIGITS})(?:\s?(thousand|million|billion|trillion|bn|mn|tn)s?\b|((?-i:[KMBT]))\b)?"
+        r"(-?\d+(?:\.\d+)?[eE][+-]?\d+|{DIGITS})(?:\s?((?i:thousand|million|billion|trillion|bn|mn|tn))s?\b|((?-i:[KMBT]))\b)?"
     ))
 });
 /// ISO 8601 durations (`PT1H41M`) and written ones (`1h 41min`, `2 hrs 5 mins`).
@@ -125,7 +125,17 @@ pub(super) fn numbers(masked: &mut String, out: &mut Vec<Claim>) {
         let scale = scale_of(&c);
         let written_unit = c.get(4).map(|m| m.as_str().trim().to_string());
         let unit = written_unit.as_deref().and_then(units::unit);
-        let Some((value, decimals)) = parse_number(digits.as_str(), scale) else {
+        // A numbered list's marker ("10. video") is not a claim.
+        if list_marker(masked, all.start(), digits.end()) {
+            found.push((all.start(), digits.end(), 0.0, 0, 1.0, None, false));
+            continue;
+        }
+        // A dash glued to a word or number is a range's ("2011-2018"), not a minus sign.
+        let digits_text = match digits.as_str().strip_prefix('-') {
+            Some(d) if glued_before(masked, digits.start()) => d,
+            _ => digits.as_str(),
+        };
+        let Some((value, decimals)) = parse_number(digits_text, scale) else {
             continue;
         };
         // A small whole number with nothing after it ("3 recipes", "top 5") says too little to check.
@@ -139,7 +149,12 @@ pub(super) fn numbers(masked: &mut String, out: &mut Vec<Claim>) {
                 .is_some_and(|u| u == "%" || u.starts_with('°'));
         let text = all.as_str().trim_end();
         let end = all.start() + text.len();
-        found.push((all.start(), end, value, decimals, scale, unit, specific));
+        let start = if digits_text.len() < digits.as_str().len() && all.start() == digits.start() {
+            digits.start() + 1
+        } else {
+            all.start()
+        };
+        found.push((start, end, value, decimals, scale, unit, specific));
     }
     for (s, e, value, decimals, scale, unit, specific) in found {
         if specific {
@@ -152,6 +167,22 @@ pub(super) fn numbers(masked: &mut String, out: &mut Vec<Claim>) {
         }
         mask(masked, s, e);
     }
+}
+
+/// Whether the number at `start..end` opens its line and is followed by `.` or `)` and a space.
+fn list_marker(text: &str, start: usize, end: usize) -> bool {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    text[line_start..start].trim().is_empty()
+        && !text[start..end].contains(['.', ','])
+        && (text[end..].starts_with(". ") || text[end..].starts_with(") "))
+}
+
+/// Whether the character before byte `at` is a letter or digit.
+fn glued_before(text: &str, at: usize) -> bool {
+    text[..at]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric)
 }
 
 /// Half a unit of the last digit written (scaled by the scale word): `274.5 billion` ± 0.05 billion.

@@ -19,10 +19,20 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// Words about data and APIs, often capitalised as acronyms, that name nothing a tool returned.
+const GENERIC: &[&str] = &[
+    "api", "api's", "apis", "guid", "guids", "id", "ids", "json", "nav", "navs", "url", "urls",
+];
+
+/// Whether `word` (any case) is one of [`GENERIC`].
+pub fn is_generic(word: &str) -> bool {
+    GENERIC.contains(&word.to_lowercase().as_str())
+}
+
 /// Lower case, accents stripped, JSON escapes undone, every run of non-alphanumerics one space, padded
 /// with a space on both sides so `" phrase "` matches whole words only.
 pub fn normalize(text: &str) -> String {
-    let unescaped = text
+    let unescaped = unescape_unicode(text)
         .replace("\\/", "/")
         .replace("\\n", " ")
         .replace("\\t", " ")
@@ -46,6 +56,42 @@ pub fn normalize(text: &str) -> String {
         out.push(' ');
     }
     out
+}
+
+/// `\u00df` escapes (Python's `json.dumps`, which ToolBench's observations went through) as the
+/// characters they stand for, surrogate pairs joined: `M\u00fcnchen` is `München`.
+pub fn unescape_unicode(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\u") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let hex = |s: &str| {
+        s.get(..4)
+            .filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\\u") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(unit) = hex(after) else {
+            out.push_str("\\u");
+            rest = after;
+            continue;
+        };
+        let low = after[4..]
+            .strip_prefix("\\u")
+            .and_then(hex)
+            .filter(|l| (0xDC00..0xE000).contains(l) && (0xD800..0xDC00).contains(&unit));
+        let (code, used) = match low {
+            Some(l) => (0x10000 + ((unit - 0xD800) << 10) + (l - 0xDC00), 10),
+            None => (unit, 4),
+        };
+        out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Letters and digits only, lower case, accents stripped (`ORD-2291` and `ord 2291` are `ord2291`):
@@ -109,6 +155,13 @@ mod tests {
         assert_eq!(normalize("Café  \"Olá\"!"), " cafe ola ");
         assert_eq!(normalize("https:\\/\\/x.io\\/a"), " https x io a ");
         assert!(normalize("São Paulo, BR").contains(" sao paulo "));
+        // The dev run's Flixbus stations: names the tools returned escaped were flagged as invented.
+        assert_eq!(
+            normalize(r#"{"street": "Arnulfstra\u00dfe", "city": "M\u00fcnchen"}"#),
+            normalize("street: Arnulfstraße, city: München")
+        );
+        assert_eq!(normalize(r"K\u0159i\u017e\u00edkova"), " krizikova ");
+        assert_eq!(unescape_unicode(r"\ud83d\ude00 \uZZ"), "\u{1f600} \\uZZ");
     }
 
     #[test]
