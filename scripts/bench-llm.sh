@@ -18,7 +18,8 @@
 #       (default 3), so load from other processes hits both alike; the medians are printed last.
 #       --debug compares the debug build (the one scripts/demo.sh runs) instead of the release build.
 #
-# Builds in release mode (never with -C target-cpu=native: llama.cpp's AMX path crashes on these CPUs),
+# Builds in release mode for this machine (.cargo/config.toml: -C target-cpu=native, so llama.cpp is built
+# with GGML_NATIVE=ON as by its own default; the reference's --ref-cpu native is the like-for-like case),
 # fetches the model if needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

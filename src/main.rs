@@ -1,6 +1,11 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First, before code compiled for a newer CPU can run: a native build copied to an older machine.
+    if let Err(e) = sum2act::llm::cpu::check_binary(&sum2act::llm::cpu::binary_features()) {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     quiet_broken_pipe();
     sum2act::llm::ensure_openmp_wait_policy();
     let cli = sum2act::cli::Cli::from_env();

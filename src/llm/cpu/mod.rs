@@ -2,12 +2,16 @@
 //! model is loaded: a build for a newer CPU than the one it runs on would otherwise die of an illegal
 //! instruction in the middle of a run.
 //!
-//! The default build uses AVX2/FMA/F16C/BMI2 (llama-cpp-sys-2 builds ggml without `GGML_NATIVE`, and
-//! ggml turns those four on). Setting `GGML_AVX512=ON` (and `GGML_AVX512_VBMI`, `_VNNI`, `_BF16`) in
-//! the environment of `cargo build` adds AVX-512, which prefills ~1.6x faster on CPUs that have it
-//! (docs/models.md); this check then refuses CPUs without it, naming what is missing.
+//! The default build is for the machine it is built on (`.cargo/config.toml`: `-C target-cpu=native`, so
+//! llama-cpp-sys-2 builds ggml with `GGML_NATIVE=ON`, as llama.cpp does by default); a portable build
+//! (`RUSTFLAGS="-C target-cpu=x86-64-v3"`) uses AVX2/FMA/F16C/BMI2. A native binary copied to an older
+//! CPU is refused at start ([`check_binary`]) and before a model is loaded ([`check`]), naming what is
+//! missing, instead of dying of an illegal instruction.
 
 use super::LlmError;
+
+#[cfg(target_arch = "x86_64")]
+mod cpuid;
 
 /// One instruction set: its name in messages, whether ggml was compiled to use it, whether this CPU
 /// has it.
@@ -21,6 +25,8 @@ pub struct Feature {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::os::raw::c_int;
+
+    use super::cpuid::{X86::*, has};
 
     // ggml reports the instruction sets its CPU backend was compiled with (compile-time constants).
     unsafe extern "C" {
@@ -43,52 +49,20 @@ mod x86 {
             present,
         };
         vec![
-            f("AVX", ggml_cpu_has_avx(), is_x86_feature_detected!("avx")),
-            f(
-                "AVX2",
-                ggml_cpu_has_avx2(),
-                is_x86_feature_detected!("avx2"),
-            ),
-            f("FMA", ggml_cpu_has_fma(), is_x86_feature_detected!("fma")),
-            f(
-                "F16C",
-                ggml_cpu_has_f16c(),
-                is_x86_feature_detected!("f16c"),
-            ),
-            f(
-                "BMI2",
-                ggml_cpu_has_bmi2(),
-                is_x86_feature_detected!("bmi2"),
-            ),
-            f(
-                "AVX-VNNI",
-                ggml_cpu_has_avx_vnni(),
-                is_x86_feature_detected!("avxvnni"),
-            ),
+            f("AVX", ggml_cpu_has_avx(), has(Avx)),
+            f("AVX2", ggml_cpu_has_avx2(), has(Avx2)),
+            f("FMA", ggml_cpu_has_fma(), has(Fma)),
+            f("F16C", ggml_cpu_has_f16c(), has(F16c)),
+            f("BMI2", ggml_cpu_has_bmi2(), has(Bmi2)),
+            f("AVX-VNNI", ggml_cpu_has_avx_vnni(), has(AvxVnni)),
             f(
                 "AVX-512",
                 ggml_cpu_has_avx512(),
-                is_x86_feature_detected!("avx512f")
-                    && is_x86_feature_detected!("avx512cd")
-                    && is_x86_feature_detected!("avx512vl")
-                    && is_x86_feature_detected!("avx512dq")
-                    && is_x86_feature_detected!("avx512bw"),
+                has(Avx512f) && has(Avx512cd) && has(Avx512vl) && has(Avx512dq) && has(Avx512bw),
             ),
-            f(
-                "AVX-512 VBMI",
-                ggml_cpu_has_avx512_vbmi(),
-                is_x86_feature_detected!("avx512vbmi"),
-            ),
-            f(
-                "AVX-512 VNNI",
-                ggml_cpu_has_avx512_vnni(),
-                is_x86_feature_detected!("avx512vnni"),
-            ),
-            f(
-                "AVX-512 BF16",
-                ggml_cpu_has_avx512_bf16(),
-                is_x86_feature_detected!("avx512bf16"),
-            ),
+            f("AVX-512 VBMI", ggml_cpu_has_avx512_vbmi(), has(Avx512vbmi)),
+            f("AVX-512 VNNI", ggml_cpu_has_avx512_vnni(), has(Avx512vnni)),
+            f("AVX-512 BF16", ggml_cpu_has_avx512_bf16(), has(Avx512bf16)),
         ]
     }
 }
@@ -143,10 +117,70 @@ pub fn check(features: &[Feature]) -> Result<(), LlmError> {
     }
     Err(LlmError::Local(format!(
         "this binary's llama.cpp was built for {} but this CPU lacks {}; rebuild on this machine \
-         without the GGML_AVX512* variables (see docs/models.md), or use a remote model with --base-url",
+         (`cargo build`) or build a portable binary with RUSTFLAGS=\"-C target-cpu=x86-64-v3\" \
+         (docs/models.md), or use a remote model with --base-url",
         compiled_level(features),
         missing.join(", ")
     )))
+}
+
+/// The x86 instruction sets the Rust code of this binary was compiled to assume (`-C target-cpu`), each
+/// with whether this CPU has it: `cfg!` says what the compiler may emit anywhere, so this is checked
+/// first thing in `main`, before any other code of ours runs.
+#[cfg(target_arch = "x86_64")]
+pub fn binary_features() -> Vec<Feature> {
+    use cpuid::{X86::*, has};
+    macro_rules! feats {
+        ($($name:literal => $feature:tt $id:ident),* $(,)?) => {
+            vec![$(Feature {
+                name: $name,
+                compiled: cfg!(target_feature = $feature),
+                present: has($id),
+            }),*]
+        };
+    }
+    feats![
+        "SSE4.2" => "sse4.2" Sse42,
+        "AVX" => "avx" Avx,
+        "AVX2" => "avx2" Avx2,
+        "FMA" => "fma" Fma,
+        "F16C" => "f16c" F16c,
+        "BMI2" => "bmi2" Bmi2,
+        "AVX-VNNI" => "avxvnni" AvxVnni,
+        "AVX-512" => "avx512f" Avx512f,
+        "AVX-512 BW" => "avx512bw" Avx512bw,
+        "AVX-512 VL" => "avx512vl" Avx512vl,
+        "AVX-512 DQ" => "avx512dq" Avx512dq,
+        "AVX-512 CD" => "avx512cd" Avx512cd,
+        "AVX-512 VBMI" => "avx512vbmi" Avx512vbmi,
+        "AVX-512 VNNI" => "avx512vnni" Avx512vnni,
+        "AVX-512 BF16" => "avx512bf16" Avx512bf16,
+    ]
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn binary_features() -> Vec<Feature> {
+    Vec::new()
+}
+
+/// Fails, naming what is missing, when this binary was compiled for instructions this CPU lacks (a
+/// native build copied to another machine).
+pub fn check_binary(features: &[Feature]) -> Result<(), String> {
+    let missing: Vec<&str> = features
+        .iter()
+        .filter(|f| f.compiled && !f.present)
+        .map(|f| f.name)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "this binary was built for a CPU with {} (`-C target-cpu=native` on the machine that built it) \
+         but this CPU lacks {}; build it on this machine (`cargo build`), or build a portable binary with \
+         RUSTFLAGS=\"-C target-cpu=x86-64-v3\" (docs/models.md)",
+        compiled_level(features),
+        missing.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -199,7 +233,7 @@ mod tests {
 
     #[test]
     fn this_test_binary_runs_on_this_cpu() {
-        // The bindings link and report the default build's level, which this machine runs.
+        // The bindings link and report at least the portable build's level, which this machine runs.
         let f = features();
         assert!(check(&f).is_ok(), "{:?}", f);
         #[cfg(target_arch = "x86_64")]
@@ -208,5 +242,20 @@ mod tests {
             "{}",
             compiled_level(&f)
         );
+        assert_eq!(check_binary(&binary_features()), Ok(()));
+    }
+
+    #[test]
+    fn a_native_binary_on_an_older_cpu_is_refused_by_name() {
+        let f = [
+            feat("AVX2", true, true),
+            feat("AVX-512", true, false),
+            feat("AVX-512 BF16", false, false),
+        ];
+        let err = check_binary(&f).expect_err("must refuse");
+        assert!(err.contains("built for a CPU with AVX2, AVX-512"), "{err}");
+        assert!(err.contains("this CPU lacks AVX-512;"), "{err}");
+        assert!(err.contains("target-cpu=x86-64-v3"), "{err}");
+        assert!(check_binary(&f[..1]).is_ok());
     }
 }
