@@ -4,7 +4,8 @@
 //! `cli` → `batch` / `session` → `agent` / `eval` → `llm`, `tools`, `server`, `retrieve` → `toolbench`
 //! (`net`: serving under connection limits, used by `server` and `llm`; `terminal`: text made safe
 //! to print; `names`: the names users type for enum values, shared by every layer; `redact`:
-//! credentials in URLs, masked wherever text is shown or written).
+//! credentials in URLs, masked wherever text is shown or written; `text`: cutting text to a length,
+//! one module for every layer).
 //!
 //! Only `cli` knows clap: each subcommand's flags are clap structs there that turn into the plain
 //! option structs of the layers below (`llm::LlmOptions`, `server::ToolOptions`,
@@ -29,5 +30,6 @@ pub mod retrieve;
 pub mod server;
 pub mod session;
 pub mod terminal;
+pub mod text;
 pub mod toolbench;
 pub mod tools;

@@ -10,7 +10,7 @@ use crate::tools::{Observation, ReplySource};
 use super::SolveContext;
 use super::episode::Step;
 use super::parse::{self, Action};
-use super::state::clip;
+use crate::text::{clip, clip_at_words, collapse_loops};
 
 /// Longest example value shown in the tool listing; a longer one is left out, never cut: a model
 /// copies what it is shown into its calls, and a cut value answers nothing.
@@ -63,28 +63,6 @@ pub fn tool_listing(functions: &[Function]) -> String {
     }
     out.push_str("- Finish: end the task. Arguments: return_type (\"give_answer\" or \"give_up_and_restart\"); final_answer (string, the full answer for the user)\n");
     out
-}
-
-/// `text` up to `max` characters: the whole sentences that fit, else the whole words that fit and `…`
-/// (a single word longer than `max` is the only thing cut inside).
-pub fn clip_at_words(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(max).collect();
-    let sentence_end = head
-        .match_indices(". ")
-        .map(|(i, _)| i + 1)
-        .filter(|&i| i >= max / 3)
-        .last();
-    if let Some(end) = sentence_end {
-        return head[..end].to_string();
-    }
-    let room: String = text.chars().take(max.saturating_sub(1)).collect();
-    match room.rfind(char::is_whitespace) {
-        Some(i) if i > 0 => format!("{}…", room[..i].trim_end()),
-        _ => clip(text, max),
-    }
 }
 
 /// The function schemas offered to the model (Finish last).
@@ -239,7 +217,7 @@ async fn with_room_for_the_answer(
         Err(_) => parse::salvage_finish(&reply.content),
     }
     .filter(|a| a.name == FINISH);
-    let looping = super::grounded_answer::collapse_loops(&written).1;
+    let looping = collapse_loops(&written).1;
     if finish.is_none() || looping || written.len() >= ctx.options.max_reply_bytes {
         return Ok((reply, request.max_tokens));
     }
@@ -363,24 +341,5 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         elapsed_ms: 0,
         resources: Vec::new(),
         retries: Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clip_at_words;
-
-    #[test]
-    fn descriptions_are_cut_between_sentences_or_words() {
-        assert_eq!(clip_at_words("short", 10), "short");
-        assert_eq!(
-            clip_at_words("One sentence here. Another one that is long.", 30),
-            "One sentence here."
-        );
-        assert_eq!(
-            clip_at_words("a description without any sentence end at all", 20),
-            "a description…"
-        );
-        assert_eq!(clip_at_words("abcdefghijklmnop", 8), "abcdefg…");
     }
 }

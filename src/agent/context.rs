@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
 use crate::prompts::Prompts;
+use crate::text::cap_text;
 use crate::tools::observation::code;
 use crate::tools::{Observation, ReplySource, ToolCaller};
 
@@ -262,17 +263,4 @@ fn cap_completion(c: &mut Completion, cap: usize) -> bool {
         c.finish_reason = Some("length".into());
     }
     cut
-}
-
-/// Cuts `text` to at most `cap` bytes on a character boundary; true when it was longer.
-pub fn cap_text(text: &mut String, cap: usize) -> bool {
-    if text.len() <= cap {
-        return false;
-    }
-    let mut end = cap;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    true
 }

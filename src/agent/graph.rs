@@ -263,7 +263,7 @@ fn tool_names(functions: &[Function]) -> String {
     functions
         .iter()
         .map(|f| {
-            let d = crate::agent::state::clip(&f.doc.description().replace('\n', " "), 100);
+            let d = crate::text::clip(&f.doc.description().replace('\n', " "), 100);
             format!("- {}: {d}\n", f.doc.api_name)
         })
         .collect()
@@ -546,7 +546,7 @@ fn describe_params(f: &Function, params: &[&str]) -> String {
         .iter()
         .map(|p| {
             let d = props[*p]["description"].as_str().unwrap_or("");
-            format!("{p} ({})", crate::agent::state::clip(d, 80))
+            format!("{p} ({})", crate::text::clip(d, 80))
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -3,7 +3,6 @@
 //! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
 //! `Episode`, so an A/B comparison differs only in the method.
 
-pub mod checklist;
 mod common;
 mod context;
 pub mod dfsdt;
@@ -11,19 +10,13 @@ mod epilogue;
 mod episode;
 pub mod failure;
 pub mod graph;
-mod grounded_answer;
-mod lessons;
 pub mod method_options;
 pub mod parse;
 pub mod plan;
 pub mod react;
 pub mod reading;
 pub mod sampling;
-pub mod state;
 pub mod sum2act;
-mod sum2act_answer;
-mod sum2act_checklist;
-mod sum2act_summary;
 pub mod toolset;
 
 use std::sync::Arc;
@@ -75,14 +68,8 @@ pub fn solver(method: Method, options: &AgentOptions) -> Arc<dyn Solver> {
     }
 }
 #[cfg(test)]
-mod checklist_tests;
-#[cfg(test)]
 mod hardening_tests;
 #[cfg(test)]
 mod sample_harness;
-#[cfg(test)]
-mod sum2act_dev_tests;
-#[cfg(test)]
-mod sum2act_keeps_tests;
 #[cfg(test)]
 mod tests;

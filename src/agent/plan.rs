@@ -26,9 +26,9 @@ use super::common;
 use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, first_json_object};
-use super::state::clip;
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 use crate::llm::{CompletionRequest, Message};
+use crate::text::clip;
 use crate::toolbench::Task;
 
 pub struct Planner {

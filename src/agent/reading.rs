@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::state::clip;
+use crate::text::{clip, truncate};
 use crate::tools::Observation;
-use crate::tools::observation::{python_dumps, reply_text, truncate};
+use crate::tools::observation::{python_dumps, reply_text};
 
 /// Default of `AgentOptions::observation_read_chars`.
 pub const DEFAULT_READ_CHARS: usize = 16_384;

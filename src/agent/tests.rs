@@ -11,8 +11,7 @@ use super::sample_harness::{
     Turns, assert_one_reply_format, context_with, failed_reply, finish_saying, ok_reply,
     prompts_for, raw_call, run, state_reply, weather_task as task,
 };
-use super::state::State;
-use super::sum2act::Sum2Act;
+use super::sum2act::{State, Sum2Act};
 use super::*;
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{Completion, CompletionRequest};

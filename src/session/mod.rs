@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::agent::state::State;
-use crate::agent::sum2act::Sum2Act;
+use crate::agent::sum2act::{State, Sum2Act};
 use crate::agent::toolset::{ToolChoice, add_mcp, instruction_task};
 use crate::agent::{AgentError, AgentOptions, Episode, Observer, SolveContext};
 use crate::llm::LlmClient;

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 
-use crate::agent::state::clip;
 use crate::agent::{Observer, Step};
 use crate::terminal::{safe, safe_line};
+use crate::text::clip;
 
 /// Prints steps to stdout.
 pub struct PrintObserver {

@@ -13,11 +13,12 @@ use serde_json::Value;
 
 use super::args::{canonical_json, check_declared, check_params, parse_arguments};
 use super::mcp::McpHub;
-use super::observation::{self, code, parse_finish, reply_text, truncate};
+use super::observation::{self, code, parse_finish, reply_text};
 use super::resources::{Resource, ResourceStore};
 use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
 use super::{Started, ToolError, ToolSource};
 use crate::config::ToolsSection;
+use crate::text::truncate;
 use crate::toolbench::{Backend, FINISH, Function, function_schemas};
 
 /// Error prefix of a call whose parameters do not fit the API (a real API's complaint, shortened).

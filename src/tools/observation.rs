@@ -121,19 +121,6 @@ fn dump_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Keeps the first `max` characters and appends `...` when the text is longer (ToolBench's rule).
-pub fn truncate(text: String, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => {
-            let mut t = text;
-            t.truncate(i);
-            t.push_str("...");
-            t
-        }
-        None => text,
-    }
-}
-
 /// What a `Finish` call amounts to: the observation text, its code and the outcome, if any.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishOutcome {
@@ -253,13 +240,6 @@ mod tests {
             "{\"error\": \"\", \"response\": {\"a\": [1, \"\\u00e9\"], \"b\": null}}"
         );
         assert_eq!(python_dumps(&json!("😀")), "\"\\ud83d\\ude00\"");
-    }
-
-    #[test]
-    fn truncates_at_max_chars() {
-        assert_eq!(truncate("abcdef".into(), 3), "abc...");
-        assert_eq!(truncate("abc".into(), 3), "abc");
-        assert_eq!(truncate("ééé".into(), 2), "éé...");
     }
 
     #[test]

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::agent::parse::first_json_object;
-use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{CompletionRequest, Message};
+use crate::text::clip;
 use crate::tools::graph::{gives, kind_of};
 
 /// Subtasks one request is split into at most.

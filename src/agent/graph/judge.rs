@@ -13,9 +13,9 @@ use super::decompose::Subtask;
 use super::search::{Scorer, Solution};
 use crate::agent::parse::first_json_object;
 use crate::agent::plan::select::words;
-use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{CompletionRequest, Message};
+use crate::text::clip;
 use crate::tools::graph::ToolGraph;
 
 /// Scores relevance with the model (0–5, shown as 0–1).

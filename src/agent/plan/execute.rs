@@ -275,9 +275,9 @@ async fn call(
         end_ms,
         error: if obs.failed {
             if obs.error.is_empty() {
-                crate::agent::state::clip(&obs.text, 200)
+                crate::text::clip(&obs.text, 200)
             } else {
-                crate::agent::state::clip(&obs.error, 200)
+                crate::text::clip(&obs.error, 200)
             }
         } else {
             String::new()

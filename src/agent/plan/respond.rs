@@ -9,9 +9,9 @@ use super::execute::{TaskRun, TaskStatus};
 use crate::agent::common::kept_as_cut;
 use crate::agent::parse::{self, Action};
 use crate::agent::reading::recorded_text;
-use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
+use crate::text::clip;
 use crate::toolbench::FINISH;
 
 /// Characters of one result shown to the re-planning call (it needs what worked, not all of it).

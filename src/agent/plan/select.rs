@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::dag::{Plan, find_function};
 use crate::agent::parse::first_json_object;
-use crate::agent::state::clip;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::{CompletionRequest, Message};
+use crate::text::clip;
 use crate::toolbench::{FINISH, Function};
 
 /// Candidates the model chooses among.

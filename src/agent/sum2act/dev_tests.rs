@@ -7,17 +7,15 @@
 
 use serde_json::json;
 
-use super::sample_harness::{prompts_for, recorded_checklist};
-use super::sum2act_keeps_tests::{
-    Source, call, finish, harness, harness_with_split, parts, solve, update,
-};
-use super::*;
+use super::keeps_tests::{Source, call, finish, harness, harness_with_split, parts, solve, update};
+use crate::agent::sample_harness::{prompts_for, recorded_checklist};
+use crate::agent::*;
 use crate::toolbench::request_asks::{is_framing, missing_words};
 
 /// The router gives up at once: only the checklist is under test.
 fn give_up() -> Vec<crate::llm::Completion> {
     let args = json!({"return_type": "give_up_and_restart"}).to_string();
-    vec![super::sample_harness::raw_call("", "Finish", &args)]
+    vec![crate::agent::sample_harness::raw_call("", "Finish", &args)]
 }
 
 fn checklist_of(query: &str, split: &[&str]) -> Vec<String> {

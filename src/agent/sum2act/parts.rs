@@ -14,13 +14,13 @@ use crate::toolbench::request_asks::asks;
 use crate::toolbench::request_parts::{MAX_PART_CHARS, MAX_PARTS};
 use crate::toolbench::request_split::checklist_from_split;
 
-use super::failure::FailureKind;
-use super::grounded_answer::{evidence, states_value, unsupported};
+use super::grounded::{evidence, states_value, unsupported};
 use super::lessons::parameter_lesson;
-use super::parse::{Action, first_json_object};
-use super::reading;
 use super::state::{State, StateUpdate};
-use super::{AgentError, SolveContext};
+use crate::agent::failure::FailureKind;
+use crate::agent::parse::{Action, first_json_object};
+use crate::agent::reading;
+use crate::agent::{AgentError, SolveContext};
 use crate::tools::Observation;
 
 /// Longest part the model may write (characters); a part at the limit was cut and is not used.

@@ -9,13 +9,10 @@ use crate::toolbench::claims::{
 };
 
 use super::checklist::{Checklist, speaks_of};
-use super::reading::neutral;
-/// A phrase repeated back to back more than this many times is a sampling loop.
-const MAX_REPEATS: usize = 2;
+use crate::agent::reading::neutral;
+use crate::text::collapse_loops;
 /// Names a text must hold before "most of them are unsupported" counts.
 const MIN_NAMES: usize = 2;
-/// Longest phrase (words) checked for back-to-back repeats.
-const MAX_LOOP_WORDS: usize = 8;
 
 /// Our own prompt text: a sentence holding one of these leaked from a prompt, not from the tools.
 const PROMPT_MARKERS: &[&str] = &[
@@ -200,7 +197,7 @@ pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
         .map(|e| normalize(&e.text))
         .collect();
     // A value kept by reference comes from an observation: it vouches for the text.
-    let referenced = super::reading::has_references(text);
+    let referenced = crate::agent::reading::has_references(text);
     !referenced && unsupported_checks(&check_claims(&neutral(text), evidence), &request)
 }
 
@@ -329,35 +326,6 @@ pub fn split_sentences(line: &str) -> Vec<String> {
     out
 }
 
-/// Collapses a phrase repeated back to back more than `MAX_REPEATS` times into one copy (a sampling
-/// loop: "and more and more and more …"). Returns the text and whether a loop was found.
-pub fn collapse_loops(sentence: &str) -> (String, bool) {
-    let words: Vec<&str> = sentence.split_whitespace().collect();
-    let mut out: Vec<&str> = Vec::with_capacity(words.len());
-    let mut looped = false;
-    let mut i = 0;
-    'scan: while i < words.len() {
-        for n in 1..=MAX_LOOP_WORDS.min((words.len() - i) / (MAX_REPEATS + 1)) {
-            let phrase = &words[i..i + n];
-            let mut copies = 1;
-            while i + (copies + 1) * n <= words.len()
-                && words[i + copies * n..i + (copies + 1) * n] == *phrase
-            {
-                copies += 1;
-            }
-            if copies > MAX_REPEATS {
-                out.extend_from_slice(phrase);
-                i += copies * n;
-                looped = true;
-                continue 'scan;
-            }
-        }
-        out.push(words[i]);
-        i += 1;
-    }
-    (out.join(" "), looped)
-}
-
 /// The evidence a Sum2Act answer may draw on.
 pub fn evidence(query: &str, calls: &[(String, String, String)]) -> Vec<Evidence> {
     let mut ev = Vec::new();
@@ -387,14 +355,6 @@ mod tests {
             split_sentences("1. Hotel A costs 12.5 EUR. It is near. Ok"),
             vec!["1. Hotel A costs 12.5 EUR.", "It is near.", "Ok"]
         );
-    }
-
-    #[test]
-    fn loops_are_collapsed() {
-        let (t, looped) = collapse_loops("It is great and fun and fun and fun and fun today");
-        assert!(looped);
-        assert_eq!(t, "It is great and fun today");
-        assert_eq!(collapse_loops("a b a b"), ("a b a b".to_string(), false));
     }
 
     #[test]

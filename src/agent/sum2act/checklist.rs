@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::clip;
+use crate::text::clip;
 
 /// Shortest part word looked for inside a longer call word ("news" in "topnews"): shorter ones
 /// ("get", "top") are inside too many names to mean anything.

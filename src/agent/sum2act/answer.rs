@@ -1,7 +1,9 @@
 //! The Sum2Act final answer, made before `Finish` runs so the answer file, the episode and the
 //! evaluator see the same text: written again from the whole facts when the router saw them shortened,
 //! keeping what an earlier draft (sent back by the nudge) stated, checked against what the episode
-//! observed (`grounded_answer`), and with the values facts name by reference put back whole.
+//! observed (`grounded.rs`), and with the values facts name by reference put back whole. Step 3 of the
+//! loop, the gate: a `Finish` with an answer runs only when every part is answered or failed (one
+//! nudge), and only with what the episode observed.
 
 use serde_json::Value;
 
@@ -9,13 +11,57 @@ use crate::llm::{CompletionRequest, Message, ToolChoice};
 use crate::toolbench::claims::{extract_claims, normalize};
 use crate::toolbench::{FINISH, Task};
 
-use super::episode::Step;
-use super::grounded_answer::{evidence, ground};
-use super::parse;
-use super::reading::expand;
+use crate::agent::episode::Step;
+use crate::agent::parse;
+use crate::agent::reading::expand;
+use crate::agent::{AgentError, SolveContext};
+
+use super::grounded::{evidence, ground};
+use super::guard::{may_nudge, nudge};
+use super::parts::gives_answer;
+use super::run::{Proposal, Run, Stage};
 use super::state::State;
-use super::sum2act_checklist::gives_answer;
-use super::{AgentError, SolveContext};
+
+/// Gates a `Finish` that gives an answer (other actions go on unchanged): with parts open and the
+/// nudge left, it is sent back naming them (its answer kept as the draft); else the open parts are
+/// settled and the answer is made final (`final_arguments`).
+pub(super) async fn gate(run: &mut Run<'_>, n: u32, mut p: Proposal) -> Result<Stage, AgentError> {
+    if p.action.name != FINISH || !gives_answer(&p.action.arguments) {
+        return Ok(Stage::Go(p));
+    }
+    if !p.forced && may_nudge(run, n) {
+        run.draft = answer_text(&p.action.arguments);
+        return Ok(nudge(
+            run,
+            n,
+            p,
+            "Finish not run",
+            "early Finish with open parts; nudged",
+        ));
+    }
+    run.state.checklist.settle(if p.forced {
+        "no further call was found for it"
+    } else {
+        "no call answered it before Finish"
+    });
+    let draft = Draft {
+        task: run.task,
+        state: &run.state,
+        steps: &run.steps,
+        earlier: run.draft.as_deref(),
+    };
+    p.action.arguments =
+        final_arguments(run.ctx, &draft, &p.action.arguments, &mut p.notes).await?;
+    Ok(Stage::Go(p))
+}
+
+/// The answer text of `Finish` arguments that give one.
+fn answer_text(arguments: &str) -> Option<String> {
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|v| v["final_answer"].as_str().map(str::to_string))
+        .filter(|a| !a.trim().is_empty())
+}
 
 /// What the final answer is made from.
 pub struct Draft<'a> {
@@ -75,7 +121,7 @@ pub async fn final_arguments(
 
 /// The answer checked against the episode's observations (as its steps recorded them: the whole reply
 /// up to the read cap), the request and the checklist.
-fn grounded(d: &Draft<'_>, answer: &str) -> super::grounded_answer::Cleaned {
+fn grounded(d: &Draft<'_>, answer: &str) -> super::grounded::Cleaned {
     let calls: Vec<(String, String, String)> = d
         .steps
         .iter()

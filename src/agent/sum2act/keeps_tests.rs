@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::sample_harness::{
+use crate::agent::sample_harness::{
     Turns, assert_one_reply_format, context_with, failed_reply, finish_saying, ok_reply,
     prompt_text, prompts_for, raw_call, recorded_checklist, run,
 };
-use super::sum2act::Sum2Act;
-use super::*;
+use crate::agent::sum2act::Sum2Act;
+use crate::agent::*;
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{Completion, CompletionRequest, ToolChoice};
 use crate::toolbench::fixture::{api_doc, string_param};

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::checklist::Checklist;
-use super::failure::{FailureKind, MAX_RETRIES};
-use super::reading::KeptValue;
+use crate::agent::failure::{FailureKind, MAX_RETRIES};
+use crate::agent::reading::KeptValue;
+use crate::text::clip;
 use crate::toolbench::request_parts::MAX_PARTS;
 
 /// A fact the agent has established.
@@ -78,7 +79,7 @@ pub struct StateUpdate {
 
 /// Whether two argument texts are the same call (key order does not matter).
 fn same_arguments(a: &str, b: &str) -> bool {
-    a == b || super::parse::call_key(a) == super::parse::call_key(b)
+    a == b || crate::agent::parse::call_key(a) == crate::agent::parse::call_key(b)
 }
 
 /// Most lessons kept (tool-level generalisations of failures).
@@ -449,15 +450,6 @@ impl State {
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
-}
-
-/// The first `n` characters of `s`, with an ellipsis when cut.
-pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(n.saturating_sub(1)).collect();
-    format!("{cut}…")
 }
 
 #[cfg(test)]

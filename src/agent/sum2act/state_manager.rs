@@ -7,12 +7,13 @@ use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::tools::Observation;
 
-use super::failure::{self, FailureKind};
-use super::parse::{Action, first_json_object};
-use super::reading::{self, Reading};
-use super::state::{Applied, State, StateUpdate, clip, update_schema};
-use super::sum2act_checklist::{attribute_facts, drop_unsupported_facts, on_failure};
-use super::{AgentError, SolveContext};
+use super::parts::{attribute_facts, drop_unsupported_facts, on_failure};
+use super::state::{Applied, State, StateUpdate, update_schema};
+use crate::agent::failure::{self, FailureKind};
+use crate::agent::parse::{Action, first_json_object};
+use crate::agent::reading::{self, Reading};
+use crate::agent::{AgentError, SolveContext};
+use crate::text::clip;
 
 /// What summarising a call came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,113 @@
+//! The Sum2Act loop ("From Summary to Action"): a *router* proposes one action from the task and a
+//! compact *state*; the tool caller runs it; a *state manager* folds the observation into the state
+//! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
+//! stays bounded however many steps the episode takes.
+//!
+//! This file is the loop; each stage of a step has a file beside it:
+//! 1. propose: `router.rs`;
+//! 2. guard against repeats (and the one nudge while parts are open): `guard.rs`;
+//! 3. gate a `Finish`, making its answer final and grounded: `answer.rs`, `grounded.rs`;
+//! 4. execute: the tool caller (`SolveContext::act`);
+//! 5. summarise into the state: `state_manager.rs` (with `parts.rs`, the checklist's hooks, and
+//!    `lessons.rs`), over `state.rs` and `checklist.rs`;
+//! 6. finish: `run.rs` records each step and concludes the episode.
+
+mod answer;
+pub mod checklist;
+mod grounded;
+mod guard;
+mod lessons;
+mod parts;
+mod router;
+mod run;
+pub mod state;
+mod state_manager;
+
+#[cfg(test)]
+mod checklist_tests;
+#[cfg(test)]
+mod dev_tests;
+#[cfg(test)]
+mod keeps_tests;
+
+use async_trait::async_trait;
+
+use crate::agent::epilogue::finish_kind;
+use crate::agent::episode::{Episode, FinishKind};
+use crate::agent::{AgentError, AgentOptions, Method, SolveContext, Solver};
+use crate::toolbench::Task;
+
+use run::{Run, Stage, StepOutcome};
+pub use state::State;
+
+pub struct Sum2Act;
+
+impl Sum2Act {
+    pub fn new(_options: &AgentOptions) -> Self {
+        Sum2Act
+    }
+}
+
+#[async_trait]
+impl Solver for Sum2Act {
+    fn method(&self) -> Method {
+        Method::Sum2act
+    }
+
+    async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
+        Ok(self.solve_from(task, ctx, State::default()).await?.0)
+    }
+}
+
+impl Sum2Act {
+    /// Runs the loop from a given state (an interactive session carries it across requests) and returns
+    /// the episode and the state it ended with.
+    pub async fn solve_from(
+        &self,
+        task: &Task,
+        ctx: &SolveContext,
+        state: State,
+    ) -> Result<(Episode, State), AgentError> {
+        let mut run = Run::start(task, ctx, state).await?;
+        for n in 1..=ctx.options.max_steps {
+            match step(&mut run, n).await? {
+                StepOutcome::Next => {}
+                StepOutcome::Finished(kind) => return Ok(run.conclude(kind, None)),
+                StepOutcome::ModelFailed(e) => return Ok(run.conclude(FinishKind::Error, Some(e))),
+            }
+        }
+        Ok(run.conclude(FinishKind::Limit, None))
+    }
+}
+
+/// One step: each stage either hands the proposal on or ends the step (having recorded why).
+async fn step(run: &mut Run<'_>, n: u32) -> Result<StepOutcome, AgentError> {
+    // 1. Propose: the router picks one action from the task and the state.
+    let p = match router::propose(run, n).await? {
+        Stage::Go(p) => p,
+        Stage::Done(outcome) => return Ok(outcome),
+    };
+    // 2. Guard: a repeat is not run again; with nothing new to do, the router must finish.
+    let p = match guard::check(run, n, p).await {
+        Stage::Go(p) => p,
+        Stage::Done(outcome) => return Ok(outcome),
+    };
+    // 3. Gate a Finish: only with every part answered or failed, and only with what was observed.
+    let mut p = match answer::gate(run, n, p).await? {
+        Stage::Go(p) => p,
+        Stage::Done(outcome) => return Ok(outcome),
+    };
+    // 4. Execute the action.
+    let mut obs = run.ctx.act(&p.action.name, &p.action.arguments).await;
+    let outcome = match &obs.finish {
+        // 6. Finish: the episode ends with an answer or a give-up.
+        Some(f) => StepOutcome::Finished(finish_kind(f)),
+        // 5. Summarise: the state manager folds the observation into the state.
+        None => {
+            run.summarise(n, &p.action, &mut obs, &mut p.notes).await?;
+            StepOutcome::Next
+        }
+    };
+    run.record(n, p, obs);
+    Ok(outcome)
+}

@@ -1,0 +1,94 @@
+//! Step 1 of the Sum2Act loop, propose: the router picks one action from the task and the compact
+//! state only, never the raw history, so its prompt stays bounded however many steps the episode takes.
+
+use crate::agent::common::{self, TurnError, harness_observation};
+use crate::agent::failure::FailureKind;
+use crate::agent::parse::Action;
+use crate::agent::{AgentError, SolveContext};
+use crate::llm::Message;
+use crate::toolbench::Task;
+
+use super::guard::Nudge;
+use super::run::{Proposal, Run, Stage, StepOutcome};
+use super::state::State;
+
+/// The router's proposal for step `n`. After a repeat it is told so and samples with some temperature
+/// (seeded, so runs stay reproducible): greedy decoding of an unchanged prompt would only repeat
+/// itself. An unreadable reply is recorded as a failed step; a model that cannot be reached ends the
+/// episode.
+pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentError> {
+    let repeated = run.guard.stuck > 0;
+    let open_parts = run.guard.nudge == Nudge::Due;
+    let user = router_prompt(run.ctx, run.task, &run.state, n - 1, repeated, open_parts)?;
+    if open_parts {
+        run.guard.nudge = Nudge::Spent;
+    }
+    let messages = vec![Message::system(run.system.clone()), Message::user(user)];
+    let temperature = if repeated { 0.8 } else { 0.0 };
+    match common::turn(run.ctx, "router", messages.clone(), temperature).await {
+        Ok((action, prompt_tokens)) => Ok(Stage::Go(Proposal {
+            action,
+            messages,
+            prompt_tokens,
+            notes: Vec::new(),
+            forced: false,
+        })),
+        Err(TurnError::Malformed(e)) => {
+            run.state.record_failure(
+                n,
+                "(unreadable reply)",
+                "",
+                &format!("the reply was not a valid action: {e}"),
+                FailureKind::Fixable,
+            );
+            let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+            let unreadable = Proposal {
+                action: Action::default(),
+                messages: Vec::new(),
+                prompt_tokens: 0,
+                notes: vec!["malformed router reply".into()],
+                forced: false,
+            };
+            run.record(n, unreadable, obs);
+            Ok(Stage::Done(StepOutcome::Next))
+        }
+        Err(TurnError::Llm(e)) => Ok(Stage::Done(StepOutcome::ModelFailed(e.to_string()))),
+    }
+}
+
+/// The router's user prompt: the request, its checklist, the facts and failures so far, and a notice
+/// (the open parts after a nudge, or that the last proposal repeated itself).
+fn router_prompt(
+    ctx: &SolveContext,
+    task: &Task,
+    state: &State,
+    step: u32,
+    repeated: bool,
+    open_parts: bool,
+) -> Result<String, AgentError> {
+    let notice = if open_parts {
+        ctx.prompts.render(
+            "router_open_parts",
+            &[("open", &state.checklist.render_open())],
+        )?
+    } else if repeated {
+        ctx.prompts.render("router_repeat", &[])?
+    } else {
+        String::new()
+    };
+    let checklist = state.checklist.render();
+    Ok(ctx.prompts.render(
+        "router_user",
+        &[
+            ("query", &task.query),
+            ("checklist", &checklist),
+            // The name custom prompt folders from before the checklist use.
+            ("subtasks", &checklist),
+            ("step", &step.to_string()),
+            ("facts", &state.render_facts()),
+            ("failures", &state.render_failures()),
+            ("redundant", &state.render_redundant()),
+            ("notice", &notice),
+        ],
+    )?)
+}

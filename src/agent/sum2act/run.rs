@@ -1,0 +1,140 @@
+//! One Sum2Act episode in progress: what the stages share (the task, the state, the steps so far, the
+//! guard's memory), the step recorder, and the episode it concludes to.
+
+use serde_json::json;
+
+use crate::agent::epilogue::{self, Ending, Layout};
+use crate::agent::episode::{Episode, FinishKind, Step};
+use crate::agent::parse::{Action, call_key};
+use crate::agent::{AgentError, SolveContext, common, reading};
+use crate::llm::{Message, count_tokens};
+use crate::toolbench::Task;
+use crate::tools::Observation;
+
+use super::checklist::Checklist;
+use super::guard::Guard;
+use super::parts::request_parts;
+use super::state::State;
+use super::state_manager::{Summary, summarise};
+
+/// What one step of the loop came to.
+pub(super) enum StepOutcome {
+    /// The loop goes on: an action ran, or the step was recorded without running anything.
+    Next,
+    /// `Finish` ran: the episode ended with an answer or a give-up.
+    Finished(FinishKind),
+    /// The model could not be reached: the episode ends in `error`.
+    ModelFailed(String),
+}
+
+/// What a stage did with the router's proposal: hand it to the next stage, or end the step there
+/// (the stage recorded the step, or the model failed).
+pub(super) enum Stage {
+    Go(Proposal),
+    Done(StepOutcome),
+}
+
+/// The router's action for one step as it goes through the stages, with what the harness noted.
+pub(super) struct Proposal {
+    pub action: Action,
+    /// The router's conversation, kept to force a `Finish` with it.
+    pub messages: Vec<Message>,
+    pub prompt_tokens: u64,
+    pub notes: Vec<String>,
+    /// The harness made the router finish (it had nothing new to do).
+    pub forced: bool,
+}
+
+/// One Sum2Act episode in progress.
+pub(super) struct Run<'a> {
+    pub task: &'a Task,
+    pub ctx: &'a SolveContext,
+    /// The router's system prompt (the tools offered).
+    pub system: String,
+    /// The request's parts, as the checklist started.
+    pub subtasks: Vec<String>,
+    pub state: State,
+    pub steps: Vec<Step>,
+    /// The answer of the Finish the nudge sent back: the final answer must not lose its values.
+    pub draft: Option<String>,
+    /// What the guard remembers across steps (answered calls, repeats, the one nudge).
+    pub guard: Guard,
+}
+
+impl<'a> Run<'a> {
+    /// The router's system prompt and the request's parts as the state's checklist.
+    pub async fn start(
+        task: &'a Task,
+        ctx: &'a SolveContext,
+        mut state: State,
+    ) -> Result<Run<'a>, AgentError> {
+        let tools = common::tool_listing(ctx.tools.functions());
+        let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
+        let subtasks = request_parts(task, ctx, &tools).await?;
+        state.checklist = Checklist::new(&subtasks);
+        Ok(Run {
+            task,
+            ctx,
+            system,
+            subtasks,
+            state,
+            steps: Vec::new(),
+            draft: None,
+            guard: Guard::default(),
+        })
+    }
+
+    /// Step 5: the state manager reads the observation (up to the read cap, which the step then
+    /// records) and folds it into the state, which is then fitted to its token budget.
+    pub async fn summarise(
+        &mut self,
+        n: u32,
+        action: &Action,
+        obs: &mut Observation,
+        notes: &mut Vec<String>,
+    ) -> Result<(), AgentError> {
+        obs.text = reading::recorded_text(obs, self.ctx.options.observation_read_chars);
+        let (ctx, task, state) = (self.ctx, self.task, &mut self.state);
+        let summary = summarise(ctx, task, state, n, action, obs, notes).await?;
+        if summary == Summary::Answered {
+            let key = (action.name.clone(), call_key(&action.arguments));
+            self.guard.answered.insert(key);
+        }
+        state.fit(ctx.options.state_token_budget, count_tokens);
+        Ok(())
+    }
+
+    /// The step recorder: the proposal, what came of it and the state after it.
+    pub fn record(&mut self, n: u32, p: Proposal, observation: Observation) {
+        let step = Step {
+            state: Some(self.state.to_value()),
+            notes: p.notes,
+            ..Step::new(n, &p.action, observation, p.prompt_tokens)
+        };
+        epilogue::record(self.ctx, &mut self.steps, step);
+    }
+
+    /// The episode and the state it ended with.
+    pub fn conclude(mut self, finish: FinishKind, error: Option<String>) -> (Episode, State) {
+        if finish == FinishKind::Limit {
+            self.state.checklist.settle("the step budget was spent");
+        }
+        let router_tokens: Vec<u64> = self.steps.iter().map(|s| s.prompt_tokens).collect();
+        let details = json!({"state": self.state.to_value(), "subtasks": self.subtasks, "router_prompt_tokens": router_tokens});
+        let ending = Ending {
+            finish,
+            steps: self.steps,
+            details,
+            error,
+        };
+        let episode = epilogue::conclude(
+            "sum2act",
+            self.task,
+            self.ctx,
+            &self.system,
+            Layout::Chain,
+            ending,
+        );
+        (episode, self.state)
+    }
+}
