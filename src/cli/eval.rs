@@ -310,7 +310,7 @@ fn summary_json(
             "trust_threshold": headline::TRUSTED_AGREEMENT,
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
-        "note": report::MISSING_NOTE,
+        "note": crate::eval::headline::MISSING_NOTE,
         "valid": headline::valid(&pr.overall),
         "invalid_reason": headline::invalid_reason(&pr.overall),
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},

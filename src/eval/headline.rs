@@ -6,13 +6,16 @@ use std::fmt::Write as _;
 
 use super::calibration::{ModeChoice, split_words};
 use super::pass_rate::{GroupPassRate, PassRate};
-use super::report::MISSING_NOTE;
 use super::stats::Calibration;
 
 /// Agreement with human labels below which the judge's pass rate is not the headline.
 pub const TRUSTED_AGREEMENT: f64 = 0.70;
 /// Share of unusable votes above which `eval` fails.
 pub const MAX_UNUSABLE_SHARE: f64 = 0.05;
+
+/// What every pass-rate report says about missing answers.
+pub const MISSING_NOTE: &str =
+    "missing answers count as failures (StableToolBench drops them from the denominator)";
 
 /// The name a judge's numbers are reported under: model and mode.
 pub fn judge_name(pr: &PassRate) -> String {

@@ -55,7 +55,25 @@ pub struct Record {
     /// Method-specific detail (the plan of `plan`, for its planning metrics).
     pub details: Value,
     /// The steps with their whole observations (the answer file's are cut at 1,024 characters).
-    pub steps: Vec<super::observations::RecordStep>,
+    pub steps: Vec<RecordStep>,
+}
+
+/// One step of our episode record, as far as the judge needs it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordStep {
+    pub action: String,
+    pub arguments: String,
+    pub observation: RecordObservation,
+}
+
+/// The observation of a recorded step: the text the agent was shown, and the reply it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecordObservation {
+    pub text: String,
+    pub error: String,
+    pub response: Value,
 }
 
 /// One tool call on the path an answer took.
@@ -85,12 +103,6 @@ impl Answer {
             return r.answer.clone();
         }
         finish_answer_text(&self.converted.answer.final_answer)
-    }
-
-    /// Why this answer is Unsolved without asking the judge, if it is: no Finish, gave up, error, empty or
-    /// cut-off answer (see [`super::rules::finish_rule`]).
-    pub fn rule_failure(&self) -> Option<String> {
-        super::rules::finish_rule(self).map(|h| h.detail)
     }
 
     /// The tool calls along the first path of `answer_details`, Finish included.

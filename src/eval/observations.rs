@@ -4,34 +4,15 @@
 //! judge reads that, each observation up to a cap and all of them within a prompt budget, so a claim
 //! drawn from the tail of a long observation is not mistaken for an invention.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::input::{Answer, cut};
+use super::input::{Answer, RecordObservation, RecordStep, cut};
 use crate::toolbench::FINISH;
 
 /// The suffix ToolBench's cut leaves on an observation (`rapidapi.py`).
 const CUT_MARK: &str = "...";
 /// Longest arguments shown per call.
 const ARGUMENT_CHARS: usize = 500;
-
-/// One step of our episode record, as far as the judge needs it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RecordStep {
-    pub action: String,
-    pub arguments: String,
-    pub observation: RecordObservation,
-}
-
-/// The observation of a recorded step: the text the agent was shown, and the reply it came from.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RecordObservation {
-    pub text: String,
-    pub error: String,
-    pub response: Value,
-}
 
 impl RecordObservation {
     /// The whole reply as `{"error": …, "response": …}`, spaced as the cut text is (Python's
@@ -204,9 +185,9 @@ fn fair_shares(lengths: &[usize], budget: usize) -> Vec<usize> {
 pub(crate) mod fixture {
     use serde_json::{Value, json};
 
-    use super::{RecordObservation, RecordStep};
     use crate::eval::QueryKey;
     use crate::eval::input::{Answer, Converted, ConvertedAnswer, Record};
+    use crate::eval::input::{RecordObservation, RecordStep};
 
     /// An answer of our run format: one call to `name` whose observation the answer file keeps cut at
     /// `cut_at` characters (ToolBench: 1,024) while our record keeps the whole `response`, then

@@ -5,15 +5,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::EvalError;
+use super::headline::MISSING_NOTE;
 use super::metrics::Metrics;
 use super::pass_rate::PassRate;
 use super::stats::Calibration;
 use super::win_rate::Comparison;
 use crate::toolbench::io::write_atomic;
-
-/// What every pass-rate report says about missing answers.
-pub const MISSING_NOTE: &str =
-    "missing answers count as failures (StableToolBench drops them from the denominator)";
 
 /// The line printed next to every pass rate.
 pub fn agreement_line(judge: &str, known: Option<&Calibration>) -> String {

@@ -213,6 +213,14 @@ fn restatement(answer: &Answer, evidence: &EvidenceReport) -> Option<RuleHit> {
     }
 }
 
+impl Answer {
+    /// Why this answer is Unsolved without asking the judge, if it is: no Finish, gave up, error, empty or
+    /// cut-off answer (see [`finish_rule`]).
+    pub fn rule_failure(&self) -> Option<String> {
+        finish_rule(self).map(|h| h.detail)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

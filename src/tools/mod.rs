@@ -17,7 +17,8 @@ use async_trait::async_trait;
 
 pub use caller::{ToolCaller, ToolConfig, ToolEnv};
 pub use http::HttpSource;
-pub use resources::{Attachment, MediaKind, Resource, ResourceStore};
+pub use resources::ResourceStore;
+pub use types::{Attachment, MediaKind, Resource};
 pub use types::{Finish, Observation, ReplySource, Retry, ToolReply, ToolRequest};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.

@@ -11,52 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::types::ToolReply;
-
-/// What a stored file holds, from its mime type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MediaKind {
-    Image,
-    Audio,
-    Other,
-}
-
-impl MediaKind {
-    pub fn of_mime(mime: &str) -> MediaKind {
-        match mime.split('/').next().unwrap_or("") {
-            "image" => MediaKind::Image,
-            "audio" => MediaKind::Audio,
-            _ => MediaKind::Other,
-        }
-    }
-}
-
-/// Binary content of a reply before it is stored. `slot` says which object of the reply's
-/// `response` describes it: the response itself (`None`) or item `i` of the response array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attachment {
-    pub mime_type: String,
-    pub data: Vec<u8>,
-    pub slot: Option<usize>,
-}
-
-/// A stored file, as answer files and trajectories list it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Resource {
-    /// What the model sees and passes on (`<file-1>`).
-    pub handle: String,
-    pub kind: MediaKind,
-    pub mime_type: String,
-    pub bytes: u64,
-    /// The file's absolute path (what MCP tools receive for the handle).
-    pub path: PathBuf,
-    /// The function whose call produced it.
-    pub function: String,
-}
+use super::types::{Attachment, MediaKind, Resource, ToolReply};
 
 /// The files of one episode above which further outputs are not stored (the model is told so).
 pub const MAX_EPISODE_BYTES: u64 = 256 * 1024 * 1024;

@@ -1,10 +1,10 @@
 //! The tool protocol's messages: a StableToolBench `/virtual` request, the server's reply, and the
 //! observation an agent sees.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use super::resources::{Attachment, Resource};
 
 /// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,4 +145,46 @@ pub struct Retry {
     pub elapsed_ms: u64,
     /// The wait before the next attempt.
     pub backoff_ms: u64,
+}
+
+/// What a stored file holds, from its mime type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MediaKind {
+    Image,
+    Audio,
+    Other,
+}
+
+impl MediaKind {
+    pub fn of_mime(mime: &str) -> MediaKind {
+        match mime.split('/').next().unwrap_or("") {
+            "image" => MediaKind::Image,
+            "audio" => MediaKind::Audio,
+            _ => MediaKind::Other,
+        }
+    }
+}
+
+/// Binary content of a reply before it is stored. `slot` says which object of the reply's
+/// `response` describes it: the response itself (`None`) or item `i` of the response array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    pub mime_type: String,
+    pub data: Vec<u8>,
+    pub slot: Option<usize>,
+}
+
+/// A stored file, as answer files and trajectories list it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    /// What the model sees and passes on (`<file-1>`).
+    pub handle: String,
+    pub kind: MediaKind,
+    pub mime_type: String,
+    pub bytes: u64,
+    /// The file's absolute path (what MCP tools receive for the handle).
+    pub path: PathBuf,
+    /// The function whose call produced it.
+    pub function: String,
 }

@@ -4,38 +4,13 @@
 //! not a repeat); after a few such repeats, it must finish too. While parts of the request are open,
 //! the episode's one *nudge* sends a repeat (or an early `Finish`) back, naming them.
 
-use std::collections::HashSet;
-
 use crate::agent::common::{self, harness_observation};
 use crate::agent::parse::{Action, call_key};
 
-use super::run::{Proposal, Run, Stage, StepOutcome};
+use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
 
 /// Consecutive repeats of failed calls after which the router must finish.
 const MAX_REPEATS: u32 = 3;
-
-/// What the guard remembers across the steps of an episode.
-#[derive(Default)]
-pub(super) struct Guard {
-    /// Calls that returned data: proposing one again means there is nothing new to do.
-    pub answered: HashSet<(String, String)>,
-    /// Consecutive router proposals that were not executed (repeats of failed calls).
-    pub stuck: u32,
-    /// The episode's one nudge.
-    pub nudge: Nudge,
-}
-
-/// Where the episode's one nudge stands.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Nudge {
-    /// Not given yet.
-    #[default]
-    Unused,
-    /// Just given: the next router prompt names the open parts.
-    Due,
-    /// Given and shown to the router.
-    Spent,
-}
 
 /// Checks the proposal for repeats (see the module doc): it goes on unchanged, goes on as a forced
 /// `Finish`, or ends the step recorded as not executed.

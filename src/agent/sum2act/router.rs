@@ -8,8 +8,7 @@ use crate::agent::{AgentError, SolveContext};
 use crate::llm::Message;
 use crate::toolbench::Task;
 
-use super::guard::Nudge;
-use super::run::{Proposal, Run, Stage, StepOutcome};
+use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
 use super::state::State;
 
 /// The router's proposal for step `n`. After a repeat it is told so and samples with some temperature

@@ -1,6 +1,8 @@
 //! One Sum2Act episode in progress: what the stages share (the task, the state, the steps so far, the
 //! guard's memory), the step recorder, and the episode it concludes to.
 
+use std::collections::HashSet;
+
 use serde_json::json;
 
 use crate::agent::epilogue::{self, Ending, Layout};
@@ -12,7 +14,6 @@ use crate::toolbench::Task;
 use crate::tools::Observation;
 
 use super::checklist::Checklist;
-use super::guard::Guard;
 use super::parts::request_parts;
 use super::state::State;
 use super::state_manager::{Summary, summarise};
@@ -59,6 +60,29 @@ pub(super) struct Run<'a> {
     pub draft: Option<String>,
     /// What the guard remembers across steps (answered calls, repeats, the one nudge).
     pub guard: Guard,
+}
+
+/// What the guard (`guard.rs`) remembers across the steps of an episode.
+#[derive(Default)]
+pub(super) struct Guard {
+    /// Calls that returned data: proposing one again means there is nothing new to do.
+    pub answered: HashSet<(String, String)>,
+    /// Consecutive router proposals that were not executed (repeats of failed calls).
+    pub stuck: u32,
+    /// The episode's one nudge.
+    pub nudge: Nudge,
+}
+
+/// Where the episode's one nudge stands.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Nudge {
+    /// Not given yet.
+    #[default]
+    Unused,
+    /// Just given: the next router prompt names the open parts.
+    Due,
+    /// Given and shown to the router.
+    Spent,
 }
 
 impl<'a> Run<'a> {

@@ -14,7 +14,7 @@ use llama_cpp_2::token::LlamaToken;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::sample::pick;
+use super::sample::{Sequence, pick};
 use super::{GenStats, GrammarMode, Job, Prepared, Reply, Switches};
 use crate::llm::{CompletionRequest, LlmError};
 use crate::prompts::Prompts;
@@ -403,7 +403,12 @@ impl Engine<'_> {
             };
             slot.kv.append(&mut a.staged);
             let Some(idx) = a.logits_at else { continue };
-            let tok = match pick(&self.ctx, &mut self.greedy, idx, a, mode) {
+            let sequence = Sequence {
+                temperature: a.request.temperature,
+                rng: &mut a.rng,
+                grammar: a.grammar.as_mut(),
+            };
+            let tok = match pick(&self.ctx, &mut self.greedy, idx, sequence, mode) {
                 Some(t) => t,
                 None => {
                     finished.push((i, Some("grammar allows no token")));

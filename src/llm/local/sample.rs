@@ -10,7 +10,6 @@ use rand::Rng;
 use rand::rngs::StdRng;
 
 use super::GrammarMode;
-use super::engine::Active;
 
 fn argmax(logits: &[f32]) -> usize {
     let mut best = 0;
@@ -42,17 +41,29 @@ fn sample_from(candidates: &mut [(usize, f32)], temperature: f32, rng: &mut StdR
     top.first().map_or(0, |c| c.0)
 }
 
+/// What choosing a sequence's next token needs of it: its request's temperature, its seeded sampler
+/// and its grammar, if any.
+pub(super) struct Sequence<'a> {
+    pub temperature: f32,
+    pub rng: &'a mut StdRng,
+    pub grammar: Option<&'a mut LlamaSampler>,
+}
+
 /// Chooses the next token of one sequence: greedy (or sampled at its temperature), constrained by its
 /// grammar. Returns `None` when the grammar allows no token at all.
 pub(super) fn pick(
     ctx: &LlamaContext<'_>,
     greedy: &mut LlamaSampler,
     idx: i32,
-    a: &mut Active,
+    sequence: Sequence<'_>,
     mode: GrammarMode,
 ) -> Option<LlamaToken> {
     let logits = ctx.get_logits_ith(idx);
-    let temperature = a.request.temperature;
+    let Sequence {
+        temperature,
+        rng,
+        grammar,
+    } = sequence;
     let choose = |cands: &mut Vec<(usize, f32)>, rng: &mut StdRng| -> Option<usize> {
         if cands.is_empty() {
             None
@@ -66,9 +77,9 @@ pub(super) fn pick(
         usize::try_from(greedy.sample(ctx, idx).0).unwrap_or_else(|_| argmax(logits))
     } else {
         let mut all: Vec<(usize, f32)> = logits.iter().copied().enumerate().collect();
-        choose(&mut all, &mut a.rng)?
+        choose(&mut all, rng)?
     };
-    let Some(grammar) = a.grammar.as_mut() else {
+    let Some(grammar) = grammar else {
         return Some(LlamaToken(first as i32));
     };
     if mode == GrammarMode::TopFirst {
@@ -101,7 +112,7 @@ pub(super) fn pick(
         .filter(|d| d.logit().is_finite())
         .map(|d| (d.id().0 as usize, d.logit()))
         .collect();
-    let tok = LlamaToken(choose(&mut allowed, &mut a.rng)? as i32);
+    let tok = LlamaToken(choose(&mut allowed, rng)? as i32);
     grammar.accept(tok);
     Some(tok)
 }

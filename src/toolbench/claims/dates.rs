@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use chrono::Datelike;
 use regex::Regex;
 
-use super::extract::re;
+use super::scan::re;
 
 const MONTHS: &str = "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
 /// Between the parts of a written date: spaces, or one dash, slash or dot with optional spaces.

@@ -7,13 +7,9 @@ use regex::Regex;
 
 use super::dates::find_dates;
 use super::numbers::{numbers, phones};
+use super::scan::{claim, mask, re};
 use super::text::{content_words, is_generic, is_stopword};
 use super::{Claim, ClaimKind, MAX_ANSWER_CHARS, MAX_CLAIMS};
-
-pub(super) fn re(pattern: &str) -> Regex {
-    // The patterns are constants of this module: a typo is caught by every test that extracts claims.
-    Regex::new(pattern).unwrap_or_else(|e| panic!("bad claim pattern {pattern}: {e}"))
-}
 
 static URL: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?i)\b(?:https?://|www\.)[^\s<>"'()\[\]{}]+"#));
@@ -133,14 +129,6 @@ fn cap(s: &str) -> &str {
         Some((i, _)) => &s[..i],
         None => s,
     }
-}
-
-pub(super) fn mask(text: &mut String, start: usize, end: usize) {
-    text.replace_range(start..end, &" ".repeat(end - start));
-}
-
-pub(super) fn claim(kind: ClaimKind, text: &str, start: usize) -> Claim {
-    Claim::new(kind, text, start)
 }
 
 fn simple(pattern: &Regex, kind: ClaimKind, masked: &mut String, out: &mut Vec<Claim>) {

@@ -10,6 +10,7 @@ mod extract;
 mod format_tests;
 mod lookup;
 mod numbers;
+mod scan;
 #[cfg(test)]
 mod tests;
 mod text;

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::extract::{claim, mask, re};
+use super::scan::{claim, mask, re};
 use super::units;
 use super::{Claim, ClaimKind};
 

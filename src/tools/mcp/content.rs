@@ -9,7 +9,7 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::tools::resources::Attachment;
+use crate::tools::types::Attachment;
 use crate::tools::{ReplySource, ToolError, ToolReply};
 
 /// Text over this size (all text parts together) is refused, as `/virtual` replies over 8 MiB are.
