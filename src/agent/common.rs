@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
+use crate::llm::{Completion, CompletionRequest, LlmError, Message, Purpose, ToolChoice};
 use crate::toolbench::{FINISH, Function, function_schemas};
 use crate::tools::{Observation, ReplySource};
 
@@ -82,7 +82,7 @@ pub enum TurnError {
 /// the parse error. Returns the action and the prompt tokens of the first call.
 pub async fn turn(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     messages: Vec<Message>,
     temperature: f32,
 ) -> Result<(Action, u64), TurnError> {
@@ -180,7 +180,7 @@ pub fn kept_as_cut(mut action: Action, cap: &str) -> Action {
 /// used when the router has nothing new to do but does not stop by itself (small models rarely do).
 pub async fn finish_turn(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     mut messages: Vec<Message>,
 ) -> Result<Action, TurnError> {
     let note = ctx
@@ -242,7 +242,7 @@ pub const HARNESS_GIVE_UP: &str =
 /// arguments, say): a forced turn that only repeats it is ignored too.
 pub async fn force_finish(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     messages: Vec<Message>,
     failed_before: &(dyn Fn(&Action) -> bool + Send + Sync),
 ) -> Result<(Action, Option<String>), LlmError> {
@@ -281,7 +281,7 @@ pub fn harness_gave_up(step: &Step) -> bool {
 /// run and, when the guard stepped in, a note for the step.
 pub async fn guard_repeat(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     messages: Vec<Message>,
     action: Action,
     earlier: &[Step],

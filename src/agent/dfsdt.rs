@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use crate::llm::Message;
+use crate::llm::Purpose;
 use crate::toolbench::Task;
 use crate::toolbench::answer::{Node, NodeType};
 use crate::tools::Finish;
@@ -171,7 +172,7 @@ impl Dfsdt {
             path: &path,
             forward_args,
         };
-        epilogue::conclude("dfsdt", task, ctx, system, layout, ending)
+        epilogue::conclude(Method::Dfsdt, task, ctx, system, layout, ending)
     }
 }
 
@@ -206,10 +207,17 @@ impl Dfsdt {
                         s.nodes[n].node.depth
                     ));
                 }
-                let turn = match common::turn(s.ctx, "dfsdt", messages.clone(), 0.0).await {
+                let turn = match common::turn(s.ctx, Purpose::Dfsdt, messages.clone(), 0.0).await {
                     Ok((action, prompt_tokens)) => {
                         let earlier = path_steps(&s.nodes, n);
-                        match common::guard_repeat(s.ctx, "dfsdt", messages, action, &earlier).await
+                        match common::guard_repeat(
+                            s.ctx,
+                            Purpose::Dfsdt,
+                            messages,
+                            action,
+                            &earlier,
+                        )
+                        .await
                         {
                             Ok((action, note)) => Ok((action, prompt_tokens, note)),
                             Err(e) => Err(TurnError::Llm(e)),

@@ -9,6 +9,7 @@ use crate::toolbench::Task;
 use crate::toolbench::answer::{ChainStep, Generation, Node, cot_answer_file, dfs_answer_file};
 use crate::tools::Finish;
 
+use super::Method;
 use super::SolveContext;
 use super::common::schemas;
 use super::episode::{Episode, FinishKind, Step};
@@ -71,7 +72,7 @@ pub enum Layout<'a> {
 
 /// The episode epilogue every method shares: the answer file in `layout` and the episode record.
 pub fn conclude(
-    method: &str,
+    method: Method,
     task: &Task,
     ctx: &SolveContext,
     system: &str,
@@ -150,7 +151,7 @@ fn final_answer(steps: &[Step]) -> (String, String) {
 
 /// Assembles the episode with the shared counters.
 fn episode(
-    method: &str,
+    method: Method,
     task: &Task,
     ctx: &SolveContext,
     ending: Ending,
@@ -165,7 +166,7 @@ fn episode(
         _ => (ending.finish, ending.error),
     };
     Episode {
-        method: method.to_string(),
+        method,
         model: ctx.llm.model_id(),
         subset: task.subset.clone(),
         query_id: task.query_id,

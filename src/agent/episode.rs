@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use crate::toolbench::answer::{Counters, ErrorCause, FinishKind};
+use crate::toolbench::method::Method;
 use crate::tools::{Observation, Resource};
 
 /// One action and what came of it.
@@ -52,7 +53,7 @@ impl Step {
 /// The result of solving one task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Episode {
-    pub method: String,
+    pub method: Method,
     pub model: String,
     pub subset: String,
     pub query_id: u64,

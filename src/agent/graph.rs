@@ -26,6 +26,7 @@ use super::plan::execute::{self, ExecTask, Execution, TaskStatus};
 use super::plan::placeholder::Outputs;
 use super::plan::{Progress, conclude, model_failure, respond};
 use super::{AgentError, AgentOptions, MethodOptions, SolveContext, Solver};
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::{Function, Task};
 use crate::tools::graph::{ToolGraph, is_id_kind, kind_of};
@@ -114,7 +115,7 @@ impl Solver for GraphSearch {
             ..Progress::default()
         };
         let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
-        Ok(conclude("graph", "graph_decompose", task, ctx, progress, error).await)
+        Ok(conclude(Method::Graph, "graph_decompose", task, ctx, progress, error).await)
     }
 }
 
@@ -488,7 +489,7 @@ async fn fill_missing(
             ("calls", &lines.join("\n")),
         ],
     )?;
-    let request = CompletionRequest::new("arguments", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Arguments, vec![Message::user(prompt)])
         .with_json_schema("arguments", schema)
         .with_max_tokens(ctx.options.max_tokens);
     let reply = ctx.complete(&request).await?;

@@ -27,6 +27,7 @@ use super::epilogue::{self, Ending, Layout, finish_kind};
 use super::episode::{Episode, FinishKind, Step};
 use super::parse::{Action, first_json_object};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::text::clip;
 use crate::toolbench::Task;
@@ -54,7 +55,7 @@ impl Solver for Planner {
         let mut progress = Progress::default();
         let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
         progress.details["parallel"] = json!(self.parallel);
-        Ok(conclude("plan", "plan", task, ctx, progress, error).await)
+        Ok(conclude(Method::Plan, "plan", task, ctx, progress, error).await)
     }
 }
 
@@ -90,8 +91,14 @@ impl Planner {
             .prompts
             .render("plan", &[("tools", &tools), ("query", &task.query)])?;
         let messages = vec![Message::user(prompt)];
-        let first =
-            plan_round(ctx, "plan", messages.clone(), &BTreeSet::new(), &task.query).await?;
+        let first = plan_round(
+            ctx,
+            Purpose::Plan,
+            messages.clone(),
+            &BTreeSet::new(),
+            &task.query,
+        )
+        .await?;
         let exec = self
             .run_plan(ctx, &first.plan, started, &Outputs::new())
             .await;
@@ -125,7 +132,7 @@ impl Planner {
             messages.push(Message::assistant(first.plan.prompt_text()));
             messages.push(Message::user(replan));
             let external: BTreeSet<u32> = progress.runs.iter().map(|r| r.id).collect();
-            let second = plan_round(ctx, "replan", messages, &external, &task.query).await?;
+            let second = plan_round(ctx, Purpose::Replan, messages, &external, &task.query).await?;
             let again = self
                 .run_plan(ctx, &second.plan, started, &exec.outputs)
                 .await;
@@ -213,7 +220,7 @@ fn wall(runs: &[TaskRun]) -> u64 {
 /// repair remove the tasks at fault (and their dependants).
 pub async fn plan_round(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     messages: Vec<Message>,
     external: &BTreeSet<u32>,
     query: &str,
@@ -226,7 +233,7 @@ pub async fn plan_round(
         deduplicated: Vec::new(),
     };
     let (raw, mut plan, mut problems) =
-        ask_plan(ctx, purpose, &messages, external, query, &mut round).await?;
+        ask_plan(ctx, purpose.clone(), &messages, external, query, &mut round).await?;
     if problems.iter().any(Problem::needs_repair) {
         let listed: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
         let repair = ctx.prompts.render(
@@ -243,15 +250,8 @@ pub async fn plan_round(
             "plan has problems ({}); asking for a repair",
             listed.join(" ")
         ));
-        (_, plan, problems) = ask_plan(
-            ctx,
-            &format!("{purpose}_repair"),
-            &again,
-            external,
-            query,
-            &mut round,
-        )
-        .await?;
+        (_, plan, problems) =
+            ask_plan(ctx, purpose.repair(), &again, external, query, &mut round).await?;
     }
     let mut bad: BTreeSet<u32> = problems
         .iter()
@@ -279,13 +279,13 @@ pub async fn plan_round(
 /// One planning call: the reply text, the plan (tools selected) and its problems.
 async fn ask_plan(
     ctx: &SolveContext,
-    purpose: &str,
+    purpose: Purpose,
     messages: &[Message],
     external: &BTreeSet<u32>,
     query: &str,
     round: &mut PlanRound,
 ) -> Result<(String, Plan, Vec<Problem>), AgentError> {
-    let request = CompletionRequest::new(purpose, messages.to_vec())
+    let request = CompletionRequest::new(purpose.clone(), messages.to_vec())
         .with_json_schema("plan", schema::plan_schema(ctx.tools.functions()))
         .with_max_tokens(ctx.options.max_tokens.max(PLAN_TOKENS));
     let reply = ctx.complete(&request).await?;
@@ -332,7 +332,7 @@ const PLAN_TOKENS: u32 = 768;
 /// Builds the episode of a planning method: every call made (by start time), then `Finish`.
 /// `prompt` names the template recorded as the answer file's system prompt.
 pub async fn conclude(
-    method: &str,
+    method: Method,
     prompt: &str,
     task: &Task,
     ctx: &SolveContext,

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::llm::Message;
+use crate::llm::Purpose;
 use crate::toolbench::Task;
 
 use super::Method;
@@ -81,7 +82,12 @@ impl Solver for React {
             winner,
         };
         Ok(epilogue::conclude(
-            "react", task, ctx, &system, layout, ending,
+            Method::React,
+            task,
+            ctx,
+            &system,
+            layout,
+            ending,
         ))
     }
 }
@@ -158,22 +164,23 @@ async fn step(
     index: u32,
     t: u32,
 ) -> StepOutcome {
-    let (action, prompt_tokens) = match common::turn(ctx, "react", messages.clone(), 0.0).await {
-        Ok(r) => r,
-        Err(TurnError::Malformed(e)) => {
-            // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
-            ctx.observer.note(&format!(
-                "try {}: unreadable reply ({e}); chain pruned",
-                t + 1
-            ));
-            let obs = harness_observation("", "", &format!("malformed reply: {e}"));
-            chain.push(Step::new(index, &Action::default(), obs, 0));
-            return StepOutcome::Pruned;
-        }
-        Err(TurnError::Llm(e)) => return StepOutcome::ModelFailed(e.to_string()),
-    };
+    let (action, prompt_tokens) =
+        match common::turn(ctx, Purpose::React, messages.clone(), 0.0).await {
+            Ok(r) => r,
+            Err(TurnError::Malformed(e)) => {
+                // A reply with no usable action prunes this chain, as an LLM error does in ToolBench.
+                ctx.observer.note(&format!(
+                    "try {}: unreadable reply ({e}); chain pruned",
+                    t + 1
+                ));
+                let obs = harness_observation("", "", &format!("malformed reply: {e}"));
+                chain.push(Step::new(index, &Action::default(), obs, 0));
+                return StepOutcome::Pruned;
+            }
+            Err(TurnError::Llm(e)) => return StepOutcome::ModelFailed(e.to_string()),
+        };
     let (action, note) =
-        match common::guard_repeat(ctx, "react", messages.clone(), action, chain).await {
+        match common::guard_repeat(ctx, Purpose::React, messages.clone(), action, chain).await {
             Ok(r) => r,
             Err(e) => return StepOutcome::ModelFailed(e.to_string()),
         };

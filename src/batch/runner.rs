@@ -92,7 +92,7 @@ pub async fn run_batch(
     let started = Instant::now();
     let run_dir = &options.run_dir;
     std::fs::create_dir_all(run_dir).map_err(|e| BatchError::io(run_dir, e))?;
-    let (mut tally, todo) = Tally::resume(tasks, job.method(), options);
+    let (mut tally, todo) = Tally::resume(tasks, job.method().name(), options);
     progress.start(&tally.per_subset());
     tally.fail_fast = FailFast::new(todo.len());
     let mut running = launch(&todo, &mut tally, job, options, progress.clone(), stop).await;
@@ -208,8 +208,8 @@ impl<'a> Tally<'a> {
                 let task = &self.tasks[self.units[i].0];
                 outcome
                     .failed
-                    .push((task.subset.clone(), task.query_id, e.0.clone()));
-                outcome.fatal.get_or_insert(e.0);
+                    .push((task.subset.clone(), task.query_id, e.to_string()));
+                outcome.fatal.get_or_insert(e.to_string());
             }
             Err(e) if e.is_cancelled() => {}
             Err(e) => {
@@ -254,7 +254,7 @@ async fn launch(
             &options.run_dir,
             &task.subset,
             task.query_id,
-            job.method(),
+            job.method().name(),
             repeat,
         );
         let job = job.clone();
@@ -309,7 +309,7 @@ async fn solve_one(
         .and_then(|solved| store(task, path, solved));
     match &result {
         Ok(view) => progress.finished(view),
-        Err(e) => progress.failed(&task.subset, task.query_id, &e.0),
+        Err(e) => progress.failed(&task.subset, task.query_id, &e.to_string()),
     }
     result
 }
@@ -321,9 +321,9 @@ fn store(task: &Task, path: &Path, solved: Solved) -> Result<EpisodeView, JobErr
     let Solved { file, mut view } = solved;
     let error_file = path.with_extension("error");
     if view.finish.is(FinishKind::Error) {
-        write_json_atomic(&error_file, &file).map_err(|e| JobError(e.to_string()))?;
+        write_json_atomic(&error_file, &file)?;
     } else {
-        write_json_atomic(path, &file).map_err(|e| JobError(e.to_string()))?;
+        write_json_atomic(path, &file)?;
         let _ = std::fs::remove_file(&error_file);
     }
     view.subset = task.subset.clone();

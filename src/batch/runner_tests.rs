@@ -11,7 +11,9 @@ use super::job::{Job, JobError, Solved};
 use super::runner::*;
 use super::stop::StopSignal;
 use super::summary::EpisodeView;
+use crate::agent::{AgentError, Method};
 use crate::batch::NoProgress;
+use crate::llm::LlmError;
 use crate::toolbench::Task;
 use serde_json::{Value, json};
 use std::sync::atomic::AtomicUsize;
@@ -26,18 +28,20 @@ struct TestJob {
 
 #[async_trait]
 impl Job for TestJob {
-    fn method(&self) -> &str {
-        "test"
+    fn method(&self) -> Method {
+        Method::React
     }
 
     async fn run(&self, task: &Task, _repeat: u32) -> Result<Solved, JobError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(self.delay).await;
         if Some(task.query_id) == self.fail_on {
-            return Err(JobError("model is gone".into()));
+            return Err(JobError::Agent(AgentError::Llm(LlmError::Config(
+                "model is gone".into(),
+            ))));
         }
         Ok(solved(json!({"answer_generation": {"query": task.query},
-            "sum2act": {"method": "test", "model": "m", "subset": task.subset, "query_id": task.query_id,
+            "sum2act": {"method": "react", "model": "m", "subset": task.subset, "query_id": task.query_id,
             "finish": if task.query_id.is_multiple_of(2) { "give_answer" } else { "give_up" },
             "counters": {"llm_calls": 2, "steps": 1}}})))
     }
@@ -101,10 +105,10 @@ async fn runs_all_then_resume_skips_them() {
     assert_eq!((first.ran, first.resumed), (10, 0));
     assert!(first.complete());
     assert_eq!(files(dir.path()), 10);
-    assert!(dir.path().join("A/4_test.json").is_file());
+    assert!(dir.path().join("A/4_react.json").is_file());
     // A half-written file from a killed run is not a finished query.
-    std::fs::write(dir.path().join("B/5_test.json"), "{\"sum2act\": {").unwrap();
-    std::fs::write(dir.path().join("B/.5_test.json.999.tmp"), "x").unwrap();
+    std::fs::write(dir.path().join("B/5_react.json"), "{\"sum2act\": {").unwrap();
+    std::fs::write(dir.path().join("B/.5_react.json.999.tmp"), "x").unwrap();
     let again = job(1, None);
     let second = run_batch(
         &t,
@@ -190,7 +194,10 @@ async fn a_job_error_stops_the_batch() {
     )
     .await
     .unwrap();
-    assert_eq!(out.fatal.as_deref(), Some("model is gone"));
+    assert_eq!(
+        out.fatal.as_deref(),
+        Some("LLM configuration: model is gone")
+    );
     assert_eq!(out.ran, 3);
     assert_eq!(out.failed.len(), 1);
     assert!(out.not_started >= 5);
@@ -207,8 +214,8 @@ struct ErrorJob {
 
 #[async_trait]
 impl Job for ErrorJob {
-    fn method(&self) -> &str {
-        "test"
+    fn method(&self) -> Method {
+        Method::React
     }
 
     async fn run(&self, task: &Task, _repeat: u32) -> Result<Solved, JobError> {
@@ -216,7 +223,7 @@ impl Job for ErrorJob {
         tokio::time::sleep(Duration::from_millis(2)).await;
         let error = (self.error_on)(task.query_id);
         let tokens = if error && !self.reached { 0 } else { 50 };
-        let mut record = json!({"method": "test", "model": "m", "subset": task.subset,
+        let mut record = json!({"method": "react", "model": "m", "subset": task.subset,
             "query_id": task.query_id, "finish": if error { "error" } else { "give_answer" },
             "counters": {"llm_calls": 1, "prompt_tokens": tokens, "steps": 1}});
         if error {
@@ -260,8 +267,8 @@ async fn error_episodes_are_not_answers_and_a_plain_rerun_retries_them() {
     assert_eq!(first.errors, 1);
     assert!(first.setup_error.is_none());
     assert!(!first.complete());
-    assert!(!dir.path().join("B/3_test.json").exists());
-    assert!(dir.path().join("B/3_test.error").is_file());
+    assert!(!dir.path().join("B/3_react.json").exists());
+    assert!(dir.path().join("B/3_react.error").is_file());
     // The error file is not an answer file for the readers of run directories.
     let (answers, unreadable) = crate::batch::summary::scan_run_dir(dir.path()).unwrap();
     assert_eq!((answers.len(), unreadable.len()), (5, 0));
@@ -277,8 +284,8 @@ async fn error_episodes_are_not_answers_and_a_plain_rerun_retries_them() {
     .unwrap();
     assert_eq!((second.ran, second.resumed, second.errors), (1, 5, 0));
     assert_eq!(again.calls.load(Ordering::SeqCst), 1);
-    assert!(dir.path().join("B/3_test.json").is_file());
-    assert!(!dir.path().join("B/3_test.error").exists());
+    assert!(dir.path().join("B/3_react.json").is_file());
+    assert!(!dir.path().join("B/3_react.error").exists());
     assert!(second.complete());
 }
 

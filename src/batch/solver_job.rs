@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Job, JobError, Solved};
 use crate::agent::sampling::Sampling;
-use crate::agent::{AgentOptions, QuietObserver, SolveContext, Solver};
+use crate::agent::{AgentOptions, Method, QuietObserver, SolveContext, Solver};
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
 use crate::toolbench::Task;
@@ -49,15 +49,20 @@ impl SolverJob {
 
 #[async_trait]
 impl Job for SolverJob {
-    fn method(&self) -> &str {
-        self.solver.method().name()
+    fn method(&self) -> Method {
+        self.solver.method()
     }
 
     async fn run(&self, task: &Task, repeat: u32) -> Result<Solved, JobError> {
         let mut caller = self.env.caller(task.functions.clone());
         if let Some(dir) = &self.run_dir {
-            let answer =
-                super::answer_path_repeat(dir, &task.subset, task.query_id, self.method(), repeat);
+            let answer = super::answer_path_repeat(
+                dir,
+                &task.subset,
+                task.query_id,
+                self.method().name(),
+                repeat,
+            );
             caller = caller.with_resource_dir(answer.with_extension("resources"));
         }
         let ctx = SolveContext::new(
@@ -68,11 +73,7 @@ impl Job for SolverJob {
             Arc::new(QuietObserver),
         )
         .with_sampling(Sampling::for_repeat(task.query_id, repeat));
-        let episode = self
-            .solver
-            .solve(task, &ctx)
-            .await
-            .map_err(|e| JobError(e.to_string()))?;
+        let episode = self.solver.solve(task, &ctx).await?;
         Ok(Solved::from_episode(&episode))
     }
 }

@@ -13,6 +13,7 @@ use super::GlobalArgs;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
 use crate::config::Config;
+use crate::llm::Purpose;
 use crate::llm::{self, CompletionRequest, LlmClient, LlmOptions, Message, ToolChoice};
 
 #[derive(Debug, Args)]
@@ -161,7 +162,7 @@ async fn check_tool_call(
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     });
     let request = CompletionRequest::new(
-        "check",
+        Purpose::Check,
         vec![Message::user("What is the weather in Paris right now?")],
     )
     .with_tools(vec![weather], ToolChoice::Required)

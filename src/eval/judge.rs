@@ -438,7 +438,7 @@ impl Judge {
         let mut got = Attempts::default();
         for attempt in 0..call.attempts.max(1) {
             let mut request = CompletionRequest::new(
-                crate::llm::purpose::JUDGE,
+                crate::llm::purpose::Purpose::Judge,
                 vec![Message::user(rendered.to_string())],
             )
             .with_json_schema("verdict", call.reading.schema.clone())

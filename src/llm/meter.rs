@@ -131,7 +131,7 @@ impl<C: LlmClient> LlmClient for Metered<C> {
                         + c.usage.completion_tokens as f64 * p.completion)
                         / 1e6;
                 }
-                self.meter.record(&request.purpose, &c);
+                self.meter.record(request.purpose.as_str(), &c);
                 Ok(c)
             }
             Err(e) => {

@@ -35,6 +35,7 @@ pub use meter::{Meter, Metered, UsageTotals, metered};
 pub use options::{
     KNOWN_MODEL_FILES, LlmOptions, build, model_cache_dir, resolve_model_path, uses_embedded_model,
 };
+pub use purpose::Purpose;
 pub use tokens::{count_completion_tokens, count_prompt_tokens, count_tokens};
 pub use types::{
     Completion, CompletionRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,

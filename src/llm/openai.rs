@@ -235,7 +235,7 @@ impl LlmClient for OpenAiClient {
         tracing::debug!(endpoint = %self.shown, model = %model, purpose = %request.purpose, "LLM request");
         let mut post = self.authorized(self.http.post(url)).json(&body);
         // The purpose travels beside the prompt, never in it: a by-hand endpoint routes on it.
-        if let Some(p) = purpose::from_header(&request.purpose) {
+        if let Some(p) = purpose::from_header(request.purpose.as_str()) {
             post = post.header(purpose::PURPOSE_HEADER, p);
         }
         let resp = post.send().await.map_err(|e| self.transport_error(e))?;

@@ -5,14 +5,148 @@
 
 use crate::names::named_values;
 
-/// The purpose of the LLM tool simulation and of MirrorAPI (`server::llm_sim`, `server::mirrorapi`).
-pub const TOOL_SIMULATOR: &str = "tool-simulator";
+/// Who asks for a completion, written as its label (`"router"`, `"tool-simulator"`…): the label is the
+/// meter's key, the value of the purpose header and the `purpose` field of recorded requests.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Purpose {
+    /// No purpose named (`""`).
+    #[default]
+    Unnamed,
+    /// Sum2Act's router: the next action.
+    Router,
+    /// Sum2Act's state manager: the observation summarised into the state.
+    State,
+    /// Sum2Act's final answer, written again from the whole facts.
+    Answer,
+    /// The request split into parts (Sum2Act's checklist, the graph method's subtasks).
+    Decompose,
+    /// A ReAct step.
+    React,
+    /// A DFSDT step.
+    Dfsdt,
+    /// The plan method's plan, its replan, and each after a repair round.
+    Plan,
+    PlanRepair,
+    Replan,
+    ReplanRepair,
+    /// The plan method's choice among candidate APIs.
+    Select,
+    /// The plan method's final response.
+    Respond,
+    /// The graph method's arguments of a call, its scoring and ranking of APIs.
+    Arguments,
+    Score,
+    Rank,
+    /// Example requests for the retriever's index.
+    ExampleRequests,
+    /// `llm --check`.
+    Check,
+    /// A request served by `serve-llm` without a purpose of its own.
+    Serve,
+    /// The LLM tool simulation and MirrorAPI (`server::llm_sim`, `server::mirrorapi`).
+    ToolSimulator,
+    /// Every request the evaluator (`eval`) makes.
+    Judge,
+    /// A request whose sender named no purpose and no role.
+    Agent,
+    /// A label from elsewhere (another client's purpose header).
+    Other(String),
+}
 
-/// The purpose of every request the evaluator (`eval`) makes.
-pub const JUDGE: &str = "judge";
+/// The named purposes and their labels.
+const LABELS: &[(Purpose, &str)] = &[
+    (Purpose::Unnamed, ""),
+    (Purpose::Router, "router"),
+    (Purpose::State, "state"),
+    (Purpose::Answer, "answer"),
+    (Purpose::Decompose, "decompose"),
+    (Purpose::React, "react"),
+    (Purpose::Dfsdt, "dfsdt"),
+    (Purpose::Plan, "plan"),
+    (Purpose::PlanRepair, "plan_repair"),
+    (Purpose::Replan, "replan"),
+    (Purpose::ReplanRepair, "replan_repair"),
+    (Purpose::Select, "select"),
+    (Purpose::Respond, "respond"),
+    (Purpose::Arguments, "arguments"),
+    (Purpose::Score, "score"),
+    (Purpose::Rank, "rank"),
+    (Purpose::ExampleRequests, "example_requests"),
+    (Purpose::Check, "check"),
+    (Purpose::Serve, "serve"),
+    (Purpose::ToolSimulator, "tool-simulator"),
+    (Purpose::Judge, "judge"),
+    (Purpose::Agent, "agent"),
+];
 
-/// The purpose of a request whose sender named no purpose and no role.
-pub const AGENT: &str = "agent";
+impl Purpose {
+    /// The label.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Purpose::Other(label) => label,
+            named => LABELS
+                .iter()
+                .find(|(p, _)| p == named)
+                .map_or("", |(_, label)| label),
+        }
+    }
+
+    /// The purpose of the same request asked again after a repair round (`plan` -> `plan_repair`).
+    pub fn repair(&self) -> Purpose {
+        match self {
+            Purpose::Plan => Purpose::PlanRepair,
+            Purpose::Replan => Purpose::ReplanRepair,
+            other => Purpose::from(format!("{other}_repair")),
+        }
+    }
+}
+
+impl From<&str> for Purpose {
+    fn from(label: &str) -> Self {
+        LABELS
+            .iter()
+            .find(|(_, l)| *l == label)
+            .map_or_else(|| Purpose::Other(label.to_string()), |(p, _)| p.clone())
+    }
+}
+
+impl From<String> for Purpose {
+    fn from(label: String) -> Self {
+        Purpose::from(label.as_str())
+    }
+}
+
+impl std::fmt::Display for Purpose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Purpose {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Purpose> for &str {
+    fn eq(&self, other: &Purpose) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl serde::Serialize for Purpose {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Purpose {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Purpose::from(<String as serde::Deserialize>::deserialize(
+            d,
+        )?))
+    }
+}
 
 /// HTTP header in which our OpenAI client sends the purpose (never part of the prompt).
 pub const PURPOSE_HEADER: &str = "x-sum2act-purpose";
@@ -41,20 +175,20 @@ impl ReaderRole {
     pub const ALL: [ReaderRole; 3] = [ReaderRole::Agent, ReaderRole::Simulator, ReaderRole::Judge];
 
     /// The role that answers a request with this purpose.
-    pub fn of_purpose(purpose: &str) -> Self {
+    pub fn of_purpose(purpose: &Purpose) -> Self {
         match purpose {
-            TOOL_SIMULATOR => ReaderRole::Simulator,
-            JUDGE => ReaderRole::Judge,
+            Purpose::ToolSimulator => ReaderRole::Simulator,
+            Purpose::Judge => ReaderRole::Judge,
             _ => ReaderRole::Agent,
         }
     }
 
     /// The purpose a request gets when its URL names this role (`/role/judge/v1`).
-    pub fn purpose(self) -> &'static str {
+    pub fn purpose(self) -> Purpose {
         match self {
-            ReaderRole::Agent => AGENT,
-            ReaderRole::Simulator => TOOL_SIMULATOR,
-            ReaderRole::Judge => JUDGE,
+            ReaderRole::Agent => Purpose::Agent,
+            ReaderRole::Simulator => Purpose::ToolSimulator,
+            ReaderRole::Judge => Purpose::Judge,
         }
     }
 }
@@ -72,15 +206,22 @@ mod tests {
 
     #[test]
     fn purposes_map_to_roles_and_back() {
-        assert_eq!(ReaderRole::of_purpose("router"), ReaderRole::Agent);
-        assert_eq!(ReaderRole::of_purpose("state"), ReaderRole::Agent);
+        assert_eq!(ReaderRole::of_purpose(&Purpose::Router), ReaderRole::Agent);
+        assert_eq!(ReaderRole::of_purpose(&Purpose::State), ReaderRole::Agent);
         assert_eq!(
-            ReaderRole::of_purpose(TOOL_SIMULATOR),
+            ReaderRole::of_purpose(&Purpose::ToolSimulator),
             ReaderRole::Simulator
         );
-        assert_eq!(ReaderRole::of_purpose(JUDGE), ReaderRole::Judge);
+        assert_eq!(ReaderRole::of_purpose(&Purpose::Judge), ReaderRole::Judge);
+        for (purpose, label) in LABELS {
+            assert_eq!(purpose.as_str(), *label);
+            assert_eq!(&Purpose::from(*label), purpose);
+        }
+        assert_eq!(Purpose::from("custom").as_str(), "custom");
+        assert_eq!(Purpose::Plan.repair().as_str(), "plan_repair");
+        assert_eq!(Purpose::Replan.repair().as_str(), "replan_repair");
         for role in ReaderRole::ALL {
-            assert_eq!(ReaderRole::of_purpose(role.purpose()), role);
+            assert_eq!(ReaderRole::of_purpose(&role.purpose()), role);
             assert_eq!(role.name().parse::<ReaderRole>(), Ok(role));
         }
         assert_eq!(from_header(" judge "), Some("judge".into()));

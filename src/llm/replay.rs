@@ -182,7 +182,11 @@ impl LlmClient for Replayer {
             LlmError::Replay(format!(
                 "no recording in {} for this {} request (key {key}; last user message {last_user:?}); re-record with --record",
                 self.dir.display(),
-                if request.purpose.is_empty() { "LLM" } else { &request.purpose },
+                if request.purpose.as_str().is_empty() {
+                    "LLM"
+                } else {
+                    request.purpose.as_str()
+                },
             ))
         })?;
         let rec: Recording = serde_json::from_str(&text)

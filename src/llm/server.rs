@@ -2,6 +2,7 @@
 //! tools such as StableToolBench's harness or ToolEval, and several sum2act processes, can share one
 //! loaded model. Concurrent requests reach the model together, where the engine batches them.
 
+use super::purpose::Purpose;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -77,7 +78,7 @@ pub fn parse_request(body: &Value) -> Result<CompletionRequest, String> {
         .or_else(|| body["max_tokens"].as_u64())
         .unwrap_or(512)
         .min(u64::from(u32::MAX)) as u32;
-    let mut request = CompletionRequest::new("serve", messages)
+    let mut request = CompletionRequest::new(Purpose::Serve, messages)
         .with_tools(tools, tool_choice)
         .with_max_tokens(max_tokens)
         .with_temperature(body["temperature"].as_f64().unwrap_or(0.0) as f32);
@@ -271,7 +272,7 @@ async fn complete(
         Err(m) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", None, m),
     };
     if let Some(p) = purpose_of(role, headers) {
-        request.purpose = p;
+        request.purpose = Purpose::from(p);
     }
     match state.client.complete(&request).await {
         Ok(c) => {

@@ -1,6 +1,7 @@
 //! Requests and replies of the LLM layer, shaped like OpenAI chat completions so every backend
 //! (HTTP endpoint, embedded model, replay, scripted test model) speaks the same language.
 
+use super::purpose::Purpose;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -112,7 +113,7 @@ pub struct CompletionRequest {
     pub seed: Option<u64>,
     /// Who asks (router, state, judge, …): for logs and accounting, never sent to the model.
     #[serde(default)]
-    pub purpose: String,
+    pub purpose: Purpose,
     /// The messages already describe the tools (our agents list them compactly in their prompts), so
     /// a backend without native function calling should not render the schemas again: that would double
     /// the prompt a small local model must read. Native function-calling endpoints still get `tools`.
@@ -121,7 +122,7 @@ pub struct CompletionRequest {
 }
 
 impl CompletionRequest {
-    pub fn new(purpose: impl Into<String>, messages: Vec<Message>) -> Self {
+    pub fn new(purpose: impl Into<Purpose>, messages: Vec<Message>) -> Self {
         CompletionRequest {
             messages,
             tools: Vec::new(),

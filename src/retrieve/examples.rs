@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::RetrieveError;
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, LlmClient, Message};
 use crate::prompts::Prompts;
 use crate::toolbench::{Catalog, Tool, ToolApi};
@@ -202,7 +203,7 @@ fn request_for(
     // A fixed seed per API: the embedded model writes the same requests on every machine.
     let seed = u64::from_str_radix(&key[..12], 16).unwrap_or(0);
     let mut request = CompletionRequest::new(
-        "example_requests",
+        Purpose::ExampleRequests,
         vec![Message::system(system), Message::user(user)],
     )
     .with_max_tokens(40 * per_api as u32)

@@ -116,7 +116,7 @@ impl LlmSimulator {
             )
             .map_err(|e| e.to_string())?;
         let mut request = CompletionRequest::new(
-            crate::llm::purpose::TOOL_SIMULATOR,
+            crate::llm::purpose::Purpose::ToolSimulator,
             vec![Message::system(system), Message::user(user)],
         )
         .with_max_tokens(1024)

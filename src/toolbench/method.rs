@@ -27,6 +27,20 @@ named_values!(Method, "method" {
     Graph => "graph" | "controlllm": "",
 });
 
+/// Written by name (`"sum2act"`), as the answer files' `method` field always was.
+impl serde::Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Method {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl Method {
     /// Every method once, in the order the docs present them.
     pub const ALL: [Method; 5] = [

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::agent::parse::first_json_object;
 use crate::agent::{AgentError, SolveContext};
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::text::clip;
 use crate::tools::graph::{gives, kind_of};
@@ -52,7 +53,7 @@ pub async fn decompose(
     let prompt = ctx
         .prompts
         .render("graph_decompose", &[("tools", tools), ("query", query)])?;
-    let request = CompletionRequest::new("decompose", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Decompose, vec![Message::user(prompt)])
         .with_json_schema("subtasks", schema())
         .with_max_tokens(ctx.options.max_tokens.max(512));
     let reply = ctx.complete(&request).await?;

@@ -14,6 +14,7 @@ use super::search::{Scorer, Solution};
 use crate::agent::parse::first_json_object;
 use crate::agent::plan::select::words;
 use crate::agent::{AgentError, SolveContext};
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::text::clip;
 use crate::tools::graph::ToolGraph;
@@ -90,7 +91,7 @@ impl<'a> LlmScorer<'a> {
             }}},
             "required": ["scores"],
         });
-        let request = CompletionRequest::new("score", vec![Message::user(prompt)])
+        let request = CompletionRequest::new(Purpose::Score, vec![Message::user(prompt)])
             .with_json_schema("scores", schema)
             .with_max_tokens(ctx_tokens(self.ctx, apis.len()));
         let reply = self.ctx.complete(&request).await.ok()?;
@@ -256,7 +257,7 @@ pub async fn rank(
         "properties": {"order": {"type": "array", "minItems": 1, "maxItems": n, "items": {"enum": numbers}}},
         "required": ["order"],
     });
-    let request = CompletionRequest::new("rank", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Rank, vec![Message::user(prompt)])
         .with_json_schema("ranking", schema)
         .with_max_tokens(ctx.options.max_tokens);
     let mut order: Vec<usize> = Vec::new();

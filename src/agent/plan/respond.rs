@@ -10,6 +10,7 @@ use crate::agent::common::kept_as_cut;
 use crate::agent::parse::{self, Action};
 use crate::agent::reading::recorded_text;
 use crate::agent::{AgentError, SolveContext};
+use crate::llm::Purpose;
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
 use crate::text::clip;
 use crate::toolbench::FINISH;
@@ -65,7 +66,7 @@ pub async fn respond(
             ),
         ],
     )?;
-    let request = CompletionRequest::new("respond", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Respond, vec![Message::user(prompt)])
         .with_tools(
             vec![finish_with_answer()],
             ToolChoice::Function(FINISH.into()),

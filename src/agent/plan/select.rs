@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::dag::{Plan, find_function};
 use crate::agent::parse::first_json_object;
 use crate::agent::{AgentError, SolveContext};
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::text::clip;
 use crate::toolbench::{FINISH, Function};
@@ -148,7 +149,7 @@ async fn choose(
     let names: Vec<&str> = candidates.iter().map(|f| f.name.as_str()).collect();
     let schema =
         json!({"type": "object", "properties": {"tool": {"enum": names}}, "required": ["tool"]});
-    let request = CompletionRequest::new("select", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Select, vec![Message::user(prompt)])
         .with_json_schema("selection", schema)
         .with_max_tokens(ctx.options.max_tokens);
     let reply = ctx.complete(&request).await?;

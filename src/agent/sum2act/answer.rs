@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message, ToolChoice};
 use crate::toolbench::claims::{extract_claims, normalize};
 use crate::toolbench::{FINISH, Task};
@@ -171,7 +172,7 @@ async fn write_from_whole_facts(
             ("drafts", &drafts.join("\n---\n")),
         ],
     )?;
-    let request = CompletionRequest::new("answer", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Answer, vec![Message::user(prompt)])
         .with_tools(
             vec![crate::toolbench::finish_schema()],
             ToolChoice::Function(FINISH.into()),

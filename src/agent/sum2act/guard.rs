@@ -6,6 +6,7 @@
 
 use crate::agent::common::{self, harness_observation};
 use crate::agent::parse::{Action, call_key};
+use crate::llm::Purpose;
 
 use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
 
@@ -37,7 +38,7 @@ pub(super) async fn check(run: &mut Run<'_>, n: u32, mut p: Proposal) -> Stage {
         let state = &run.state;
         let failed = |a: &Action| state.failed_before(&a.name, &a.arguments).is_some();
         let messages = std::mem::take(&mut p.messages);
-        match common::force_finish(run.ctx, "router", messages, &failed).await {
+        match common::force_finish(run.ctx, Purpose::Router, messages, &failed).await {
             Ok((a, ignored)) => {
                 p.action = a;
                 p.notes.extend(ignored);

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::toolbench::claims::content_words;
@@ -72,7 +73,7 @@ async fn decompose(
         "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": MAX_MODEL_PART_CHARS}, "minItems": 1, "maxItems": MAX_PARTS}},
         "required": ["subtasks"]
     });
-    let request = CompletionRequest::new("decompose", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::Decompose, vec![Message::user(prompt)])
         .with_json_schema("plan", schema)
         .with_max_tokens(ctx.options.max_tokens);
     Ok(match ctx.complete(&request).await {

@@ -6,6 +6,7 @@ use crate::agent::failure::FailureKind;
 use crate::agent::parse::Action;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Message;
+use crate::llm::Purpose;
 use crate::toolbench::Task;
 
 use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
@@ -24,7 +25,7 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
     }
     let messages = vec![Message::system(run.system.clone()), Message::user(user)];
     let temperature = if repeated { 0.8 } else { 0.0 };
-    match common::turn(run.ctx, "router", messages.clone(), temperature).await {
+    match common::turn(run.ctx, Purpose::Router, messages.clone(), temperature).await {
         Ok((action, prompt_tokens)) => Ok(Stage::Go(Proposal {
             action,
             messages,

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::agent::epilogue::{self, Ending, Layout};
 use crate::agent::episode::{Episode, FinishKind, Step};
 use crate::agent::parse::{Action, call_key};
-use crate::agent::{AgentError, SolveContext, common, reading};
+use crate::agent::{AgentError, Method, SolveContext, common, reading};
 use crate::llm::{Message, count_tokens};
 use crate::toolbench::Task;
 use crate::tools::Observation;
@@ -152,7 +152,7 @@ impl<'a> Run<'a> {
             error,
         };
         let episode = epilogue::conclude(
-            "sum2act",
+            Method::Sum2act,
             self.task,
             self.ctx,
             &self.system,

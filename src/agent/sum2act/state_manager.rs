@@ -3,6 +3,7 @@
 //! returned, and the update is merged into the state and its checklist. A failed call is recorded with
 //! its reason and kind (a timeout may be retried), never as a fact.
 
+use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::toolbench::Task;
 use crate::tools::Observation;
@@ -138,7 +139,7 @@ async fn ask_state_manager(
         ],
     )?;
     // Facts carry whole lists and several values: the answer budget, not the step budget.
-    let request = CompletionRequest::new("state", vec![Message::user(prompt)])
+    let request = CompletionRequest::new(Purpose::State, vec![Message::user(prompt)])
         .with_json_schema("state_update", update_schema())
         .with_max_tokens(ctx.options.answer_max_tokens);
     let parsed = match ctx.complete(&request).await {

@@ -71,7 +71,7 @@ impl MirrorApiSimulator {
             )
             .map_err(|e| e.to_string())?;
         let mut req = CompletionRequest::new(
-            crate::llm::purpose::TOOL_SIMULATOR,
+            crate::llm::purpose::Purpose::ToolSimulator,
             vec![
                 Message::system(system.trim_end()),
                 Message::user(user.trim_end()),
