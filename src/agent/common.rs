@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, Purpose, ToolChoice};
 use crate::toolbench::{FINISH, Function, function_schemas};
+use crate::tools::observation::ObservationCode;
 use crate::tools::{Observation, ReplySource};
 
 use super::SolveContext;
@@ -332,7 +333,7 @@ pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Obse
         function: function.to_string(),
         arguments: arguments.to_string(),
         text: json!({"error": error, "response": ""}).to_string(),
-        code: 0,
+        code: ObservationCode::Ok,
         error: error.to_string(),
         response: Value::String(String::new()),
         source: ReplySource::Caller,

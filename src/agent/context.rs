@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
 use crate::prompts::Prompts;
 use crate::text::cap_text;
-use crate::tools::observation::code;
+use crate::tools::observation::ObservationCode;
 use crate::tools::{Observation, ReplySource, ToolCaller};
 
 use super::episode::{Counters, ErrorCause, Step};
@@ -186,7 +186,7 @@ impl SolveContext {
                 if obs.failed {
                     c.failed_tool_calls += 1;
                 }
-                if obs.code == code::NO_SUCH_FUNCTION {
+                if obs.code == ObservationCode::NoSuchFunction {
                     c.hallucinated_calls += 1;
                 }
                 if obs.source == ReplySource::Unreachable {

@@ -292,7 +292,7 @@ async fn expand(
     depth += 1;
     let mut input = Node::new(NodeType::ActionInput, action.arguments.clone(), depth);
     input.observation = Some(obs.text.clone());
-    input.observation_code = Some(obs.code);
+    input.observation_code = Some(obs.code.number());
     let finish = obs.finish.clone();
     let mut st = Step::new(index, &action, obs, prompt_tokens);
     st.notes.extend(note);

@@ -132,7 +132,7 @@ fn chain_steps(steps: &[Step]) -> Vec<ChainStep> {
             name: s.action.clone(),
             arguments: s.arguments.clone(),
             observation: s.observation.text.clone(),
-            code: s.observation.code,
+            code: s.observation.code.number(),
         })
         .collect()
 }

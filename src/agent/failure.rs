@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::tools::Observation;
-use crate::tools::observation::code;
+use crate::tools::observation::ObservationCode;
 
 /// Times a call that failed transiently may be made again before trying it once more is a repeat.
 pub const MAX_RETRIES: u32 = 2;
@@ -29,9 +29,11 @@ pub enum FailureKind {
 pub fn classify(obs: &Observation) -> FailureKind {
     let error = obs.error.to_lowercase();
     match obs.code {
-        code::TIMEOUT | code::TOO_MANY_REQUESTS | code::RATE_LIMIT => FailureKind::Transient,
-        code::NO_SUCH_FUNCTION => FailureKind::Fixable,
-        code::HTTP_ERROR if transient_http(&error) => FailureKind::Transient,
+        ObservationCode::Timeout
+        | ObservationCode::TooManyRequests
+        | ObservationCode::RateLimit => FailureKind::Transient,
+        ObservationCode::NoSuchFunction => FailureKind::Fixable,
+        ObservationCode::HttpError if transient_http(&error) => FailureKind::Transient,
         _ if error.starts_with("tool input parse error")
             || error.starts_with("parameter error") =>
         {
@@ -67,7 +69,7 @@ mod tests {
     use crate::agent::common::harness_observation;
     use crate::tools::observation::{NOT_WORKING_ERROR, TIMEOUT_ERROR};
 
-    fn failed(c: u8, error: &str) -> Observation {
+    fn failed(c: ObservationCode, error: &str) -> Observation {
         Observation {
             code: c,
             ..harness_observation("f", "{}", error)
@@ -77,31 +79,31 @@ mod tests {
     #[test]
     fn timeouts_and_429_are_transient_parameter_errors_fixable_the_rest_final() {
         assert_eq!(
-            classify(&failed(code::TIMEOUT, TIMEOUT_ERROR)),
+            classify(&failed(ObservationCode::Timeout, TIMEOUT_ERROR)),
             FailureKind::Transient
         );
         let too_many = failed(
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             "request invalid, data error. status_code=429",
         );
         assert_eq!(classify(&too_many), FailureKind::Transient);
         let server = failed(
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             "request invalid, data error. status_code=503",
         );
         assert!(is_transient(&server));
         let gone = failed(
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             "request invalid, data error. status_code=404",
         );
         assert_eq!(classify(&gone), FailureKind::Final);
         let params = failed(
-            code::OK,
+            ObservationCode::Ok,
             "Parameter error...\nmissing required parameter 'city'",
         );
         assert_eq!(classify(&params), FailureKind::Fixable);
         assert_eq!(
-            classify(&failed(code::NOT_WORKING, NOT_WORKING_ERROR)),
+            classify(&failed(ObservationCode::NotWorking, NOT_WORKING_ERROR)),
             FailureKind::Final
         );
     }

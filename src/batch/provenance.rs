@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::toolbench::FINISH;
 use crate::toolbench::answer::OUR_KEY;
 use crate::tools::ReplySource;
-use crate::tools::observation::code::TIMEOUT;
+use crate::tools::observation::ObservationCode;
 
 /// Replies by source over a set of episodes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -83,7 +83,9 @@ impl Provenance {
                 .get("retries")
                 .and_then(Value::as_array)
                 .map_or(0, |r| r.len() as u64);
-            if o.get("code").and_then(Value::as_u64) == Some(u64::from(TIMEOUT)) {
+            if o.get("code").and_then(Value::as_u64)
+                == Some(u64::from(ObservationCode::Timeout.number()))
+            {
                 self.timeouts += 1;
             }
         }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::args::{canonical_json, check_declared, check_params, parse_arguments};
 use super::mcp::McpHub;
-use super::observation::{self, code, parse_finish, reply_text};
+use super::observation::{self, ObservationCode, parse_finish, reply_text};
 use super::resources::ResourceStore;
 use super::types::Resource;
 use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
@@ -225,7 +225,7 @@ impl ToolCaller {
         obs.elapsed_ms = start.elapsed().as_millis() as u64;
         tracing::debug!(
             function = name,
-            code = obs.code,
+            code = obs.code.number(),
             source = obs.source.as_str(),
             failed = obs.failed,
             elapsed_ms = obs.elapsed_ms,
@@ -248,7 +248,7 @@ impl ToolCaller {
     fn finish(&self, name: &str, arguments: &str) -> Observation {
         let max = self.env.config.max_observation_length;
         let f = parse_finish(arguments);
-        let failed = f.code == code::BAD_FINISH;
+        let failed = f.code == ObservationCode::BadFinish;
         Observation {
             function: name.to_string(),
             arguments: arguments.to_string(),
@@ -294,13 +294,19 @@ impl ToolCaller {
             .flatten();
         let Some(function) = function else {
             let reply = caller_reply(format!("No such function name: {name}"));
-            return Err(self.observe(name, arguments, reply, code::NO_SUCH_FUNCTION, true));
+            return Err(self.observe(
+                name,
+                arguments,
+                reply,
+                ObservationCode::NoSuchFunction,
+                true,
+            ));
         };
         let args = match parse_arguments(arguments) {
             Ok(a) => a,
             Err(msg) => {
                 let reply = caller_reply(format!("{}{msg}", observation::PARSE_ERROR));
-                return Err(self.observe(name, arguments, reply, code::OK, true));
+                return Err(self.observe(name, arguments, reply, ObservationCode::Ok, true));
             }
         };
         let mut problems = match function.backend {
@@ -314,7 +320,7 @@ impl ToolCaller {
         }
         if !problems.is_empty() {
             let reply = caller_reply(format!("{PARAMETER_ERROR}{}", problems.message()));
-            return Err(self.observe(name, arguments, reply, code::OK, true));
+            return Err(self.observe(name, arguments, reply, ObservationCode::Ok, true));
         }
         Ok((function, args))
     }
@@ -407,11 +413,11 @@ impl ToolCaller {
         };
         if let Err(msg) = resolved {
             let reply = caller_reply(format!("{PARAMETER_ERROR}{msg}"));
-            return self.observe(name, arguments, reply, code::OK, true);
+            return self.observe(name, arguments, reply, ObservationCode::Ok, true);
         }
         let Some(hub) = self.env.mcp.clone() else {
             let reply = caller_reply("no MCP server is connected for this function".into());
-            return self.observe(name, arguments, reply, code::HTTP_ERROR, true);
+            return self.observe(name, arguments, reply, ObservationCode::HttpError, true);
         };
         let request = self.request(function, Value::Object(args));
         let (result, retries) = self.limited_send(hub.as_ref(), &request).await;
@@ -533,7 +539,7 @@ impl ToolCaller {
         name: &str,
         arguments: &str,
         reply: ToolReply,
-        code: u8,
+        code: ObservationCode,
         failed: bool,
     ) -> Observation {
         let text = truncate(
@@ -558,28 +564,29 @@ impl ToolCaller {
 }
 
 /// The observation code and error text of a call that got no usable reply.
-fn failure(e: &ToolError) -> (u8, String) {
+fn failure(e: &ToolError) -> (ObservationCode, String) {
     match e {
-        ToolError::Timeout(_) | ToolError::SimulatorTimeout(_) => {
-            (code::TIMEOUT, observation::TIMEOUT_ERROR.to_string())
-        }
+        ToolError::Timeout(_) | ToolError::SimulatorTimeout(_) => (
+            ObservationCode::Timeout,
+            observation::TIMEOUT_ERROR.to_string(),
+        ),
         ToolError::Status(s) => (
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             format!("request invalid, data error. status_code={s}"),
         ),
         ToolError::BadReply(m) => (
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             format!("request invalid, data error: {m}"),
         ),
         ToolError::TooLarge(cap) => (
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             format!(
                 "request invalid, data error: reply larger than {}",
                 super::size(*cap)
             ),
         ),
         other => (
-            code::HTTP_ERROR,
+            ObservationCode::HttpError,
             format!("request invalid, data error. {other}"),
         ),
     }

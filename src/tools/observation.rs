@@ -5,21 +5,79 @@ use serde_json::{Map, Value};
 
 use super::types::Finish;
 
-/// Status codes of ToolBench's `rapidapi.py` (what lands in `observation_code`).
-pub mod code {
-    pub const OK: u8 = 0;
-    pub const NO_SUCH_FUNCTION: u8 = 1;
-    pub const BAD_FINISH: u8 = 2;
-    pub const ANSWER: u8 = 3;
-    pub const GIVE_UP: u8 = 4;
-    pub const TIMEOUT: u8 = 5;
-    pub const NOT_WORKING: u8 = 6;
-    pub const UNAUTHORIZED: u8 = 7;
-    pub const UNSUBSCRIBED: u8 = 8;
-    pub const TOO_MANY_REQUESTS: u8 = 9;
-    pub const RATE_LIMIT: u8 = 10;
-    pub const MESSAGE: u8 = 11;
-    pub const HTTP_ERROR: u8 = 12;
+/// ToolBench's status code of an observation (`rapidapi.py`), written as its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum ObservationCode {
+    /// No error string ToolBench knows (which is why `Ok` alone does not mean success).
+    #[default]
+    Ok = 0,
+    NoSuchFunction = 1,
+    BadFinish = 2,
+    Answer = 3,
+    GiveUp = 4,
+    Timeout = 5,
+    NotWorking = 6,
+    Unauthorized = 7,
+    Unsubscribed = 8,
+    TooManyRequests = 9,
+    RateLimit = 10,
+    Message = 11,
+    HttpError = 12,
+}
+
+impl ObservationCode {
+    const ALL: [ObservationCode; 13] = [
+        ObservationCode::Ok,
+        ObservationCode::NoSuchFunction,
+        ObservationCode::BadFinish,
+        ObservationCode::Answer,
+        ObservationCode::GiveUp,
+        ObservationCode::Timeout,
+        ObservationCode::NotWorking,
+        ObservationCode::Unauthorized,
+        ObservationCode::Unsubscribed,
+        ObservationCode::TooManyRequests,
+        ObservationCode::RateLimit,
+        ObservationCode::Message,
+        ObservationCode::HttpError,
+    ];
+
+    /// The number ToolBench writes.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// The code with this number, if there is one.
+    pub fn from_number(n: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(n)).copied()
+    }
+}
+
+impl std::fmt::Display for ObservationCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+impl PartialEq<u8> for ObservationCode {
+    fn eq(&self, other: &u8) -> bool {
+        self.number() == *other
+    }
+}
+
+impl serde::Serialize for ObservationCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.number())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ObservationCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = <u8 as serde::Deserialize>::deserialize(d)?;
+        Self::from_number(n)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown observation code {n}")))
+    }
 }
 
 /// The error strings a ToolBench server uses, mapped to codes 6–11 by exact match (anything else is 0,
@@ -34,15 +92,15 @@ pub const TIMEOUT_ERROR: &str = "Timeout error...";
 pub const PARSE_ERROR: &str = "Tool input parse error...\n";
 
 /// The status code ToolBench derives from a server reply's `error` string.
-pub fn code_for_error(error: &str) -> u8 {
+pub fn code_for_error(error: &str) -> ObservationCode {
     match error {
-        NOT_WORKING_ERROR => code::NOT_WORKING,
-        UNAUTHORIZED_ERROR => code::UNAUTHORIZED,
-        UNSUBSCRIBED_ERROR => code::UNSUBSCRIBED,
-        TOO_MANY_REQUESTS_ERROR => code::TOO_MANY_REQUESTS,
-        RATE_LIMIT_ERROR => code::RATE_LIMIT,
-        MESSAGE_ERROR => code::MESSAGE,
-        _ => code::OK,
+        NOT_WORKING_ERROR => ObservationCode::NotWorking,
+        UNAUTHORIZED_ERROR => ObservationCode::Unauthorized,
+        UNSUBSCRIBED_ERROR => ObservationCode::Unsubscribed,
+        TOO_MANY_REQUESTS_ERROR => ObservationCode::TooManyRequests,
+        RATE_LIMIT_ERROR => ObservationCode::RateLimit,
+        MESSAGE_ERROR => ObservationCode::Message,
+        _ => ObservationCode::Ok,
     }
 }
 
@@ -125,7 +183,7 @@ fn dump_str(out: &mut String, s: &str) {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishOutcome {
     pub text: String,
-    pub code: u8,
+    pub code: ObservationCode,
     pub finish: Option<Finish>,
 }
 
@@ -142,21 +200,21 @@ pub fn parse_finish(arguments: &str) -> FinishOutcome {
     };
     let bad = |text: &str| FinishOutcome {
         text: text.to_string(),
-        code: super::observation::code::BAD_FINISH,
+        code: ObservationCode::BadFinish,
         finish: None,
     };
     match return_type.as_deref() {
         None => bad("{error:\"must have \"return_type\"\"}"),
         Some("give_up_and_restart") => FinishOutcome {
             text: "{\"response\":\"chose to give up and restart\"}".to_string(),
-            code: code::GIVE_UP,
+            code: ObservationCode::GiveUp,
             finish: Some(Finish::GiveUp),
         },
         Some("give_answer") => match final_answer {
             None => bad("{error:\"must have \"final_answer\"\"}"),
             Some(answer) => FinishOutcome {
                 text: "{\"response\":\"successfully giving the final answer.\"}".to_string(),
-                code: code::ANSWER,
+                code: ObservationCode::Answer,
                 finish: Some(Finish::Answer(answer)),
             },
         },

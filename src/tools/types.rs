@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::observation::ObservationCode;
+
 /// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
@@ -117,7 +119,7 @@ pub struct Observation {
     /// The observation text shown to the model (`{"error":…,"response":…}`, truncated).
     pub text: String,
     /// ToolBench status code (`rapidapi.py`).
-    pub code: u8,
+    pub code: ObservationCode,
     pub error: String,
     pub response: Value,
     pub source: ReplySource,

@@ -86,7 +86,7 @@ async fn retries_429_and_5xx_with_backoff_then_gives_up() {
     let start = Instant::now();
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;
     assert_eq!(obs.text, reply_text("", &json!("fine")));
-    assert_eq!((obs.code, obs.failed), (0, false));
+    assert_eq!((obs.code.number(), obs.failed), (0, false));
     assert_eq!(hits.load(Ordering::SeqCst), 3);
     assert!(
         start.elapsed() >= Duration::from_millis(150),
@@ -103,7 +103,7 @@ async fn retries_429_and_5xx_with_backoff_then_gives_up() {
         },
     );
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;
-    assert_eq!(obs.code, 12);
+    assert_eq!(obs.code.number(), 12);
     assert_eq!(obs.error, "request invalid, data error. status_code=503");
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 }
@@ -121,7 +121,7 @@ async fn redirects_to_other_hosts_are_not_followed() {
         },
     );
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;
-    assert_eq!(obs.code, 12);
+    assert_eq!(obs.code.number(), 12);
     assert!(obs.error.contains("status_code=307"), "{}", obs.error);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
@@ -181,16 +181,16 @@ async fn finish_codes() {
             r#"{"return_type": "give_answer", "final_answer": "42"}"#,
         )
         .await;
-    assert_eq!((obs.code, obs.failed), (3, false));
+    assert_eq!((obs.code.number(), obs.failed), (3, false));
     assert_eq!(obs.finish, Some(Finish::Answer("42".into())));
     let obs = caller
         .call("Finish", r#"{"return_type": "give_up_and_restart"}"#)
         .await;
-    assert_eq!((obs.code, obs.finish), (4, Some(Finish::GiveUp)));
+    assert_eq!((obs.code.number(), obs.finish), (4, Some(Finish::GiveUp)));
     let obs = caller
         .call("Finish", r#"{"return_type": "give_answer"}"#)
         .await;
-    assert_eq!((obs.code, obs.failed, obs.finish), (2, true, None));
+    assert_eq!((obs.code.number(), obs.failed, obs.finish), (2, true, None));
     let obs = caller.call("Finish", "").await;
-    assert_eq!(obs.code, 2);
+    assert_eq!(obs.code.number(), 2);
 }

@@ -208,7 +208,7 @@ async fn unknown_tools_apis_and_missing_parameters_are_toolbench_errors() {
     let env = ToolEnv::new(Arc::new(source), config());
     let caller = env.caller(vec![f.clone()]);
     let obs = caller.call("hallucinated_function", "{}").await;
-    assert_eq!((obs.code, obs.failed), (1, true));
+    assert_eq!((obs.code.number(), obs.failed), (1, true));
     assert_eq!(obs.error, "No such function name: hallucinated_function");
     let obs = caller.call(&f.name, "{}").await;
     assert!(
@@ -288,7 +288,7 @@ async fn fault_injection_yields_the_configured_mix() {
             let name = f.name.clone();
             async move {
                 let o = caller.call(&name, &args).await;
-                (o.code, o.source)
+                (o.code.number(), o.source)
             }
         })
         .buffer_unordered(32)
@@ -360,7 +360,7 @@ async fn huge_answers_are_truncated_and_capped() {
     ));
     let env = ToolEnv::new(Arc::new(capped), config());
     let obs = env.caller(vec![f.clone()]).call(&f.name, "{}").await;
-    assert_eq!(obs.code, 12);
+    assert_eq!(obs.code.number(), 12);
     handle.shutdown().await;
 }
 
