@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The main job on the embedded defaults: Sum2Act over the shipped sample's G1 queries with the local
-# model and the embedded tool server, judged by the local model, then the result table and an HTML
-# report. Set SUM2ACT_DEMO_LIMIT to run more queries per subset.
+# The main job on the embedded defaults, then what the harness does with a strong model:
+#  1. live: Sum2Act over the shipped sample's G1 queries with the local model and the embedded tool server,
+#     judged by the local model (one vote: six queries buy nothing from a majority), the result table and an
+#     HTML report;
+#  2. replayed: the strong-model reference run of the same queries (all five methods, recorded with readers
+#     playing a GPT-4-class model, docs/strong-model.md) through the real harness offline, and its labelled
+#     method table (scripts/reference-runs.sh table sample).
+# Set SUM2ACT_DEMO_LIMIT to run more queries live; SUM2ACT_DEMO_SKIP_REPLAY=1 skips part 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +14,12 @@ scripts/fetch-model.sh
 cargo build --quiet --bin sum2act
 bin=target/debug/sum2act
 out="runs/demo-$(date +%Y%m%d-%H%M%S)"
-"$bin" batch --subsets G1_instruction --limit "${SUM2ACT_DEMO_LIMIT:-6}" --method sum2act --concurrency 2 --out "$out" --eval
+"$bin" batch --subsets G1_instruction --limit "${SUM2ACT_DEMO_LIMIT:-6}" --method sum2act --concurrency 2 \
+  --out "$out" --eval --votes 1
 "$bin" report "$out" --out "$out/report.html"
 echo "answers, evaluation and report: $out"
+if [ -z "${SUM2ACT_DEMO_SKIP_REPLAY:-}" ]; then
+  echo
+  echo "== The same queries with a strong model (recorded; replayed offline through this build) =="
+  SUM2ACT_BIN="$bin" scripts/reference-runs.sh table sample
+fi

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Strong-model reference runs: record them through a by-hand endpoint (readers playing a strong model,
+# docs/strong-model.md), judge them, pack them into eval/reference/strong/SET.tar.gz, and replay them offline.
+#
+#   scripts/reference-runs.sh record SET [METHODS]      every method at once, one shared world (needs BY_HAND_URL)
+#   scripts/reference-runs.sh judge  SET MODE [METHODS] `eval` with --judge-mode MODE (needs BY_HAND_URL)
+#   scripts/reference-runs.sh pack   SET                 work folder -> eval/reference/strong/SET.tar.gz
+#   scripts/reference-runs.sh unpack SET                 the reverse (before recording more)
+#   scripts/reference-runs.sh replay SET [METHODS]      offline: replays runs and judges, diffs answers and verdicts
+#   scripts/reference-runs.sh table  SET [METHODS]      the replay, then the method table from what it produced
+#                                                        (labels: eval/labels/strong_SET*.json; REF_HALF=tune|report|all)
+#
+# SET: dev (../shared/toolbench, the first REF_N=8 queries of every subset), sample (the shipped sample's
+# G1_instruction), mixed (the shipped sample's media subset, with the media tool server over MCP).
+# METHODS default: sum2act react dfsdt plan graph. MODE: evidence or tooleval.
+#
+# Environment: BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
+# (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
+# in flight per method, default 4), SUM2ACT_SHARED (default ../shared/toolbench).
+#
+# Recording resumes: finished episodes are kept, a larger REF_N adds only the new queries (their calls are
+# recorded into the same folders). Every method meets the same simulated world (`--world`): the same call
+# gets the same reply whichever method makes it first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action="${1:?usage: scripts/reference-runs.sh record|judge|pack|unpack|replay SET ...}"
+set_name="${2:?which set: dev, sample or mixed}"
+shift 2
+work="${REF_WORK:-runs/reference}/$set_name"
+archive="eval/reference/strong/$set_name.tar.xz"
+bin="${SUM2ACT_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --quiet --bin sum2act
+  bin=target/debug/sum2act
+fi
+
+case "$set_name" in
+  dev)
+    data="${SUM2ACT_SHARED:-../shared/toolbench}"
+    [ -d "$data/queries" ] || { echo "reference-runs: no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
+    subsets="G1_instruction,G1_category,G1_tool,G2_instruction,G2_category,G3_instruction"
+    # Replays take the number of queries the recording was made with.
+    n="${REF_N:-$(cat "$work/limit" 2>/dev/null || echo 8)}"
+    select=(--subsets "$subsets" --limit "$n")
+    tools=() ;;
+  sample)
+    data=toolbench/sample
+    select=(--subsets G1_instruction)
+    tools=() ;;
+  mixed)
+    data=toolbench/sample
+    select=(--subsets M1_media)
+    tools=(--tools query+mcp --mcp "$bin media-server") ;;
+  *) echo "reference-runs: unknown set '$set_name' (dev, sample, mixed)" >&2; exit 2 ;;
+esac
+
+methods_or_default() { echo "${1:-sum2act react dfsdt plan graph}"; }
+endpoint() {
+  [ -n "${BY_HAND_URL:-}" ] || { echo "reference-runs: set BY_HAND_URL to the serve-llm --by-hand endpoint" >&2; exit 2; }
+  # Readers may take minutes: no LLM timeout the harness would cause (docs/strong-model.md).
+  echo --base-url "$BY_HAND_URL" --model strong --llm-timeout 86400
+}
+
+batch() { # batch METHOD OUT LLM-FLAGS...
+  local method="$1" out="$2"
+  shift 2
+  "$bin" --data "$data" batch "${select[@]}" "${tools[@]}" --method "$method" --tool-simulation llm \
+    --world "$work/world" --concurrency "${REF_CONCURRENCY:-4}" --progress plain --out "$out" "$@"
+}
+
+judge() { # judge METHOD MODE OUT LLM-FLAGS...
+  local method="$1" mode="$2" out="$3"
+  shift 3
+  "$bin" --data "$data" eval "$work/runs/$method" --judge-mode "$mode" --votes 1 --judge-concurrency 4 --json \
+    --out "$out" "$@"
+}
+
+# Answers and figures without what no replay can repeat (wall-clock times).
+normalised() {
+  python3 - "$1" <<'PY'
+import json, sys
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "log", "source")}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=1))
+PY
+}
+
+compare_answers() { # EXPECTED ACTUAL: every answer file of EXPECTED, the same in ACTUAL (times aside)
+  local expected="$1" actual="$2" bad=0
+  while IFS= read -r f; do
+    if ! diff <(normalised "$expected/$f") <(normalised "$actual/$f") >/dev/null 2>&1; then
+      echo "  differs: $f" >&2
+      bad=1
+    fi
+  done < <(cd "$expected" && find . -mindepth 2 -name '*_*.json' | sort)
+  return "$bad"
+}
+
+compare_figures() { # EXPECTED ACTUAL: the judge's verdicts and pass rates, the same
+  local expected="$1" actual="$2"
+  diff "$expected/verdicts.csv" "$actual/verdicts.csv" >&2 &&
+    diff <(normalised "$expected/pass_rate.json") <(normalised "$actual/pass_rate.json") >&2
+}
+
+case "$action" in
+  record)
+    args=($(endpoint))
+    mkdir -p "$work/world" "$work/rec" "$work/runs"
+    [ -n "${n:-}" ] && echo "$n" > "$work/limit"
+    pids=()
+    for method in $(methods_or_default "${1:-}"); do
+      batch "$method" "$work/runs/$method" "${args[@]}" --record "$work/rec/$method" \
+        > "$work/$method.log" 2>&1 &
+      pids+=($!)
+    done
+    status=0
+    for p in "${pids[@]}"; do wait "$p" || status=1; done
+    tail -n 4 "$work"/*.log
+    exit "$status" ;;
+  judge)
+    mode="${1:?which judge mode: evidence or tooleval}"
+    args=($(endpoint))
+    mkdir -p "$work/judge/$mode" "$work/judge-rec/$mode"
+    pids=()
+    for method in $(methods_or_default "${2:-}"); do
+      ( judge "$method" "$mode" "$work/judge/$mode/$method" "${args[@]}" \
+        --record "$work/judge-rec/$mode/$method" > "$work/judge/$mode-$method.json" 2> "$work/judge/$mode-$method.log" ||
+        { echo "eval of $method failed:" >&2; tail -n 3 "$work/judge/$mode-$method.log" >&2; exit 1; } ) &
+      pids+=($!)
+    done
+    status=0
+    for p in "${pids[@]}"; do wait "$p" || status=1; done
+    exit "$status" ;;
+  pack)
+    mkdir -p "$(dirname "$archive")"
+    # The figures a replay is compared with, not the judge's log (judge-rec holds its replies) or converted copies.
+    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --exclude='*.log' \
+      --exclude='judge_log.jsonl' --exclude='converted' --exclude='*.lock' --exclude='.lock' -cJf "$archive" .
+    ls -l "$archive" ;;
+  unpack)
+    mkdir -p "$work"
+    tar -C "$work" -xJf "$archive" ;;
+  replay|table)
+    tmp="$(mktemp -d)"
+    [ -n "${REF_KEEP:-}" ] && echo "replay folder kept: $tmp" >&2 || trap 'rm -rf "$tmp"' EXIT
+    tar -C "$tmp" -xJf "$archive"
+    work="$tmp"
+    n="$(cat "$tmp/limit" 2>/dev/null || echo "${n:-8}")"
+    [ "$set_name" = dev ] && select=(--subsets "$subsets" --limit "$n")
+    out="$tmp/replayed"
+    status=0
+    for method in $(methods_or_default "${1:-}"); do
+      [ -d "$tmp/rec/$method" ] || continue
+      batch "$method" "$out/runs/$method" --model strong --replay "$tmp/rec/$method" > "$tmp/$method.log" 2>&1 || {
+        echo "replay of $method failed:" >&2; tail -n 5 "$tmp/$method.log" >&2; status=1; continue; }
+      if compare_answers "$tmp/runs/$method" "$out/runs/$method"; then
+        echo "$method: answers replay exactly" >&2
+      else
+        echo "$method: answers differ from the strong-model recording (a prompt or agent change): re-record with" \
+          "readers, scripts/reference-runs.sh record $set_name $method (docs/strong-model.md)" >&2
+        status=1
+      fi
+      for mode_dir in "$tmp"/judge-rec/*/; do
+        [ -d "$mode_dir$method" ] || continue
+        mode="$(basename "$mode_dir")"
+        judge "$method" "$mode" "$out/judge/$mode/$method" --model strong --replay "$mode_dir$method" > /dev/null 2>&1 || true
+        if compare_figures "$tmp/judge/$mode/$method" "$out/judge/$mode/$method"; then
+          echo "$method: $mode judge verdicts replay exactly" >&2
+        else
+          echo "$method: $mode judge verdicts differ from the recording (a judge prompt or rule change)" >&2
+          status=1
+        fi
+      done
+    done
+    if [ "$action" = table ]; then
+      labels=(); for f in eval/labels/strong_"$set_name"*.json; do [ -f "$f" ] && labels+=(--labels "$f"); done
+      python3 scripts/reference_table.py --work "$out" "${labels[@]}" --data "$data" --half "${REF_HALF:-all}" \
+        --methods "$(methods_or_default "${1:-}")"
+    fi
+    exit "$status" ;;
+  *) echo "reference-runs: unknown action '$action'" >&2; exit 2 ;;
+esac

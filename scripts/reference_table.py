@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The method table of the strong-model reference runs (scripts/reference-runs.sh table).
+
+usage: reference_table.py --work DIR --labels LABELS.json [--data DATA --half tune|report|all] [--methods "..."]
+
+DIR is a reference set's folder: runs/<method>/ (answer files with our record) and judge/<mode>/<method>/
+(`sum2act eval` output: verdicts.csv). Per method: solved by the hand labels with a bootstrap 95% CI over
+queries, each judge mode's pass rate beside its agreement (and Cohen's kappa) with the labels on the same
+answers, parts delivered of parts asked (labels), LLM calls and tokens per query; then solved by labels per
+subset. --half picks the dev split's halves by position in each subset file (tune: the first 4 queries,
+report: the next 4), so development figures and reported figures never mix."""
+import argparse, csv, glob, hashlib, json, os, random
+
+MODES = ("evidence", "tooleval")
+
+
+def final_text(d):
+    """The final answer as `sum2act eval` hashes it (eval::input::final_text)."""
+    rec = d.get("sum2act") or {}
+    if rec.get("finish") == "give_answer" and rec.get("answer", "").strip():
+        return rec["answer"]
+    fa = d.get("answer_generation", {}).get("final_answer", "")
+    try:
+        v = json.loads(fa)
+        if isinstance(v, dict):
+            return str(v.get("final_answer", ""))
+    except ValueError:
+        pass
+    return fa
+
+
+def chosen(data, half):
+    """(subset, query_id) pairs of the half, by position in each subset's query file; None: all."""
+    if half == "all" or not data:
+        return None
+    keep = set()
+    for f in glob.glob(os.path.join(data, "queries", "*.json")):
+        subset = os.path.basename(f)[:-5]
+        ids = [q["query_id"] for q in json.load(open(f))]
+        part = ids[:4] if half == "tune" else ids[4:8]
+        keep.update((subset, i) for i in part)
+    return keep
+
+
+def episodes(work, method, keep):
+    out = {}
+    for f in glob.glob(os.path.join(work, "runs", method, "*", "*.json")):
+        if os.path.basename(f).count(".") > 1:
+            continue
+        d = json.load(open(f))
+        rec = d.get("sum2act")
+        if not rec or (keep is not None and (rec["subset"], rec["query_id"]) not in keep):
+            continue
+        c = rec.get("counters", {})
+        out[(rec["subset"], rec["query_id"])] = {
+            "model": rec["model"],
+            "hash": hashlib.sha256(final_text(d).strip().encode()).hexdigest()[:16],
+            "calls": c.get("llm_calls", 0),
+            "tokens": c.get("prompt_tokens", 0) + c.get("completion_tokens", 0),
+        }
+    return out
+
+
+def verdicts(work, mode, method):
+    path = os.path.join(work, "judge", mode, method, "verdicts.csv")
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    for r in csv.DictReader(open(path)):
+        out[(r["subset"], int(r["query_id"]))] = r["labels"].split(";")[0]
+    return out
+
+
+def kappa(pairs):
+    n = len(pairs)
+    if not n:
+        return None
+    po = sum(a == b for a, b in pairs) / n
+    cats = {x for p in pairs for x in p}
+    pe = sum((sum(a == c for a, _ in pairs) / n) * (sum(b == c for _, b in pairs) / n) for c in cats)
+    return 1.0 if pe == 1 else (po - pe) / (1 - pe)
+
+
+def ci(values, seed=7, rounds=2000):
+    if not values:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(rounds))
+    return (100 * means[int(0.025 * rounds)], 100 * means[int(0.975 * rounds) - 1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--labels", required=True, action="append")
+    ap.add_argument("--data")
+    ap.add_argument("--half", default="all", choices=("tune", "report", "all"))
+    ap.add_argument("--methods", default="sum2act react dfsdt plan graph")
+    a = ap.parse_args()
+    labels = {}
+    for f in a.labels:
+        for l in json.load(open(f))["labels"]:
+            labels[(l["subset"], l["query_id"], l["method"], l["model"], l["answer_hash"])] = l
+    keep = chosen(a.data, a.half)
+    rows, by_subset = [], {}
+    for m in a.methods.split():
+        eps = episodes(a.work, m, keep)
+        if not eps:
+            continue
+        lab = {k: labels.get((k[0], k[1], m, e["model"], e["hash"])) for k, e in eps.items()}
+        solved = [1.0 if l and l["label"] == "Solved" else 0.0 for l in lab.values() if l]
+        lo, hi = ci(solved)
+        row = {
+            "method": m, "n": len(eps), "labelled": len(solved), "solved": int(sum(solved)), "lo": lo, "hi": hi,
+            "asked": sum(len(l.get("parts_asked", [])) for l in lab.values() if l),
+            "delivered": sum(len(l.get("parts_delivered", [])) for l in lab.values() if l),
+            "calls": sum(e["calls"] for e in eps.values()) / len(eps),
+            "tokens": sum(e["tokens"] for e in eps.values()) / len(eps),
+        }
+        for mode in MODES:
+            v = verdicts(a.work, mode, m)
+            judged = [k for k in eps if k in v]
+            row[mode] = 100 * sum(v[k] == "Solved" for k in judged) / len(judged) if judged else None
+            pairs = [(lab[k]["label"], v[k]) for k in judged if lab.get(k) and lab[k]["label"] != "Unsure"]
+            row[mode + "_agree"] = 100 * sum(x == y for x, y in pairs) / len(pairs) if pairs else None
+            row[mode + "_kappa"] = kappa(pairs)
+        rows.append(row)
+        for k, l in lab.items():
+            if l:
+                s = by_subset.setdefault(k[0], {}).setdefault(m, [0, 0])
+                s[0] += l["label"] == "Solved"
+                s[1] += 1
+    fmt = lambda x, f: "-" if x is None else f.format(x)
+    print(f"half: {a.half}")
+    print("| method | solved by labels [95% CI] | evidence judge pass (agreement, kappa) | tooleval judge pass "
+          "(agreement, kappa) | parts delivered / asked | LLM calls / query | tokens / query |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        judge = [f"{fmt(r[m], '{:.1f}')} ({fmt(r[m + '_agree'], '{:.0f}%')}, {fmt(r[m + '_kappa'], '{:.2f}')})" for m in MODES]
+        print(f"| {r['method']} | {r['solved']} of {r['labelled']} ({100 * r['solved'] / max(r['labelled'], 1):.1f}) "
+              f"[{r['lo']:.1f}–{r['hi']:.1f}] | {judge[0]} | {judge[1]} | {r['delivered']}/{r['asked']} | "
+              f"{r['calls']:.1f} | {r['tokens']:,.0f} |")
+    methods = [r["method"] for r in rows]
+    print("\n| subset | " + " | ".join(methods) + " |")
+    print("|---|" + "---|" * len(methods))
+    for s in sorted(by_subset):
+        cells = [f"{by_subset[s][m][0]}/{by_subset[s][m][1]}" if m in by_subset[s] else "-" for m in methods]
+        print(f"| {s} | " + " | ".join(cells) + " |")
+    for mode in MODES:
+        pairs = []
+        for m in methods:
+            eps = episodes(a.work, m, keep)
+            v = verdicts(a.work, mode, m)
+            for k, e in eps.items():
+                l = labels.get((k[0], k[1], m, e["model"], e["hash"]))
+                if l and l["label"] != "Unsure" and k in v:
+                    pairs.append((l["label"], v[k]))
+        if pairs:
+            agree = 100 * sum(x == y for x, y in pairs) / len(pairs)
+            print(f"\n{mode} judge against the labels, all methods: {agree:.1f}% agreement, kappa "
+                  f"{kappa(pairs):.2f}, n = {len(pairs)}")
+
+
+if __name__ == "__main__":
+    main()
