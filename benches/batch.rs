@@ -93,8 +93,10 @@ async fn measure(
         model: Some("mock".into()),
         ..LlmOptions::default()
     };
-    let llm = sum2act::llm::build(&llm_args, &config).await.expect("llm");
-    let setup = tool_setup(&ToolOptions::default(), &config, data, None)
+    let llm = sum2act::llm::build(&llm_args, config.llm_settings())
+        .await
+        .expect("llm");
+    let setup = tool_setup(&ToolOptions::default(), &config.tools, data, None)
         .await
         .expect("tool server");
     let options = AgentOptions::default();

@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::llm::settings::{Endpoint, LlmFileSettings, LlmSection, Price};
+pub use crate::tools::mcp::spec::McpEntry;
+pub use crate::tools::settings::ToolsSection;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     // The OS error is part of the message, not a `source`: a chain would print it twice.
@@ -30,102 +34,6 @@ pub struct Config {
     pub prices: BTreeMap<String, Price>,
     /// MCP servers whose tools the agents get (`[[mcp]]`, with `--tools ...+mcp`).
     pub mcp: Vec<McpEntry>,
-}
-
-/// One MCP server: `command` (with `args`, `env`) for stdio, or `url` for streamable HTTP.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct McpEntry {
-    /// The name its functions are spaced under (default: the name the server gives itself).
-    pub name: Option<String>,
-    pub command: Option<String>,
-    pub args: Vec<String>,
-    /// Extra environment of the command. Never written out (run manifests copy the config, and
-    /// these may be secrets).
-    #[serde(skip_serializing)]
-    pub env: BTreeMap<String, String>,
-    pub url: Option<String>,
-    /// Name of the environment variable holding a bearer token for `url` (the token never goes in
-    /// the file).
-    pub bearer_token_env: Option<String>,
-}
-
-/// One OpenAI-compatible endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Endpoint {
-    pub base_url: String,
-    /// Name of the environment variable holding the key (the key itself never goes in the file).
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    #[serde(default)]
-    pub model: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlmSection {
-    /// Endpoints used round-robin with failover; empty means the embedded model.
-    pub endpoints: Vec<Endpoint>,
-    /// Path of the embedded model's GGUF file (default: the cache of scripts/fetch-model.sh).
-    pub model_path: Option<PathBuf>,
-    pub requests_per_minute: Option<u32>,
-    pub tokens_per_minute: Option<u32>,
-    pub max_retries: u32,
-    pub timeout_secs: u64,
-    /// Context size of the embedded model.
-    pub context: u32,
-    /// CPU threads of the embedded model (default: all cores).
-    pub threads: Option<u32>,
-    /// Sequences the embedded model decodes together (concurrent episodes share one decode).
-    pub parallel: Option<u32>,
-}
-
-impl Default for LlmSection {
-    fn default() -> Self {
-        LlmSection {
-            endpoints: Vec::new(),
-            model_path: None,
-            requests_per_minute: None,
-            tokens_per_minute: None,
-            max_retries: 5,
-            timeout_secs: 120,
-            context: 8192,
-            threads: None,
-            parallel: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToolsSection {
-    /// A StableToolBench-compatible `/virtual` URL; empty means the embedded server.
-    pub server_url: Option<String>,
-    /// Name of the environment variable holding the toolbench key.
-    pub key_env: Option<String>,
-    pub global_per_minute: Option<u32>,
-    pub per_tool_per_minute: Option<u32>,
-    pub timeout_secs: u64,
-    /// The tool simulator's own limit in seconds, once a server said it is simulating (none: no limit).
-    pub simulator_timeout_secs: Option<u64>,
-    pub retries: u32,
-    pub max_observation_length: usize,
-}
-
-impl Default for ToolsSection {
-    fn default() -> Self {
-        ToolsSection {
-            server_url: None,
-            key_env: None,
-            global_per_minute: None,
-            per_tool_per_minute: None,
-            timeout_secs: 15,
-            simulator_timeout_secs: None,
-            retries: 2,
-            max_observation_length: 1024,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,16 +62,15 @@ impl Default for AgentSection {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    /// USD per million prompt tokens.
-    pub prompt: f64,
-    /// USD per million completion tokens.
-    pub completion: f64,
-}
-
 impl Config {
+    /// The file's `[llm]` section and prices, as the model layer takes them.
+    pub fn llm_settings(&self) -> LlmFileSettings<'_> {
+        LlmFileSettings {
+            llm: &self.llm,
+            prices: &self.prices,
+        }
+    }
+
     /// Loads `path`, or the defaults when none is given.
     pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
         let Some(path) = path else {

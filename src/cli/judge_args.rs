@@ -69,7 +69,7 @@ fn parse_mode(s: &str) -> Result<JudgeMode, String> {
 impl JudgeArgs {
     /// The judge model.
     pub async fn llm(&self, config: &Config) -> anyhow::Result<Arc<dyn LlmClient>> {
-        crate::llm::build(&self.llm_options(), config)
+        crate::llm::build(&self.llm_options(), config.llm_settings())
             .await
             .context("building the judge model")
     }
@@ -123,7 +123,7 @@ impl JudgeArgs {
         }
         let defaults = JudgeOptions::default();
         let max_prompt_chars = self.judge_prompt_chars.unwrap_or_else(|| {
-            if crate::llm::uses_embedded_model(&self.llm_options(), config) {
+            if crate::llm::uses_embedded_model(&self.llm_options(), config.llm_settings()) {
                 let context = self.llm.llm_context.unwrap_or(config.llm.context);
                 prompt_chars_for_context(context, defaults.max_tokens)
             } else {

@@ -114,7 +114,9 @@ async fn check(
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     let loading = Instant::now();
-    let client: Arc<dyn LlmClient> = llm::build(args, config).await.map_err(classify)?;
+    let client: Arc<dyn LlmClient> = llm::build(args, config.llm_settings())
+        .await
+        .map_err(classify)?;
     let load_ms = loading.elapsed().as_millis();
     let request =
         CompletionRequest::new("check", vec![Message::user(prompt)]).with_max_tokens(max_tokens);
@@ -131,7 +133,7 @@ async fn check(
         "speed": stats,
     });
     #[cfg(feature = "local-model")]
-    if llm::uses_embedded_model(args, config) {
+    if llm::uses_embedded_model(args, config.llm_settings()) {
         report["wait_policy"] = json!(llm::wait::current().to_string());
         let cpu = llm::cpu::features();
         report["cpu"] = json!({
@@ -232,8 +234,8 @@ async fn complete(
     request: &CompletionRequest,
 ) -> anyhow::Result<(llm::Completion, serde_json::Value)> {
     #[cfg(feature = "local-model")]
-    if llm::uses_embedded_model(args, config) && args.record.is_none() {
-        let path = llm::resolve_model_path(args, config).map_err(classify)?;
+    if llm::uses_embedded_model(args, config.llm_settings()) && args.record.is_none() {
+        let path = llm::resolve_model_path(args, config.llm_settings()).map_err(classify)?;
         let model = llm::local::LocalModel::shared(&path, Default::default()).map_err(classify)?;
         let (c, s) = model.complete_with_stats(request).await.map_err(classify)?;
         let speed = json!({

@@ -60,7 +60,7 @@ async fn load(
     args: &LlmOptions,
     plan: &BenchPlan,
 ) -> anyhow::Result<llm::local::LocalModel> {
-    let path = llm::resolve_model_path(args, config).map_err(classify)?;
+    let path = llm::resolve_model_path(args, config.llm_settings()).map_err(classify)?;
     let parallel = if plan.quick {
         1
     } else {

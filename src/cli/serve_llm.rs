@@ -43,7 +43,7 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let client = match &args.by_hand {
         Some(dir) => by_hand(dir, args.llm.record.as_deref())?,
-        None => llm::build(&args.llm.options(), config)
+        None => llm::build(&args.llm.options(), config.llm_settings())
             .await
             .map_err(classify)?,
     };

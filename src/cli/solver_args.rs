@@ -50,10 +50,10 @@ impl SolverArgs {
         out: Option<&Path>,
         mcp: Vec<McpSpec>,
     ) -> anyhow::Result<Environment> {
-        let llm = crate::llm::build(&self.llm.options(), config).await?;
+        let llm = crate::llm::build(&self.llm.options(), config.llm_settings()).await?;
         let mut tools = self.tool_args.options(out);
         tools.mcp = mcp;
-        let setup = match tool_setup(&tools, config, data, Some(llm.clone())).await {
+        let setup = match tool_setup(&tools, &config.tools, data, Some(llm.clone())).await {
             Ok(s) => s,
             Err(ServerError::Mcp(e)) => return Err(BadInput(e.to_string()).into()),
             Err(e) => return Err(e.into()),

@@ -9,8 +9,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use super::settings::Price;
 use super::{Completion, CompletionRequest, LlmClient, LlmError};
-use crate::config::Price;
 
 /// Totals for one purpose.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

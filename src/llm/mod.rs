@@ -22,6 +22,7 @@ pub mod replay;
 pub mod retry;
 pub mod scripted;
 pub mod server;
+pub mod settings;
 mod tokens;
 mod types;
 pub mod wait;

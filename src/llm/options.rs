@@ -10,8 +10,8 @@ use super::meter::{Meter, Metered};
 use super::openai::OpenAiClient;
 use super::replay::{Recorder, Replayer};
 use super::retry::Retrying;
+use super::settings::LlmFileSettings;
 use super::{LlmClient, LlmError};
-use crate::config::Config;
 
 /// How to reach a model: an endpoint, or the embedded model and its sizes; record/replay; client-side
 /// limits. Unset fields fall back to the config file (`[llm]`), then to the defaults.
@@ -63,7 +63,10 @@ pub const KNOWN_MODEL_FILES: [&str; 2] = [
 
 /// The GGUF file to load: `--model PATH`, config `llm.model_path`, else the first fetched model in the
 /// cache. A missing file is an error that says how to get one.
-pub fn resolve_model_path(args: &LlmOptions, config: &Config) -> Result<PathBuf, LlmError> {
+pub fn resolve_model_path(
+    args: &LlmOptions,
+    config: LlmFileSettings<'_>,
+) -> Result<PathBuf, LlmError> {
     if let Some(m) = &args.model {
         return existing(PathBuf::from(m));
     }
@@ -95,7 +98,10 @@ struct EndpointSpec {
     model: Option<String>,
 }
 
-fn endpoints(args: &LlmOptions, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
+fn endpoints(
+    args: &LlmOptions,
+    config: LlmFileSettings<'_>,
+) -> Result<Vec<EndpointSpec>, LlmError> {
     let default_key = std::env::var("OPENAI_API_KEY")
         .ok()
         .filter(|k| !k.is_empty());
@@ -131,7 +137,10 @@ fn endpoints(args: &LlmOptions, config: &Config) -> Result<Vec<EndpointSpec>, Ll
 
 /// Builds the configured model: endpoints from flags/env/config, else the embedded model; wrapped with
 /// retries, limits, metering, and record/replay. The key comes from OPENAI_API_KEY (never logged).
-pub async fn build(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+pub async fn build(
+    args: &LlmOptions,
+    config: LlmFileSettings<'_>,
+) -> Result<Arc<dyn LlmClient>, LlmError> {
     let meter = Meter::new();
     let prices = config.prices.clone();
     if let Some(dir) = &args.replay {
@@ -166,7 +175,10 @@ pub async fn build(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClie
 }
 
 #[cfg(feature = "local-model")]
-fn build_local(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+fn build_local(
+    args: &LlmOptions,
+    config: LlmFileSettings<'_>,
+) -> Result<Arc<dyn LlmClient>, LlmError> {
     let path = resolve_model_path(args, config)?;
     let options = super::local::LocalOptions {
         context: args.llm_context.unwrap_or(config.llm.context),
@@ -178,14 +190,17 @@ fn build_local(args: &LlmOptions, config: &Config) -> Result<Arc<dyn LlmClient>,
 }
 
 #[cfg(not(feature = "local-model"))]
-fn build_local(_args: &LlmOptions, _config: &Config) -> Result<Arc<dyn LlmClient>, LlmError> {
+fn build_local(
+    _args: &LlmOptions,
+    _config: LlmFileSettings<'_>,
+) -> Result<Arc<dyn LlmClient>, LlmError> {
     Err(LlmError::Config(
         "this build has no embedded model (feature `local-model` is off); set OPENAI_BASE_URL or --base-url".into(),
     ))
 }
 
 /// Whether `build` would use the embedded model for these settings.
-pub fn uses_embedded_model(args: &LlmOptions, config: &Config) -> bool {
+pub fn uses_embedded_model(args: &LlmOptions, config: LlmFileSettings<'_>) -> bool {
     args.replay.is_none()
         && args.base_url.as_deref().is_none_or(str::is_empty)
         && config.llm.endpoints.is_empty()

@@ -32,10 +32,10 @@ pub use faults::{FaultConfig, FaultKind, FaultMix};
 pub use routes::{ServerHandle, router, serve_until, spawn};
 pub use world::{World, WorldOptions};
 
-use crate::config::Config;
 use crate::llm::LlmClient;
 use crate::toolbench::{DataDir, DataError};
 use crate::tools::mcp::{McpError, McpHub, McpOptions, McpSpec};
+use crate::tools::settings::ToolsSection;
 use crate::tools::{HttpSource, ToolConfig, ToolEnv, ToolError};
 
 /// Errors of the tool server and of setting up a tool environment.
@@ -124,11 +124,11 @@ pub struct ToolSetup {
 /// file), else the embedded server on a free loopback port, reached over real HTTP like a remote one.
 pub async fn tool_setup(
     args: &ToolOptions,
-    config: &Config,
+    tools: &ToolsSection,
     data: &DataDir,
     llm: Option<Arc<dyn LlmClient>>,
 ) -> Result<ToolSetup, ServerError> {
-    let mut tool_config = ToolConfig::from_section(&config.tools);
+    let mut tool_config = ToolConfig::from_section(tools);
     if let Some(n) = args.tool_rate_limit {
         tool_config.per_tool_per_minute = Some(n);
     }
@@ -145,7 +145,7 @@ pub async fn tool_setup(
     let remote = args
         .tool_server
         .clone()
-        .or_else(|| config.tools.server_url.clone());
+        .or_else(|| tools.server_url.clone());
     if let Some(url) = remote.filter(|u| !u.trim().is_empty()) {
         if injects(&args.faults)
             || args.save_tool_responses
@@ -157,8 +157,7 @@ pub async fn tool_setup(
             );
         }
         let key = args.toolbench_key.clone().or_else(|| {
-            config
-                .tools
+            tools
                 .key_env
                 .as_ref()
                 .and_then(|var| std::env::var(var).ok())

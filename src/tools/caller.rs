@@ -15,10 +15,10 @@ use super::args::{canonical_json, check_declared, check_params, parse_arguments}
 use super::mcp::McpHub;
 use super::observation::{self, ObservationCode, parse_finish, reply_text};
 use super::resources::ResourceStore;
+use super::settings::ToolsSection;
 use super::types::Resource;
 use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
 use super::{Started, ToolError, ToolSource};
-use crate::config::ToolsSection;
 use crate::text::truncate;
 use crate::toolbench::{Backend, FINISH, Function, function_schemas};
 

@@ -11,6 +11,7 @@ pub mod http;
 pub mod mcp;
 pub mod observation;
 pub mod resources;
+pub mod settings;
 mod types;
 
 use async_trait::async_trait;

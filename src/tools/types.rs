@@ -6,8 +6,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::observation::ObservationCode;
-
 /// A `/virtual` request body (StableToolBench `server/main.py`), without the key (sent as a header and never stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolRequest {
@@ -189,4 +187,79 @@ pub struct Resource {
     pub path: PathBuf,
     /// The function whose call produced it.
     pub function: String,
+}
+
+/// ToolBench's status code of an observation (`rapidapi.py`), written as its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum ObservationCode {
+    /// No error string ToolBench knows (which is why `Ok` alone does not mean success).
+    #[default]
+    Ok = 0,
+    NoSuchFunction = 1,
+    BadFinish = 2,
+    Answer = 3,
+    GiveUp = 4,
+    Timeout = 5,
+    NotWorking = 6,
+    Unauthorized = 7,
+    Unsubscribed = 8,
+    TooManyRequests = 9,
+    RateLimit = 10,
+    Message = 11,
+    HttpError = 12,
+}
+
+impl ObservationCode {
+    const ALL: [ObservationCode; 13] = [
+        ObservationCode::Ok,
+        ObservationCode::NoSuchFunction,
+        ObservationCode::BadFinish,
+        ObservationCode::Answer,
+        ObservationCode::GiveUp,
+        ObservationCode::Timeout,
+        ObservationCode::NotWorking,
+        ObservationCode::Unauthorized,
+        ObservationCode::Unsubscribed,
+        ObservationCode::TooManyRequests,
+        ObservationCode::RateLimit,
+        ObservationCode::Message,
+        ObservationCode::HttpError,
+    ];
+
+    /// The number ToolBench writes.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// The code with this number, if there is one.
+    pub fn from_number(n: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(n)).copied()
+    }
+}
+
+impl std::fmt::Display for ObservationCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+impl PartialEq<u8> for ObservationCode {
+    fn eq(&self, other: &u8) -> bool {
+        self.number() == *other
+    }
+}
+
+impl serde::Serialize for ObservationCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.number())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ObservationCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = <u8 as serde::Deserialize>::deserialize(d)?;
+        Self::from_number(n)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown observation code {n}")))
+    }
 }

@@ -120,7 +120,9 @@ async fn retries_429_after_retry_after_and_counts_server_tokens() {
     let mut limited = status(429, r#"{"error":{"message":"slow down"}}"#);
     limited.headers.push(("retry-after", "1".into()));
     let (url, mock) = start(vec![limited, ok(chat_reply("hello", Some((42, 7))))]).await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     let started = Instant::now();
     let c = client.complete(&ask("hi")).await.unwrap();
     assert_eq!(c.content, "hello");
@@ -152,7 +154,9 @@ async fn counts_tokens_locally_when_the_server_reports_none_and_prices_them() {
             completion: 1.0,
         },
     );
-    let client = llm::build(&args(&url), &config).await.unwrap();
+    let client = llm::build(&args(&url), config.llm_settings())
+        .await
+        .unwrap();
     let c = client.complete(&ask("hello world")).await.unwrap();
     assert_eq!(
         c.usage.completion_tokens, 2,
@@ -172,7 +176,9 @@ async fn server_errors_are_retried_with_backoff() {
         ok(chat_reply("fine", Some((1, 1)))),
     ])
     .await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     assert_eq!(client.complete(&ask("x")).await.unwrap().content, "fine");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);
 }
@@ -208,7 +214,9 @@ async fn unknown_model_is_a_typed_error() {
         r#"{"error":{"message":"The model `nope` does not exist","code":"model_not_found"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::ModelNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("does not exist"));
@@ -222,7 +230,9 @@ async fn context_overflow_is_a_typed_error() {
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(
         matches!(err, LlmError::RemoteContextOverflow { .. }),
@@ -241,7 +251,9 @@ async fn unreachable_endpoint_is_retried_then_reported() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let mut a = args(&url);
     a.llm_retries = Some(1);
-    let client = llm::build(&a, &Config::default()).await.unwrap();
+    let client = llm::build(&a, Config::default().llm_settings())
+        .await
+        .unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")));
@@ -260,7 +272,9 @@ async fn invalid_json_replies_are_typed_errors() {
         ),
     ])
     .await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::InvalidResponse(_)), "{err:?}");
     let json_req = ask("x").with_json_schema("answer", json!({"type": "object"}));
@@ -286,7 +300,9 @@ async fn tools_and_json_schema_reach_the_server_and_calls_come_back() {
         "usage": {"prompt_tokens": 5, "completion_tokens": 6}
     }))])
     .await;
-    let client = llm::build(&args(&url), &Config::default()).await.unwrap();
+    let client = llm::build(&args(&url), Config::default().llm_settings())
+        .await
+        .unwrap();
     let req = ask("x").with_tools(
         vec![json!({"name": "lookup", "parameters": {}})],
         ToolChoice::Required,
@@ -320,7 +336,9 @@ async fn fails_over_to_a_second_endpoint() {
         });
     }
     config.llm.max_retries = 0;
-    let client = llm::build(&LlmOptions::default(), &config).await.unwrap();
+    let client = llm::build(&LlmOptions::default(), config.llm_settings())
+        .await
+        .unwrap();
     assert_eq!(client.complete(&ask("1")).await.unwrap().content, "a");
     assert_eq!(client.complete(&ask("2")).await.unwrap().content, "b");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);

@@ -4,8 +4,27 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use crate::config::McpEntry;
+use serde::{Deserialize, Serialize};
+
 use crate::toolbench::naming::is_secret;
+
+/// One MCP server: `command` (with `args`, `env`) for stdio, or `url` for streamable HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpEntry {
+    /// The name its functions are spaced under (default: the name the server gives itself).
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Extra environment of the command. Never written out (run manifests copy the config, and
+    /// these may be secrets).
+    #[serde(skip_serializing)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    /// Name of the environment variable holding a bearer token for `url` (the token never goes in
+    /// the file).
+    pub bearer_token_env: Option<String>,
+}
 
 /// How to reach one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
