@@ -11,6 +11,12 @@
 //! option structs of the layers below (`llm::LlmOptions`, `server::ToolOptions`,
 //! `agent::AgentOptions`), and enum-valued flags take the library enum's own list of names
 //! (`toolbench::method::Method::NAMES` for `--method`).
+//!
+//! Only `cli` reads the config file (`config`): it is made of the sections the layers define
+//! (`llm::settings`, `tools::settings`, `tools::mcp::spec::McpEntry`) and each layer gets its own.
+//! Typed values travel down, not strings: `Method`, `llm::Purpose`, `tools::ObservationCode`.
+//! A newcomer's path through one episode: `docs/development.md`; the Sum2Act loop:
+//! `agent::sum2act` (its `mod.rs`).
 
 pub mod agent;
 pub mod batch;

@@ -20,7 +20,7 @@ pub use caller::{ToolCaller, ToolConfig, ToolEnv};
 pub use http::HttpSource;
 pub use resources::ResourceStore;
 pub use types::{Attachment, MediaKind, Resource};
-pub use types::{Finish, Observation, ReplySource, Retry, ToolReply, ToolRequest};
+pub use types::{Finish, Observation, ObservationCode, ReplySource, Retry, ToolReply, ToolRequest};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.
 #[derive(Debug, thiserror::Error)]
