@@ -106,10 +106,12 @@ pub fn conclude(
             forward_args,
         } => {
             let winning = (ending.finish == FinishKind::GiveAnswer).then(|| chain_steps(path));
+            // ToolBench's DFS files know two finish types: a search that ended any other way is written
+            // as `give_answer` without a winning path.
             let finish_type = if ending.finish == FinishKind::GiveUp {
-                "give_up"
+                FinishKind::GiveUp
             } else {
-                "give_answer"
+                FinishKind::GiveAnswer
             };
             dfs_answer_file(
                 &generation,

@@ -254,13 +254,13 @@ pub fn dfs_answer_file(
     generation: &Generation,
     root: &Node,
     answer_path: Option<&[ChainStep]>,
-    finish_type: &str,
+    finish_type: FinishKind,
     forward_args: Value,
 ) -> Value {
     let mut ag = json!({
-        "valid_data": answer_path.is_some() || finish_type == "give_up",
+        "valid_data": answer_path.is_some() || finish_type == FinishKind::GiveUp,
         "final_answer": generation.final_answer,
-        "finish_type": finish_type,
+        "finish_type": finish_type.as_str(),
         "function": generation.functions,
         "query_count": generation.query_count,
         "total_tokens": generation.total_tokens,

@@ -329,6 +329,7 @@ fn steps_of(nodes: &[&Value]) -> Vec<ChainStep> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolbench::answer::FinishKind;
     use crate::toolbench::answer::{Generation, Node, NodeType, cot_answer_file, dfs_answer_file};
 
     fn step(name: &str, args: &str) -> ChainStep {
@@ -401,7 +402,7 @@ mod tests {
             &generation(&fns, give_up),
             &root,
             None,
-            "give_up",
+            FinishKind::GiveUp,
             json!({"tree_beam_size": 2}),
         );
         assert_eq!(file["answer_generation"]["valid_data"], true);

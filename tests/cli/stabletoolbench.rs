@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use sum2act::batch::Manifest;
+use sum2act::toolbench::answer::FinishKind;
 use sum2act::toolbench::answer::{
     ChainStep, Generation, Node, NodeType, cot_answer_file, dfs_answer_file,
 };
@@ -133,7 +134,7 @@ fn dfs_run(root: &Path) -> PathBuf {
         &generation(&fns, FINISH_ARGS),
         &tree(Some(&answer)),
         Some(&[convert_step(), answer.clone()]),
-        "give_answer",
+        FinishKind::GiveAnswer,
         args.clone(),
     );
     write_answer(&run, "dfsdt", 1, file, "give_answer");
@@ -142,7 +143,7 @@ fn dfs_run(root: &Path) -> PathBuf {
         &generation(&fns, GIVE_UP),
         &tree(Some(&give_up)),
         None,
-        "give_up",
+        FinishKind::GiveUp,
         args.clone(),
     );
     write_answer(&run, "dfsdt", 2, file, "give_up");
@@ -150,7 +151,7 @@ fn dfs_run(root: &Path) -> PathBuf {
         &generation(&fns, ""),
         &tree(None),
         None,
-        "give_answer",
+        FinishKind::GiveAnswer,
         args,
     );
     write_answer(&run, "dfsdt", 3, file, "limit");
