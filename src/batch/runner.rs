@@ -30,6 +30,14 @@ pub struct BatchOptions {
     pub repeats: u32,
 }
 
+/// A query that failed without an answer file, and why (the job error's message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedQuery {
+    pub subset: String,
+    pub query_id: u64,
+    pub error: String,
+}
+
 /// What happened.
 #[derive(Debug, Clone, Default)]
 pub struct BatchOutcome {
@@ -37,8 +45,8 @@ pub struct BatchOutcome {
     pub ran: usize,
     /// Queries skipped because their answer file was already there.
     pub resumed: usize,
-    /// Queries that failed without an answer file: (subset, query id, error).
-    pub failed: Vec<(String, u64, String)>,
+    /// Queries that failed without an answer file.
+    pub failed: Vec<FailedQuery>,
     /// Queries never started (stop requested or a fatal error).
     pub not_started: usize,
     /// Queries abandoned in flight by a second Ctrl-C.
@@ -206,9 +214,11 @@ impl<'a> Tally<'a> {
             }
             Ok((i, Err(e))) => {
                 let task = &self.tasks[self.units[i].0];
-                outcome
-                    .failed
-                    .push((task.subset.clone(), task.query_id, e.to_string()));
+                outcome.failed.push(FailedQuery {
+                    subset: task.subset.clone(),
+                    query_id: task.query_id,
+                    error: e.to_string(),
+                });
                 outcome.fatal.get_or_insert(e.to_string());
             }
             Err(e) if e.is_cancelled() => {}
