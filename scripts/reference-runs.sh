@@ -82,7 +82,7 @@ normalised() {
 import json, sys
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "log", "source")}
+        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "overlaps", "log", "source")}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
