@@ -71,6 +71,7 @@ fi
 ref="${XDG_CACHE_HOME:-$HOME/.cache}/sum2act/llama-ref/$version-$ref_cpu"
 if [ ! -f "$ref/src/libllama.a" ]; then
     echo "building plain llama.cpp $version ($ref_cpu) in $ref (a few minutes)" >&2
+    mkdir -p "$(dirname "$ref")"
     cmake -S "$src" -B "$ref" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE="$native" -DBUILD_SHARED_LIBS=OFF \
         -DGGML_OPENMP=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
         -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF >"$ref.log" 2>&1

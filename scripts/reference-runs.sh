@@ -76,13 +76,14 @@ judge() { # judge METHOD MODE OUT LLM-FLAGS...
     --out "$out" "$@"
 }
 
-# Answers and figures without what no replay can repeat (wall-clock times).
+# Answers and figures without what no replay can repeat (wall-clock times, paths, the overlap of
+# concurrent calls) and what the calibration registry adds (the judge's measured agreement, trust).
 normalised() {
   python3 - "$1" <<'PY'
 import json, sys
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "log", "source")}
+        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "overlaps", "log", "source", "agreement", "trusted")}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
@@ -105,6 +106,31 @@ compare_figures() { # EXPECTED ACTUAL: the judge's verdicts and pass rates, the 
   local expected="$1" actual="$2"
   diff "$expected/verdicts.csv" "$actual/verdicts.csv" >&2 &&
     diff <(normalised "$expected/pass_rate.json") <(normalised "$actual/pass_rate.json") >&2
+}
+
+replay_method() { # METHOD: replays its run and judges from $tmp, compares; messages on stderr
+  local method="$1" status=0 mode mode_dir
+  batch "$method" "$out/runs/$method" --model strong --replay "$tmp/rec/$method" > "$tmp/$method.log" 2>&1 || {
+    echo "replay of $method failed:" >&2; tail -n 5 "$tmp/$method.log" >&2; return 1; }
+  if compare_answers "$tmp/runs/$method" "$out/runs/$method"; then
+    echo "$method: answers replay exactly" >&2
+  else
+    echo "$method: answers differ from the strong-model recording (a prompt or agent change): re-record with" \
+      "readers, scripts/reference-runs.sh record $set_name $method (docs/strong-model.md)" >&2
+    status=1
+  fi
+  for mode_dir in "$tmp"/judge-rec/*/; do
+    [ -d "$mode_dir$method" ] || continue
+    mode="$(basename "$mode_dir")"
+    judge "$method" "$mode" "$out/judge/$mode/$method" --model strong --replay "$mode_dir$method" > /dev/null 2>&1 || true
+    if compare_figures "$tmp/judge/$mode/$method" "$out/judge/$mode/$method"; then
+      echo "$method: $mode judge verdicts replay exactly" >&2
+    else
+      echo "$method: $mode judge verdicts differ from the recording (a judge prompt or rule change)" >&2
+      status=1
+    fi
+  done
+  return "$status"
 }
 
 case "$action" in
@@ -153,29 +179,17 @@ case "$action" in
     n="$(cat "$tmp/limit" 2>/dev/null || echo "${n:-8}")"
     [ "$set_name" = dev ] && select=(--subsets "$subsets" --limit "$n")
     out="$tmp/replayed"
-    status=0
+    # The methods replay side by side (they only read the recorded world); reports print in order.
+    pids=(); methods=()
     for method in $(methods_or_default "${1:-}"); do
       [ -d "$tmp/rec/$method" ] || continue
-      batch "$method" "$out/runs/$method" --model strong --replay "$tmp/rec/$method" > "$tmp/$method.log" 2>&1 || {
-        echo "replay of $method failed:" >&2; tail -n 5 "$tmp/$method.log" >&2; status=1; continue; }
-      if compare_answers "$tmp/runs/$method" "$out/runs/$method"; then
-        echo "$method: answers replay exactly" >&2
-      else
-        echo "$method: answers differ from the strong-model recording (a prompt or agent change): re-record with" \
-          "readers, scripts/reference-runs.sh record $set_name $method (docs/strong-model.md)" >&2
-        status=1
-      fi
-      for mode_dir in "$tmp"/judge-rec/*/; do
-        [ -d "$mode_dir$method" ] || continue
-        mode="$(basename "$mode_dir")"
-        judge "$method" "$mode" "$out/judge/$mode/$method" --model strong --replay "$mode_dir$method" > /dev/null 2>&1 || true
-        if compare_figures "$tmp/judge/$mode/$method" "$out/judge/$mode/$method"; then
-          echo "$method: $mode judge verdicts replay exactly" >&2
-        else
-          echo "$method: $mode judge verdicts differ from the recording (a judge prompt or rule change)" >&2
-          status=1
-        fi
-      done
+      replay_method "$method" 2> "$tmp/$method.report" &
+      pids+=($!); methods+=("$method")
+    done
+    status=0
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}" || status=1
+      cat "$tmp/${methods[$i]}.report" >&2
     done
     if [ "$action" = table ]; then
       labels=(); for f in eval/labels/strong_"$set_name"*.json; do [ -f "$f" ] && labels+=(--labels "$f"); done

@@ -61,7 +61,7 @@ fn main() -> Result<(), Error> {
     print!("{}", report.table);
     if let Some(world) = flag(&args, "--world").map(PathBuf::from) {
         let c = sum2act::server::world::consistency::check(&world);
-        print!("{}", c.table(&world));
+        print!("{}", c.table(&world, false));
     }
     if report.missed.is_empty() {
         println!("targets met");

@@ -16,7 +16,7 @@ pub struct FidelityArgs {
     /// Exit 1 when a target is missed (as the bench does); by default the misses are only printed.
     #[arg(long)]
     pub check: bool,
-    /// List every rule violation found, not the first eight.
+    /// List every rule violation found (with --world: every contradiction), not the first eight.
     #[arg(long)]
     pub all_violations: bool,
     /// Score a world folder (a run's `OUT/world`, or a shared `--world DIR`) for contradictions between
@@ -31,7 +31,7 @@ pub async fn run(global: &GlobalArgs, args: &FidelityArgs) -> anyhow::Result<Exi
             return Err(BadInput(format!("--world {}: not a folder", world.display())).into());
         }
         let c = crate::server::world::consistency::check(world);
-        print!("{}", c.table(world));
+        print!("{}", c.table(world, args.all_violations));
         return Ok(ExitCode::SUCCESS);
     }
     let data = DataDir::open_or_default(global.data.as_deref())?;

@@ -519,9 +519,10 @@ impl ToolCaller {
         request: &ToolRequest,
     ) -> Result<ToolReply, ToolError> {
         let c = &self.env.config;
-        let started = match tokio::time::timeout(c.timeout, source.start(request)).await {
+        let limit = source.attempt_timeout().unwrap_or(c.timeout);
+        let started = match tokio::time::timeout(limit, source.start(request)).await {
             Ok(r) => r?,
-            Err(_) => return Err(ToolError::Timeout(c.timeout)),
+            Err(_) => return Err(ToolError::Timeout(limit)),
         };
         match started {
             Started::Ready(reply) => Ok(reply),
@@ -635,5 +636,54 @@ mod tests {
         assert_eq!(caller.call("a_for_t", "{}").await.response, "a");
         // ToolBench's suffix match still finds the first function ending with a shorter name.
         assert_eq!(caller.call("for_t", "{}").await.response, "xa");
+    }
+
+    /// Answers after a delay, with its own per-attempt limit (as an MCP server of local tools has).
+    struct SlowLocal(Option<Duration>);
+
+    #[async_trait::async_trait]
+    impl ToolSource for SlowLocal {
+        async fn call(&self, _: &ToolRequest) -> Result<ToolReply, ToolError> {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(ToolReply::new(
+                String::new(),
+                Value::String("done".into()),
+                None,
+            ))
+        }
+
+        fn describe(&self) -> String {
+            "slow".into()
+        }
+
+        fn attempt_timeout(&self) -> Option<Duration> {
+            self.0
+        }
+    }
+
+    #[tokio::test]
+    async fn a_source_with_its_own_limit_is_not_held_to_toolbench_timeout() {
+        let config = ToolConfig {
+            timeout: Duration::from_millis(100),
+            retries: 0,
+            ..ToolConfig::default()
+        };
+        let doc: crate::toolbench::ApiDoc = serde_json::from_value(serde_json::json!({
+            "category_name": "C", "tool_name": "t", "api_name": "a",
+            "required_parameters": [], "optional_parameters": []
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let call = |limit| {
+            let env = ToolEnv::new(Arc::new(SlowLocal(limit)), config.clone());
+            let caller = env.caller(vec![Function::from_doc(&doc, "t")]);
+            async move { caller.call("a_for_t", "{}").await }
+        };
+        let held = call(None).await;
+        assert!(held.error.contains("Timeout"), "{held:?}");
+        let own = call(Some(Duration::from_secs(5))).await;
+        assert_eq!(
+            (own.error.as_str(), own.response.as_str()),
+            ("", Some("done"))
+        );
     }
 }

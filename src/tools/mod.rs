@@ -91,6 +91,12 @@ pub trait ToolSource: Send + Sync {
     /// A short description for manifests and logs (never includes a key).
     fn describe(&self) -> String;
 
+    /// This source's own limit per attempt, instead of ToolBench's timeout: a source that does real
+    /// work here (an MCP server's OCR or speech recognition on a busy machine) is no slow web API.
+    fn attempt_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Whether the source answers at all, checked once before a run spends model calls on it.
     async fn check(&self) -> Result<(), ToolError> {
         Ok(())

@@ -36,7 +36,7 @@ pub struct Consistency {
     pub echoes: usize,
     /// Of those, the ones with another value there.
     pub wrong_echoes: usize,
-    /// A few contradictions, for the reader.
+    /// The contradictions, for the reader (the first [`MAX_EXAMPLES`]).
     pub examples: Vec<String>,
 }
 
@@ -46,8 +46,8 @@ impl Consistency {
         pct(self.contradicting, self.pairs)
     }
 
-    /// The printed part of the fidelity table.
-    pub fn table(&self, world: &Path) -> String {
+    /// The printed part of the fidelity table: eight contradictions, or with `all` every one kept.
+    pub fn table(&self, world: &Path, all: bool) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -70,12 +70,19 @@ impl Consistency {
             self.wrong_echoes,
             pct(self.wrong_echoes, self.echoes)
         );
-        for e in &self.examples {
+        for e in self
+            .examples
+            .iter()
+            .take(if all { MAX_EXAMPLES } else { 8 })
+        {
             let _ = writeln!(out, "      contradiction: {e}");
         }
         out
     }
 }
+
+/// Contradictions kept for printing (`serve fidelity --world DIR --all-violations` prints them all).
+pub const MAX_EXAMPLES: usize = 500;
 
 fn pct(n: usize, d: usize) -> f64 {
     if d == 0 {
@@ -181,7 +188,7 @@ fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
     c.pairs += 1;
     if !differing.is_empty() {
         c.contradicting += 1;
-        if c.examples.len() < 8 {
+        if c.examples.len() < MAX_EXAMPLES {
             c.examples.push(format!(
                 "`{value}` in {} and {}: {}",
                 a.api,
@@ -301,7 +308,7 @@ mod tests {
         assert_eq!((c.pairs, c.contradicting), (3, 2), "{c:?}");
         assert!(c.examples[0].contains("Salt Road"), "{:?}", c.examples);
         assert_eq!((c.echoes, c.wrong_echoes), (2, 1), "{c:?}");
-        let table = c.table(dir.path());
+        let table = c.table(dir.path(), false);
         assert!(table.contains("contradicting: 2 (66.7%)"), "{table}");
     }
 

@@ -18,6 +18,8 @@ use crate::tools::{ToolError, ToolReply, ToolRequest, ToolSource};
 pub struct McpHub {
     servers: Vec<Arc<McpServer>>,
     functions: Vec<Function>,
+    /// [`McpOptions::call_timeout`]: the caller's limit per attempt for these tools.
+    call_timeout: std::time::Duration,
 }
 
 impl McpHub {
@@ -57,7 +59,11 @@ impl McpHub {
                     .collect::<Vec<_>>()
             })
             .collect();
-        Ok(McpHub { servers, functions })
+        Ok(McpHub {
+            servers,
+            functions,
+            call_timeout: options.call_timeout,
+        })
     }
 
     /// Every server's tools as functions, server by server in the order given.
@@ -132,5 +138,9 @@ impl ToolSource for McpHub {
 
     fn describe(&self) -> String {
         McpHub::describe(self)
+    }
+
+    fn attempt_timeout(&self) -> Option<std::time::Duration> {
+        Some(self.call_timeout)
     }
 }

@@ -26,6 +26,9 @@ use crate::tools::{ToolError, ToolReply};
 pub struct McpOptions {
     /// Start, initialise and list tools within this time.
     pub startup_timeout: Duration,
+    /// One tool call within this time (per attempt). Local tools do real work (speech recognition
+    /// took 13-46 s on a loaded 2-core machine), so ToolBench's 15 s for web APIs does not apply.
+    pub call_timeout: Duration,
     /// Tools kept per server (the rest are left out with a warning).
     pub max_tools: usize,
     /// Environment every stdio server gets (before its own `env`): `SUM2ACT_DATA` = the run's data
@@ -37,6 +40,7 @@ impl Default for McpOptions {
     fn default() -> Self {
         McpOptions {
             startup_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(120),
             max_tools: 512,
             env: Vec::new(),
         }
