@@ -97,6 +97,9 @@ struct Mention {
     reply: usize,
     tool: String,
     api: String,
+    /// The call's arguments: an identifier passed in as the context of a query (a store's id for a
+    /// product search) is no entity the reply describes.
+    args: Map<String, Value>,
     record: Map<String, Value>,
 }
 
@@ -126,6 +129,7 @@ pub fn check(world: &Path) -> Consistency {
                     reply: i,
                     tool: tool_of(&f.api).to_string(),
                     api: f.api.clone(),
+                    args: args.clone(),
                     record: f.record,
                 }),
             }
@@ -151,7 +155,10 @@ pub fn check(world: &Path) -> Consistency {
                     records.0.to_string(),
                     records.1.to_string(),
                 );
-                if (!global && a.tool != b.tool) || !seen.insert(key) {
+                if (!global && a.tool != b.tool)
+                    || other_queries_in_one_context(value, a, b)
+                    || !seen.insert(key)
+                {
                     continue;
                 }
                 score_pair(value, a, b, &mut c);
@@ -159,6 +166,20 @@ pub fn check(world: &Path) -> Consistency {
         }
     }
     c
+}
+
+/// Two calls of one API that both pass `value` in but ask otherwise different things (store 1122
+/// searched for "pasta" and for "parmesan"; player 28003's profile and his transfers page): their
+/// replies answer two questions about one context, so their fields need not agree.
+fn other_queries_in_one_context(value: &str, a: &Mention, b: &Mention) -> bool {
+    let passes = |args: &Map<String, Value>| {
+        args.values().any(|v| match v {
+            Value::String(s) => s.trim().eq_ignore_ascii_case(value),
+            Value::Number(n) => n.to_string() == value,
+            _ => false,
+        })
+    };
+    a.api == b.api && a.args != b.args && passes(&a.args) && passes(&b.args)
 }
 
 fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
@@ -353,5 +374,36 @@ mod tests {
             "{:?}",
             c.examples
         );
+    }
+
+    #[test]
+    fn two_queries_in_one_context_are_not_a_pair_but_one_query_repeated_elsewhere_is() {
+        // The dev reference world's false alarms: one store searched for two keywords.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        for (keyword, total) in [("pasta", 387), ("parmesan cheese", 58)] {
+            put(
+                &store,
+                "product_search",
+                json!({"store_id": "1122", "keyword": keyword}),
+                json!({"store_id": "1122", "keyword": keyword, "total_results": total}),
+            );
+        }
+        // A store's own record met in two other calls must still agree.
+        put(
+            &store,
+            "nearby_stores",
+            json!({"zip": "10010"}),
+            json!({"stores": [{"store_id": "3255", "name": "Kips Bay", "phone": "212-555-0100"}]}),
+        );
+        put(
+            &store,
+            "store_details",
+            json!({"store_id": "3255"}),
+            json!({"store_id": "3255", "name": "Kips Bay", "phone": "212-555-0199"}),
+        );
+        let c = check(dir.path());
+        assert_eq!((c.pairs, c.contradicting), (1, 1), "{c:?}");
+        assert!(c.examples[0].contains("212-555-0199"), "{:?}", c.examples);
     }
 }
