@@ -77,13 +77,17 @@ judge() { # judge METHOD MODE OUT LLM-FLAGS...
 }
 
 # Answers and figures without what no replay can repeat (wall-clock times, paths, the overlap of
-# concurrent calls) and what the calibration registry adds (the judge's measured agreement, trust).
+# concurrent calls, retries after a live tool was slow) and what the calibration registry adds (the
+# judge's measured agreement, trust).
 normalised() {
   python3 - "$1" <<'PY'
-import json, sys
+import json, re, sys
 def strip(v):
+    if isinstance(v, str):
+        # A file an episode produced is named by where that run's answers were written.
+        return re.sub(r'^.*/([^/]+\.resources/[^/]+)$', r'\1', v)
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "overlaps", "log", "source", "agreement", "trusted")}
+        return {k: strip(x) for k, x in v.items() if k not in ("wall_ms", "elapsed_ms", "seconds", "wall_s", "started", "finished", "avg_s", "start_ms", "end_ms", "calls_ms", "overlaps", "retries", "log", "source", "agreement", "trusted")}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
