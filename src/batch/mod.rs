@@ -36,7 +36,7 @@ pub use plan::{
 };
 pub use progress::{NoProgress, PlainProgress, Progress, ProgressMode, make_progress};
 pub use provenance::Provenance;
-pub use runner::{BatchOptions, BatchOutcome, FailedQuery, run_batch};
+pub use runner::{BatchOptions, BatchOutcome, FailedQuery, keep_episode, run_batch};
 pub use solver_job::SolverJob;
 pub use stop::StopSignal;
 pub use summary::{AnswerFile, EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};

@@ -16,9 +16,11 @@ use super::plan::answer_path_repeat;
 use super::stop::StopSignal;
 use super::summary::{EpisodeView, read_answer_file};
 use super::{BatchError, Progress};
+use crate::toolbench::DataError;
 use crate::toolbench::Task;
 use crate::toolbench::answer::{ErrorCause, FinishKind};
 use crate::toolbench::io::write_json_atomic;
+use serde_json::Value;
 
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
@@ -324,21 +326,28 @@ async fn solve_one(
     result
 }
 
-/// Writes a solved query's answer file. An episode that ended in `error` is written as
-/// `{query_id}_{method}.error` instead, so it is not taken for a result and a rerun solves the query
-/// again.
+/// Writes a solved query's answer file (see [`keep_episode`]).
 fn store(task: &Task, path: &Path, solved: Solved) -> Result<EpisodeView, JobError> {
     let Solved { file, mut view } = solved;
-    let error_file = path.with_extension("error");
-    if view.finish.is(FinishKind::Error) {
-        write_json_atomic(&error_file, &file)?;
-    } else {
-        write_json_atomic(path, &file)?;
-        let _ = std::fs::remove_file(&error_file);
-    }
+    keep_episode(path, &file, &view)?;
     view.subset = task.subset.clone();
     view.query_id = task.query_id;
     Ok(view)
+}
+
+/// Writes an episode's answer file at `path` (the rule of `batch` and `run`) and returns where it
+/// went. An episode that ended in `error` is written beside it as `{query_id}_{method}.error`
+/// instead, so it is not taken for a result and a rerun solves the query again; an answer removes
+/// the `.error` file an earlier failure left.
+pub fn keep_episode(path: &Path, file: &Value, view: &EpisodeView) -> Result<PathBuf, DataError> {
+    let error_file = path.with_extension("error");
+    if view.finish.is(FinishKind::Error) {
+        write_json_atomic(&error_file, file)?;
+        return Ok(error_file);
+    }
+    write_json_atomic(path, file)?;
+    let _ = std::fs::remove_file(&error_file);
+    Ok(path.to_path_buf())
 }
 
 /// Removes temp files left by a process killed mid-write (`.NAME.PID.tmp`).

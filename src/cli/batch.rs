@@ -9,7 +9,10 @@ use std::sync::Arc;
 use clap::Args;
 use serde_json::Value;
 
+use super::eval::{EvalArgs, JudgeArgs};
 use super::exit::classify;
+use super::judge_args::{DEFAULT_VOTES, MAX_VOTES};
+use super::llm_args::LlmArgs;
 use super::solver_args::SolverArgs;
 use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
@@ -68,7 +71,13 @@ pub struct BatchArgs {
     #[arg(long, value_name = "MODEL", requires = "eval")]
     pub judge: Option<String>,
     /// Judge votes per query for --eval.
-    #[arg(long, default_value_t = 3, requires = "eval", value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_VOTES,
+        value_parser = clap::value_parser!(u32).range(1..=MAX_VOTES),
+        requires = "eval",
+        value_name = "N"
+    )]
     pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
     #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::Auto)]
@@ -347,31 +356,21 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
     None
 }
 
-/// Runs `sum2act eval RUN_DIR` on the finished run, with the batch's model flags.
+/// Runs `sum2act eval RUN_DIR` on the finished run: the batch's `--votes` and `--judge`, and of its
+/// model flags only where the model is (`--base-url`, `--model`); every other eval flag at its default.
 async fn evaluate(
     global: &GlobalArgs,
     config: &Config,
     args: &BatchArgs,
 ) -> anyhow::Result<ExitCode> {
-    #[derive(clap::Parser)]
-    struct EvalCommand {
-        #[command(flatten)]
-        args: super::eval::EvalArgs,
-    }
-    let mut argv: Vec<std::ffi::OsString> = vec!["eval".into(), args.out.clone().into_os_string()];
-    argv.extend(["--votes".into(), args.votes.to_string().into()]);
-    if let Some(url) = &args.solver.llm.base_url {
-        argv.extend(["--base-url".into(), url.into()]);
-    }
-    if let Some(model) = &args.solver.llm.model {
-        argv.extend(["--model".into(), model.into()]);
-    }
-    if let Some(judge) = &args.judge {
-        argv.extend(["--judge".into(), judge.into()]);
-    }
-    let parsed =
-        <EvalCommand as clap::Parser>::try_parse_from(argv).map_err(|e| BadInput(e.to_string()))?;
-    super::eval::run(global, config, parsed.args).await
+    let llm = LlmArgs {
+        base_url: args.solver.llm.base_url.clone(),
+        model: args.solver.llm.model.clone(),
+        llm_spin: args.solver.llm.llm_spin,
+        ..LlmArgs::default()
+    };
+    let judge = JudgeArgs::with_defaults(args.votes, args.judge.clone(), llm);
+    super::eval::run(global, config, EvalArgs::for_run(args.out.clone(), judge)).await
 }
 
 /// Reply provenance over the run directory's answer files (unreadable files are left out; the

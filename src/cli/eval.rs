@@ -55,6 +55,24 @@ pub struct EvalArgs {
     pub judge: JudgeArgs,
 }
 
+impl EvalArgs {
+    /// `sum2act eval RUN_DIR` with the judge `judge`, every other flag at its default.
+    pub fn for_run(run_dir: PathBuf, judge: JudgeArgs) -> Self {
+        EvalArgs {
+            run_dir: Some(run_dir),
+            converted: None,
+            ids: None,
+            subset: None,
+            subsets: Vec::new(),
+            labels: None,
+            no_judge: false,
+            out: None,
+            json: false,
+            judge,
+        }
+    }
+}
+
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (input, set, out) = open_input(&args)?;
     // One evaluation at a time writes a report folder (and its judge log).

@@ -20,6 +20,14 @@ use crate::eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
 use crate::llm::LlmClient;
 use crate::prompts::Prompts;
 
+/// Judge votes per query (`--votes` of `eval`, `compare`, `calibrate` and `batch --eval`).
+pub const DEFAULT_VOTES: u32 = 3;
+/// The most judge votes per query `--votes` accepts.
+pub const MAX_VOTES: i64 = 15;
+const DEFAULT_TEMPERATURE: f32 = 0.2;
+const DEFAULT_CONCURRENCY: u64 = 4;
+const DEFAULT_SEED: u64 = 42;
+
 /// How to build and run the judge (shared by `eval`, `compare` and `calibrate`).
 #[derive(Debug, Clone, Args)]
 pub struct JudgeArgs {
@@ -36,19 +44,19 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
     /// Independent judge votes per query (pass rate).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=15))]
+    #[arg(long, default_value_t = DEFAULT_VOTES, value_parser = clap::value_parser!(u32).range(1..=MAX_VOTES))]
     pub votes: u32,
     /// Judge sampling temperature; votes differ by seed.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = DEFAULT_TEMPERATURE)]
     pub judge_temperature: f32,
     /// Judge calls in flight at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub judge_concurrency: u64,
     /// The judge log, which is also its cache (default: OUT/judge_log.jsonl).
     #[arg(long, value_name = "FILE")]
     pub judge_log: Option<PathBuf>,
     /// Seed of the judge's sampling, of answer-order shuffling and of the bootstrap.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Longest observation the judge reads, in characters: whole up to this (answer files keep
     /// ToolBench's 1,024-character cut; the judge reads our record's whole reply).
@@ -67,6 +75,24 @@ fn parse_mode(s: &str) -> Result<JudgeMode, String> {
 }
 
 impl JudgeArgs {
+    /// The judge of `sum2act eval` given only `--votes`, `--judge` and the model flags `llm`, every
+    /// other flag at its default (`batch --eval`'s judge).
+    pub fn with_defaults(votes: u32, judge: Option<String>, llm: LlmArgs) -> Self {
+        JudgeArgs {
+            judge,
+            judge_mode: None,
+            calibration: None,
+            votes,
+            judge_temperature: DEFAULT_TEMPERATURE,
+            judge_concurrency: DEFAULT_CONCURRENCY,
+            judge_log: None,
+            seed: DEFAULT_SEED,
+            judge_observation_chars: DEFAULT_OBSERVATION_CHARS,
+            judge_prompt_chars: None,
+            llm,
+        }
+    }
+
     /// The judge model.
     pub async fn llm(&self, config: &Config) -> anyhow::Result<Arc<dyn LlmClient>> {
         crate::llm::build(&self.llm_options(), config.llm_settings())

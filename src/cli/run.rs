@@ -12,12 +12,13 @@ use super::solver_args::SolverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet, add_mcp, instruction_task, task_with};
 use crate::agent::{FinishKind, SolveContext};
+use crate::batch::{Solved, keep_episode};
 use crate::config::Config;
 use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
 use crate::toolbench::answer::ErrorCause;
-use crate::toolbench::{Catalog, DataDir, Task, io::write_json_atomic};
+use crate::toolbench::{Catalog, DataDir, Task};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -108,12 +109,9 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     print_outcome(&episode);
     let failed = episode.finish == FinishKind::Error;
     // As in `batch`: an episode that ended in error is not an answer file (`.error` beside it).
-    let mut path = path;
-    if failed {
-        path.set_extension("error");
-    }
-    write_json_atomic(&path, &episode.to_json())
-        .with_context(|| format!("writing {}", path.display()))?;
+    let Solved { file, view } = Solved::from_episode(&episode);
+    let path = keep_episode(&path, &file, &view)
+        .with_context(|| format!("writing the answer file of {}", path.display()))?;
     println!(
         "{}: {}",
         if failed {
@@ -133,8 +131,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     // The same rule as `batch`'s fail-fast: no reply from the model at all, for a reason of the
     // setup (a rejected key, an unknown model, no endpoint), is bad input (2); a timeout is not.
     let error = episode.error.clone().unwrap_or_default();
-    let tokens = episode.counters.prompt_tokens + episode.counters.completion_tokens;
-    if tokens == 0 && episode.error_cause == Some(ErrorCause::Setup) {
+    if view.never_reached_model() && episode.error_cause == Some(ErrorCause::Setup) {
         return Err(BadInput(format!(
             "the model never answered: {error}; check the model flags (--base-url, --model, the API key)"
         ))
