@@ -175,6 +175,12 @@ fn bad_flags_are_clear_errors() {
         .run()
         .failure(2)
         .no_panic();
+    // The judge's votes are checked before any query runs (the run's eval no longer re-parses them).
+    batch(&model, &out, &["--eval", "--votes", "0"])
+        .run()
+        .failure(2)
+        .stderr_has("--votes");
+    assert!(!out.exists(), "nothing is written before the flags are checked");
 }
 
 #[test]
