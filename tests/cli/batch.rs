@@ -180,7 +180,10 @@ fn bad_flags_are_clear_errors() {
         .run()
         .failure(2)
         .stderr_has("--votes");
-    assert!(!out.exists(), "nothing is written before the flags are checked");
+    assert!(
+        !out.exists(),
+        "nothing is written before the flags are checked"
+    );
 }
 
 #[test]
