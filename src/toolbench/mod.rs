@@ -19,6 +19,7 @@ pub mod naming;
 pub mod request_asks;
 pub mod request_parts;
 pub mod request_split;
+mod request_vocab;
 mod schema;
 pub mod stb_export;
 

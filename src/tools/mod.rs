@@ -16,9 +16,10 @@ mod types;
 
 use async_trait::async_trait;
 
-pub use caller::{ToolCaller, ToolConfig, ToolEnv};
+pub use caller::{ToolCaller, ToolEnv};
 pub use http::HttpSource;
 pub use resources::ResourceStore;
+pub use settings::ToolConfig;
 pub use types::{Attachment, MediaKind, Resource};
 pub use types::{Finish, Observation, ObservationCode, ReplySource, Retry, ToolReply, ToolRequest};
 

@@ -1,5 +1,7 @@
-//! The config file's `[tools]` section, defined here, in the layer that uses it; the CLI's config file is
-//! made of it and hands it down.
+//! The config file's `[tools]` section, defined here, in the layer that uses it (the CLI's config file is
+//! made of it and hands it down), and the settings a run's tool caller works with, resolved from it.
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +32,58 @@ impl Default for ToolsSection {
             simulator_timeout_secs: None,
             retries: 2,
             max_observation_length: 1024,
+        }
+    }
+}
+
+/// Limits and behaviour of tool calls for a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolConfig {
+    /// Observation text length before `...` is appended (ToolBench: 1024).
+    pub max_observation_length: usize,
+    /// Per attempt: ToolBench's timeout, charged to the API's answer, never to a simulator's thinking
+    /// (a server that says it is simulating gets [`ToolConfig::simulator_timeout`] for the rest).
+    pub timeout: Duration,
+    /// The simulator's own limit once the API said it is simulating; `None`: as long as it takes (the
+    /// simulator's model has its own timeout and fallback).
+    pub simulator_timeout: Option<Duration>,
+    /// Extra attempts after a timeout, an HTTP 429/5xx or a connection failure.
+    pub retries: u32,
+    /// First backoff delay; doubles on each retry.
+    pub backoff: Duration,
+    pub global_per_minute: Option<u32>,
+    /// ToolBench assumes 30/min per tool.
+    pub per_tool_per_minute: Option<u32>,
+    /// Answer identical calls of a run from memory (successful replies only).
+    pub cache_calls: bool,
+    /// The protocol's `strip` field (`truncate`, `filter`, `random`); servers may ignore it.
+    pub strip: String,
+    /// Reject calls with parameters the API does not declare. ToolBench and StableToolBench pass them
+    /// through (and real APIs mostly ignore them), so the default is off.
+    pub strict_params: bool,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        ToolConfig::from_section(&ToolsSection::default())
+    }
+}
+
+impl ToolConfig {
+    pub fn from_section(s: &ToolsSection) -> Self {
+        ToolConfig {
+            max_observation_length: s.max_observation_length,
+            timeout: Duration::from_secs(s.timeout_secs.max(1)),
+            simulator_timeout: s
+                .simulator_timeout_secs
+                .map(|n| Duration::from_secs(n.max(1))),
+            retries: s.retries,
+            backoff: Duration::from_millis(500),
+            global_per_minute: s.global_per_minute,
+            per_tool_per_minute: s.per_tool_per_minute,
+            cache_calls: true,
+            strip: "truncate".to_string(),
+            strict_params: false,
         }
     }
 }
