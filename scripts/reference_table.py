@@ -11,22 +11,9 @@ subset. --half picks the dev split's halves by position in each subset file (tun
 report: the next 4), so development figures and reported figures never mix."""
 import argparse, csv, glob, hashlib, json, os, random
 
+from method_table import final_text  # the final answer as `sum2act eval` hashes it
+
 MODES = ("evidence", "tooleval")
-
-
-def final_text(d):
-    """The final answer as `sum2act eval` hashes it (eval::input::final_text)."""
-    rec = d.get("sum2act") or {}
-    if rec.get("finish") == "give_answer" and rec.get("answer", "").strip():
-        return rec["answer"]
-    fa = d.get("answer_generation", {}).get("final_answer", "")
-    try:
-        v = json.loads(fa)
-        if isinstance(v, dict):
-            return str(v.get("final_answer", ""))
-    except ValueError:
-        pass
-    return fa
 
 
 def chosen(data, half):
