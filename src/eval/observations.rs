@@ -4,10 +4,9 @@
 //! judge reads that, each observation up to a cap and all of them within a prompt budget, so a claim
 //! drawn from the tail of a long observation is not mistaken for an invention.
 
-use serde_json::Value;
-
 use super::input::{Answer, RecordObservation, RecordStep, cut};
 use crate::toolbench::FINISH;
+use crate::tools::observation::{Ascii, reply_text_as};
 
 /// The suffix ToolBench's cut leaves on an observation (`rapidapi.py`).
 const CUT_MARK: &str = "...";
@@ -16,59 +15,10 @@ const ARGUMENT_CHARS: usize = 500;
 
 impl RecordObservation {
     /// The whole reply as `{"error": …, "response": …}`, spaced as the cut text is (Python's
-    /// `json.dumps`: `", "` and `": "`), so the judge reads the head the agent read.
+    /// `json.dumps`: `", "` and `": "`), so the judge reads the head the agent read; non-ASCII kept as
+    /// is, so names read as written.
     fn full_text(&self) -> String {
-        let error = python_json(&Value::String(self.error.clone()));
-        let response = python_json(&self.response);
-        format!("{{\"error\": {error}, \"response\": {response}}}")
-    }
-}
-
-/// `value` as Python's `json.dumps` spaces it (`{"a": 1, "b": [1, 2]}`), non-ASCII kept as is.
-pub(crate) fn python_json(value: &Value) -> String {
-    use serde::Serialize;
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonSpacing);
-    // Serialising a `Value` into memory cannot fail.
-    if value.serialize(&mut ser).is_err() {
-        return value.to_string();
-    }
-    String::from_utf8(out).unwrap_or_else(|_| value.to_string())
-}
-
-/// serde_json's compact output with Python's separators.
-struct PythonSpacing;
-
-impl serde_json::ser::Formatter for PythonSpacing {
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-    ) -> std::io::Result<()> {
-        writer.write_all(b": ")
+        reply_text_as(&self.error, &self.response, Ascii::Keep)
     }
 }
 
@@ -200,13 +150,16 @@ pub(crate) mod fixture {
         cut_at: usize,
     ) -> Answer {
         // ToolBench's text: Python's json.dumps (spaced, non-ASCII escaped), cut.
-        let full = super::python_json(&json!({"error": "", "response": response}))
-            .chars()
-            .map(|c| match c {
-                c if c.is_ascii() => c.to_string(),
-                c => format!("\\u{:04x}", c as u32),
-            })
-            .collect::<String>();
+        let full = crate::tools::observation::python_dumps_as(
+            &json!({"error": "", "response": response}),
+            crate::tools::observation::Ascii::Keep,
+        )
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii() => c.to_string(),
+            c => format!("\\u{:04x}", c as u32),
+        })
+        .collect::<String>();
         let shown = match full.char_indices().nth(cut_at) {
             Some((i, _)) => format!("{}...", &full[..i]),
             None => full,

@@ -33,56 +33,74 @@ pub fn code_for_error(error: &str) -> ObservationCode {
 /// `{"error": …, "response": …}` exactly as Python's `json.dumps` prints it (`", "`/`": "` separators,
 /// non-ASCII escaped), so observation lengths and truncation points match ToolBench's.
 pub fn reply_text(error: &str, response: &Value) -> String {
+    reply_text_as(error, response, Ascii::Escape)
+}
+
+/// [`reply_text`] with non-ASCII escaped or kept as is.
+pub fn reply_text_as(error: &str, response: &Value, ascii: Ascii) -> String {
     let mut out = String::with_capacity(64);
     out.push_str("{\"error\": ");
-    dump_str(&mut out, error);
+    dump_str(&mut out, error, ascii);
     out.push_str(", \"response\": ");
-    dump(&mut out, response);
+    dump(&mut out, response, ascii);
     out.push('}');
     out
 }
 
 /// Python `json.dumps` of any JSON value.
 pub fn python_dumps(value: &Value) -> String {
+    python_dumps_as(value, Ascii::Escape)
+}
+
+/// Python `json.dumps` of any JSON value, non-ASCII escaped (`ensure_ascii`, ToolBench's default) or
+/// kept as is (`ensure_ascii=False`: the judge reads names as written).
+pub fn python_dumps_as(value: &Value, ascii: Ascii) -> String {
     let mut out = String::new();
-    dump(&mut out, value);
+    dump(&mut out, value, ascii);
     out
 }
 
-fn dump(out: &mut String, v: &Value) {
+/// Whether [`python_dumps_as`] escapes non-ASCII characters (Python's `ensure_ascii`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ascii {
+    Escape,
+    Keep,
+}
+
+fn dump(out: &mut String, v: &Value, ascii: Ascii) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_string()),
-        Value::String(s) => dump_str(out, s),
+        Value::String(s) => dump_str(out, s, ascii),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                dump(out, item);
+                dump(out, item, ascii);
             }
             out.push(']');
         }
-        Value::Object(map) => dump_map(out, map),
+        Value::Object(map) => dump_map(out, map, ascii),
     }
 }
 
-fn dump_map(out: &mut String, map: &Map<String, Value>) {
+fn dump_map(out: &mut String, map: &Map<String, Value>, ascii: Ascii) {
     out.push('{');
     for (i, (k, item)) in map.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        dump_str(out, k);
+        dump_str(out, k, ascii);
         out.push_str(": ");
-        dump(out, item);
+        dump(out, item, ascii);
     }
     out.push('}');
 }
 
-fn dump_str(out: &mut String, s: &str) {
+fn dump_str(out: &mut String, s: &str, ascii: Ascii) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -93,7 +111,7 @@ fn dump_str(out: &mut String, s: &str) {
             '\t' => out.push_str("\\t"),
             '\u{08}' => out.push_str("\\b"),
             '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+            c if (c as u32) < 0x20 || (ascii == Ascii::Escape && (c as u32) > 0x7e) => {
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
                     out.push_str(&format!("\\u{unit:04x}"));
