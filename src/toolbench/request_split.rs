@@ -70,10 +70,11 @@ pub fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
     out
 }
 
-/// Whether every content word of `part` is in `ask` (by stem): the part says part of the ask.
+/// Whether every topic word of `part` is in `ask` (by stem; asking words such as "get" or "details"
+/// aside): the part says part of the ask.
 fn is_shortened(part: &str, ask: &str) -> bool {
-    let theirs = content_words(ask);
-    let ours = content_words(part);
+    let theirs = topic_words(ask);
+    let ours = topic_words(part);
     !ours.is_empty() && ours.iter().all(|w| theirs.iter().any(|t| same_stem(t, w)))
 }
 
@@ -148,6 +149,19 @@ mod tests {
             ]
         );
         assert!(missing_words(q, &mended).is_empty());
+        // Asking words the split wrote ("Get the details of …") do not make it another ask.
+        let plane = "Can you list languages? Additionally, I would like to know the details of a specific airplane for a presentation on aviation history.";
+        let split = vec![
+            "List languages".to_string(),
+            "Get the details of a specific airplane".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(plane, &split),
+            [
+                "List languages",
+                "I would like to know the details of a specific airplane for a presentation on aviation history"
+            ]
+        );
         let torrents = "Can you provide the details of the movie with ID 399566? Additionally, fetch the monthly top 100 music torrents for some lively background music during the movie night.";
         let split = vec![
             "Provide the details of the movie with ID 399566".to_string(),
