@@ -82,8 +82,18 @@ pub fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
             // A part that is the ask shortened ("fetch the top 100 torrents" of "… top 100 torrents
             // for background music", "Apple's balance sheet" of "… balance sheet and earnings") gives
             // way to the whole ask: added beside it, the ask would be a duplicate part.
-            match out.iter().position(|p| is_shortened(p, &ask.text)) {
-                Some(i) => out[i] = ask.text,
+            // Several parts that each say part of it ("its light conditions", "its diseases") give way
+            // to it together.
+            let shortened: Vec<usize> = (0..out.len())
+                .filter(|&i| is_shortened(&out[i], &ask.text))
+                .collect();
+            match shortened.first() {
+                Some(&first) => {
+                    out[first] = ask.text;
+                    for &i in shortened[1..].iter().rev() {
+                        out.remove(i);
+                    }
+                }
                 None => out.push(ask.text),
             }
         }
@@ -181,6 +191,20 @@ mod tests {
             [
                 "List languages",
                 "I would like to know the details of a specific airplane for a presentation on aviation history"
+            ]
+        );
+        // Each of two parts says part of an ask that one word of them dropped: both give way to it.
+        let plant = "Can you suggest a flowering plant? It would be helpful if you could provide information about its ideal light conditions and any common diseases it might be prone to.";
+        let split = vec![
+            "Suggest a flowering plant".to_string(),
+            "Provide its ideal light conditions".to_string(),
+            "Provide any common diseases".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(plant, &split),
+            [
+                "Suggest a flowering plant",
+                "It would be helpful if you could provide information about its ideal light conditions and any common diseases it might be prone to"
             ]
         );
         let torrents = "Can you provide the details of the movie with ID 399566? Additionally, fetch the monthly top 100 music torrents for some lively background music during the movie night.";
