@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::llm::settings::{Endpoint, LlmFileSettings, LlmSection, Price};
+pub use crate::llm::settings::{Endpoint, LlmSection, Price};
 pub use crate::tools::mcp::spec::McpEntry;
 pub use crate::tools::settings::ToolsSection;
 
@@ -63,14 +63,6 @@ impl Default for AgentSection {
 }
 
 impl Config {
-    /// The file's `[llm]` section and prices, as the model layer takes them.
-    pub fn llm_settings(&self) -> LlmFileSettings<'_> {
-        LlmFileSettings {
-            llm: &self.llm,
-            prices: &self.prices,
-        }
-    }
-
     /// Loads `path`, or the defaults when none is given.
     pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
         let Some(path) = path else {

@@ -17,7 +17,7 @@ use crate::eval::judge::{
     DEFAULT_OBSERVATION_CHARS, DEFAULT_PROMPT_CHARS, prompt_chars_for_context, prompt_hashes,
 };
 use crate::eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
-use crate::llm::LlmClient;
+use crate::llm::{LlmClient, LlmError};
 use crate::prompts::Prompts;
 
 /// Judge votes per query (`--votes` of `eval`, `compare`, `calibrate` and `batch --eval`).
@@ -95,17 +95,17 @@ impl JudgeArgs {
 
     /// The judge model.
     pub async fn llm(&self, config: &Config) -> anyhow::Result<Arc<dyn LlmClient>> {
-        crate::llm::build(&self.llm_options(), config.llm_settings())
+        async { crate::llm::build(&self.llm_options(config)?).await }
             .await
             .context("building the judge model")
     }
 
-    fn llm_options(&self) -> crate::llm::LlmOptions {
+    fn llm_options(&self, config: &Config) -> Result<crate::llm::LlmOptions, LlmError> {
         let mut llm_args = self.llm.clone();
         if let Some(j) = &self.judge {
             llm_args.model = Some(j.clone());
         }
-        llm_args.options()
+        llm_args.resolve(config)
     }
 
     /// The calibration registry: `--calibration FILE`, else the shipped one.
@@ -148,14 +148,17 @@ impl JudgeArgs {
             cache.absorb(extra).map_err(classify)?;
         }
         let defaults = JudgeOptions::default();
-        let max_prompt_chars = self.judge_prompt_chars.unwrap_or_else(|| {
-            if crate::llm::uses_embedded_model(&self.llm_options(), config.llm_settings()) {
-                let context = self.llm.llm_context.unwrap_or(config.llm.context);
-                prompt_chars_for_context(context, defaults.max_tokens)
-            } else {
-                DEFAULT_PROMPT_CHARS
+        let max_prompt_chars = match self.judge_prompt_chars {
+            Some(n) => n,
+            None => {
+                let llm_options = self.llm_options(config).map_err(classify)?;
+                if crate::llm::uses_embedded_model(&llm_options) {
+                    prompt_chars_for_context(llm_options.context, defaults.max_tokens)
+                } else {
+                    DEFAULT_PROMPT_CHARS
+                }
             }
-        });
+        };
         let options = JudgeOptions {
             temperature: self.judge_temperature,
             seed: self.seed,

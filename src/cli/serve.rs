@@ -104,7 +104,7 @@ pub async fn run(
     let llm = match args.simulation {
         SimulationMode::Schema => None,
         _ => Some(
-            crate::llm::build(&args.llm.options(), config.llm_settings())
+            async { crate::llm::build(&args.llm.resolve(config)?).await }
                 .await
                 .context("loading the simulator model")?,
         ),

@@ -11,6 +11,7 @@ use super::values::named;
 use crate::agent::toolset::{ToolChoice, ToolSet};
 use crate::config::Config;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
+use crate::tools::ToolConfig;
 use crate::tools::mcp::McpSpec;
 
 /// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
@@ -123,9 +124,30 @@ impl FaultArgs {
 }
 
 impl ToolArgs {
-    /// The options; `out` is the run's output folder, whose `world/` holds the world of a run whose
-    /// simulation uses a model when no world is named.
-    pub fn options(&self, out: Option<&Path>) -> ToolOptions {
+    /// The options: these flags (and the variables clap reads for them), then `$SERVICE_URL`, then
+    /// the config file's `[tools]` section, then its defaults; `mcp` are the servers to start (from
+    /// [`ToolArgs::resolve_tools`]). `out` is the run's output folder, whose `world/` holds the world
+    /// of a run whose simulation uses a model when no world is named.
+    pub fn resolve(&self, config: &Config, out: Option<&Path>, mcp: Vec<McpSpec>) -> ToolOptions {
+        let file = &config.tools;
+        let mut calls = ToolConfig::from_section(file);
+        if let Some(n) = self.tool_rate_limit {
+            calls.per_tool_per_minute = Some(n);
+        }
+        if let Some(s) = self.tool_timeout {
+            calls.timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = self.simulator_timeout {
+            calls.simulator_timeout = Some(Duration::from_secs(s.max(1)));
+        }
+        if let Some(n) = self.max_observation_length {
+            calls.max_observation_length = n;
+        }
+        calls.strict_params = self.strict_params;
+        let toolbench_key = self.toolbench_key.clone().or_else(|| {
+            let var = file.key_env.as_ref()?;
+            std::env::var(var).ok()
+        });
         let world = self.world.world.clone().or_else(|| {
             (self.tool_simulation.uses_llm() && !self.save_tool_responses)
                 .then(|| out.map(|o| o.join("world")))
@@ -135,19 +157,16 @@ impl ToolArgs {
             tool_server: self
                 .tool_server
                 .clone()
-                .or_else(|| super::values::env_alias(SERVICE_URL)),
-            toolbench_key: self.toolbench_key.clone(),
+                .or_else(|| super::values::env_alias(SERVICE_URL))
+                .or_else(|| file.server_url.clone()),
+            toolbench_key,
+            calls,
             tool_simulation: self.tool_simulation,
             save_tool_responses: self.save_tool_responses,
             world,
             entity_memory: !self.world.no_entity_memory,
-            simulator_timeout: self.simulator_timeout,
-            tool_rate_limit: self.tool_rate_limit,
-            tool_timeout: self.tool_timeout,
-            max_observation_length: self.max_observation_length,
-            strict_params: self.strict_params,
             faults: self.faults.config(),
-            mcp: Vec::new(),
+            mcp,
         }
     }
 
