@@ -53,7 +53,7 @@ pub struct AgentSection {
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            max_steps: 30,
+            max_steps: crate::agent::DEFAULT_MAX_STEPS,
             state_token_budget: crate::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
             max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
             answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,

@@ -11,7 +11,7 @@ use crate::config::Config;
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// Agent method.
-    #[arg(long, default_value = "sum2act", value_parser = named::<Method>(Method::NAMES))]
+    #[arg(long, default_value_t = Method::default(), value_parser = named::<Method>(Method::NAMES))]
     pub method: Method,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]

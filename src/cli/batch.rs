@@ -81,7 +81,7 @@ pub struct BatchArgs {
     )]
     pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
-    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::Auto)]
+    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::default())]
     pub progress: ProgressMode,
     #[command(flatten)]
     pub solver: SolverArgs,

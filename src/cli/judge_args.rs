@@ -14,19 +14,18 @@ use super::llm_args::LlmArgs;
 use crate::config::Config;
 use crate::eval::calibration::{ModeChoice, Registry};
 use crate::eval::judge::{
+    DEFAULT_JUDGE_SEED as DEFAULT_SEED, DEFAULT_JUDGE_TEMPERATURE as DEFAULT_TEMPERATURE,
     DEFAULT_OBSERVATION_CHARS, DEFAULT_PROMPT_CHARS, prompt_chars_for_context, prompt_hashes,
 };
+use crate::eval::pass_rate::DEFAULT_JUDGE_CONCURRENCY;
+pub use crate::eval::pass_rate::DEFAULT_VOTES;
 use crate::eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
 use crate::llm::{LlmClient, LlmError};
 use crate::prompts::Prompts;
 
-/// Judge votes per query (`--votes` of `eval`, `compare`, `calibrate` and `batch --eval`).
-pub const DEFAULT_VOTES: u32 = 3;
 /// The most judge votes per query `--votes` accepts.
 pub const MAX_VOTES: i64 = 15;
-const DEFAULT_TEMPERATURE: f32 = 0.2;
-const DEFAULT_CONCURRENCY: u64 = 4;
-const DEFAULT_SEED: u64 = 42;
+const DEFAULT_CONCURRENCY: u64 = DEFAULT_JUDGE_CONCURRENCY as u64;
 
 /// How to build and run the judge (shared by `eval`, `compare` and `calibrate`).
 #[derive(Debug, Clone, Args)]

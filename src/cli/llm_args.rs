@@ -60,7 +60,7 @@ pub struct LlmArgs {
         env = "SUM2ACT_LLM_SPIN",
         value_parser = named::<SpinSetting>(SpinSetting::NAMES),
         value_name = "auto|on|off",
-        default_value = "auto"
+        default_value_t = SpinSetting::default()
     )]
     pub llm_spin: SpinSetting,
 }

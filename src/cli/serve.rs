@@ -38,7 +38,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub world: super::tool_args::WorldArgs,
     /// How answers that are not in the response cache are made.
-    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::default())]
     pub simulation: SimulationMode,
     /// Answer as StableToolBench's server does: simulate calls that miss required parameters (ours
     /// return a parameter error by default) and serve cache entries of tools outside the catalogue.

@@ -58,3 +58,52 @@ pub async fn start(options: SolverOptions, data: &DataDir) -> anyhow::Result<Har
         SetupError::Prompts(e) => e.into(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::agent::AgentOptions;
+    use crate::llm::LlmOptions;
+    use crate::server::FaultConfig;
+    use crate::tools::ToolConfig;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        solver: SolverArgs,
+    }
+
+    /// Each default is written once: the flags left out and an empty config file resolve to the
+    /// library's own defaults.
+    #[test]
+    fn no_flags_and_no_config_resolve_to_the_librarys_defaults() {
+        let flags = Flags::try_parse_from(["sum2act"]).unwrap();
+        let config = Config::default();
+        let o = flags.solver.resolve(&config, None, Vec::new()).unwrap();
+        let d = AgentOptions::default();
+        assert_eq!(o.method, crate::agent::Method::default());
+        assert_eq!(
+            (
+                o.agent.max_steps,
+                o.agent.state_token_budget,
+                o.agent.max_tokens
+            ),
+            (d.max_steps, d.state_token_budget, d.max_tokens)
+        );
+        assert_eq!(
+            (o.agent.answer_max_tokens, o.agent.observation_read_chars),
+            (d.answer_max_tokens, d.observation_read_chars)
+        );
+        assert_eq!(o.agent.max_reply_bytes, d.max_reply_bytes);
+        let l = LlmOptions::default();
+        assert_eq!(
+            (o.llm.retries, o.llm.timeout, o.llm.context, o.llm.parallel),
+            (l.retries, l.timeout, l.context, l.parallel)
+        );
+        assert_eq!(o.tools.calls, ToolConfig::default());
+        assert_eq!(o.tools.faults, FaultConfig::default());
+        assert_eq!(o.tools.tool_simulation, Default::default());
+    }
+}

@@ -10,6 +10,7 @@ use super::BadInput;
 use super::values::named;
 use crate::agent::toolset::{ToolChoice, ToolSet};
 use crate::config::Config;
+use crate::server::faults::DEFAULT_TIMEOUT_DELAY_MS;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
 use crate::tools::ToolConfig;
 use crate::tools::mcp::McpSpec;
@@ -28,13 +29,13 @@ pub struct FaultArgs {
     #[arg(long, value_name = "KIND[=W],...")]
     pub fault_mix: Option<FaultMix>,
     /// Seed of the fault decisions (the same seed meets the same faults).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = FaultConfig::default().seed)]
     pub fault_seed: u64,
     /// Extra latency added to every answer, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub fault_latency_ms: Option<u64>,
     /// How long a `timeout` fault holds the request, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_DELAY_MS)]
     pub fault_timeout_ms: u64,
 }
 
@@ -73,7 +74,7 @@ pub struct ToolArgs {
     )]
     pub toolbench_key: Option<String>,
     /// How the embedded server answers calls that are not in the response cache.
-    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::default())]
     pub tool_simulation: SimulationMode,
     /// Keep the simulated world in the data directory's response cache folder (reruns then match).
     #[arg(long, conflicts_with = "world")]

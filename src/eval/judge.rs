@@ -16,6 +16,11 @@ pub const ANSWER_PROMPT: &str = "judge_answer";
 pub const TRAJECTORY_PROMPT: &str = "judge_trajectory";
 pub const PREFER_PROMPT: &str = "judge_prefer";
 
+/// The judge's sampling temperature (`--judge-temperature`).
+pub const DEFAULT_JUDGE_TEMPERATURE: f32 = 0.2;
+/// Seed of the judge's first vote and of the bootstrap over queries (`--seed`).
+pub const DEFAULT_JUDGE_SEED: u64 = 42;
+
 /// Sampling of the judge. Votes differ by seed, so N votes are N independent, reproducible samples.
 #[derive(Debug, Clone)]
 pub struct JudgeOptions {
@@ -38,8 +43,8 @@ pub struct JudgeOptions {
 impl Default for JudgeOptions {
     fn default() -> Self {
         JudgeOptions {
-            temperature: 0.2,
-            seed: 42,
+            temperature: DEFAULT_JUDGE_TEMPERATURE,
+            seed: DEFAULT_JUDGE_SEED,
             max_tokens: 256,
             max_answer_chars: 8_000,
             max_observation_chars: DEFAULT_OBSERVATION_CHARS,

@@ -136,6 +136,9 @@ pub struct FaultConfig {
     pub huge_bytes: usize,
 }
 
+/// How long a `timeout` fault holds the request (`--fault-timeout-ms`), in milliseconds.
+pub const DEFAULT_TIMEOUT_DELAY_MS: u64 = 30_000;
+
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
@@ -143,7 +146,7 @@ impl Default for FaultConfig {
             mix: FaultMix::default(),
             seed: 0,
             latency: Duration::ZERO,
-            timeout_delay: Duration::from_secs(30),
+            timeout_delay: Duration::from_millis(DEFAULT_TIMEOUT_DELAY_MS),
             huge_bytes: 2 * 1024 * 1024,
         }
     }
