@@ -2,7 +2,6 @@
 //! config file's `[agent]` section, which wins over the defaults.
 
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::values::named;
 use crate::agent::{AgentOptions, Method, MethodOptions, Strategy};
@@ -55,7 +54,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub parallel: Option<u16>,
     /// graph: how to search the tool graph (greedy, beam, adaptive, exhaustive).
-    #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(Strategy::ALL).try_map(|s| s.parse::<Strategy>()))]
+    #[arg(long, value_name = "NAME", value_parser = named::<Strategy>(Strategy::NAMES))]
     pub strategy: Option<Strategy>,
     /// graph: paths kept per step by the beam strategy.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16))]

@@ -11,6 +11,7 @@ use clap::Args;
 
 use super::exit::classify;
 use super::llm_args::LlmArgs;
+use super::values::named;
 use crate::config::Config;
 use crate::eval::calibration::{ModeChoice, Registry};
 use crate::eval::judge::{
@@ -37,7 +38,7 @@ pub struct JudgeArgs {
     /// `tooleval` (ToolEval-style holistic verdict). Default: the mode with the best agreement measured
     /// for this judge model in the calibration registry (else the best-measured mode of any model, else
     /// evidence); `eval` prints which and why.
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", value_parser = named::<JudgeMode>(JudgeMode::NAMES), ignore_case = true)]
     pub judge_mode: Option<JudgeMode>,
     /// The registry of measured judge agreements (default: eval/judge_calibration.json as shipped).
     #[arg(long, value_name = "FILE")]
@@ -67,10 +68,6 @@ pub struct JudgeArgs {
     pub judge_prompt_chars: Option<usize>,
     #[command(flatten)]
     pub llm: LlmArgs,
-}
-
-fn parse_mode(s: &str) -> Result<JudgeMode, String> {
-    s.parse()
 }
 
 impl JudgeArgs {
