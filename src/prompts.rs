@@ -1,6 +1,8 @@
 //! Prompt templates. Every prompt is a `prompts/*.md` file with `{placeholder}`s; the files are embedded
 //! at build time and can be overridden at run time from a folder (`SUM2ACT_PROMPTS`), so researchers can
-//! edit prompts without rebuilding. Each prompt's SHA-256 goes into run manifests.
+//! edit prompts without rebuilding. Each prompt's SHA-256 goes into run manifests. Code names a prompt
+//! by [`PromptName`], which `build.rs` makes with one variant per file: a misspelt name does not
+//! compile.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +26,30 @@ pub enum PromptError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// How [`Prompts::render`] and [`Prompts::template`] are given a prompt: a [`PromptName`]. A plain
+/// `&str` is still taken for the call sites not yet moved to `PromptName` (Sum2Act's folder).
+pub trait PromptKey {
+    fn key(&self) -> &str;
+}
+
+impl PromptKey for PromptName {
+    fn key(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PromptKey for &str {
+    fn key(&self) -> &str {
+        self
+    }
+}
+
+impl std::fmt::Display for PromptName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The set of prompt templates in use.
@@ -74,7 +100,8 @@ impl Prompts {
     }
 
     /// The raw template.
-    pub fn template(&self, name: &str) -> Result<&str, PromptError> {
+    pub fn template(&self, name: impl PromptKey) -> Result<&str, PromptError> {
+        let name = name.key();
         self.templates
             .get(name)
             .map(String::as_str)
@@ -83,8 +110,17 @@ impl Prompts {
 
     /// Fills `{key}` placeholders; a placeholder left unfilled is an error (a typo would otherwise
     /// silently reach the model).
-    pub fn render(&self, name: &str, vars: &[(&str, &str)]) -> Result<String, PromptError> {
-        render_template(name, self.template(name)?, vars)
+    pub fn render(
+        &self,
+        name: impl PromptKey,
+        vars: &[(&str, &str)],
+    ) -> Result<String, PromptError> {
+        let name = name.key();
+        let template = self
+            .templates
+            .get(name)
+            .ok_or_else(|| PromptError::Missing(name.to_string()))?;
+        render_template(name, template, vars)
     }
 
     /// SHA-256 (hex, first 16 chars) of each template, for manifests and judge logs.
@@ -144,6 +180,27 @@ pub fn render_template(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `PromptName` is made from `prompts/*.md` by `build.rs`: one variant per file, and each
+    /// variant's template is embedded.
+    #[test]
+    fn every_prompt_file_has_a_name_and_every_name_a_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .filter_map(|p| Some(p.file_stem()?.to_str()?.to_string()))
+            .collect();
+        files.sort();
+        let names: Vec<&str> = PromptName::ALL.iter().map(|n| n.as_str()).collect();
+        assert_eq!(names, files);
+        let prompts = Prompts::embedded();
+        for name in PromptName::ALL {
+            assert!(prompts.template(*name).is_ok(), "{name}");
+        }
+        assert_eq!(PromptName::RouterSystem.to_string(), "router_system");
+    }
 
     #[test]
     fn fills_placeholders_once() {

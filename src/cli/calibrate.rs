@@ -285,7 +285,7 @@ fn save(path: &Path, args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
         confusion: c.confusion.iter().map(|r| r.to_vec()).collect(),
         prompts: prompts
             .iter()
-            .filter(|(name, _)| mode.prompts().contains(&name.as_str()))
+            .filter(|(name, _)| mode.prompts().iter().any(|p| p.as_str() == name.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         votes: if mode == Verdicts::Preference {

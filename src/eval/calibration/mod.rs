@@ -42,7 +42,7 @@ impl Verdicts {
     }
 
     /// The judge prompts whose wording the measurement depends on.
-    pub fn prompts(self) -> &'static [&'static str] {
+    pub fn prompts(self) -> &'static [crate::prompts::PromptName] {
         match self {
             Verdicts::Evidence => &[super::judge::SPLIT_PROMPT, super::judge::PART_PROMPT],
             Verdicts::Tooleval => &[super::judge::ANSWER_PROMPT, super::judge::TRAJECTORY_PROMPT],
