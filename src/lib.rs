@@ -17,7 +17,9 @@
 //! Only `cli` reads the config file (`config`): it is made of the sections the layers define
 //! (`llm::settings`, `tools::settings`, `tools::mcp::spec::McpEntry`), and `cli` resolves every
 //! option once (flags > env > file > defaults) into those resolved structs: no layer below merges.
-//! Typed values travel down, not strings: `Method`, `llm::Purpose`, `tools::ObservationCode`.
+//! Typed values travel down, not strings: `Method`, `llm::Purpose`, `tools::ObservationCode`,
+//! `prompts::PromptName` (one variant per `prompts/*.md`, made by `build.rs`: a misspelt prompt name
+//! does not compile). Every enum a user names is parsed one way (`names::named_values!`).
 //! A newcomer's path through one episode: `docs/development.md`; the Sum2Act loop:
 //! `agent::sum2act` (its `mod.rs`).
 

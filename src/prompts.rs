@@ -28,24 +28,6 @@ pub enum PromptError {
     },
 }
 
-/// How [`Prompts::render`] and [`Prompts::template`] are given a prompt: a [`PromptName`]. A plain
-/// `&str` is still taken for the call sites not yet moved to `PromptName` (Sum2Act's folder).
-pub trait PromptKey {
-    fn key(&self) -> &str;
-}
-
-impl PromptKey for PromptName {
-    fn key(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl PromptKey for &str {
-    fn key(&self) -> &str {
-        self
-    }
-}
-
 impl std::fmt::Display for PromptName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -100,8 +82,12 @@ impl Prompts {
     }
 
     /// The raw template.
-    pub fn template(&self, name: impl PromptKey) -> Result<&str, PromptError> {
-        let name = name.key();
+    pub fn template(&self, name: PromptName) -> Result<&str, PromptError> {
+        self.lookup(name.as_str())
+    }
+
+    /// The template named `name` (a file of `$SUM2ACT_PROMPTS` may add names the build does not know).
+    fn lookup(&self, name: &str) -> Result<&str, PromptError> {
         self.templates
             .get(name)
             .map(String::as_str)
@@ -110,17 +96,8 @@ impl Prompts {
 
     /// Fills `{key}` placeholders; a placeholder left unfilled is an error (a typo would otherwise
     /// silently reach the model).
-    pub fn render(
-        &self,
-        name: impl PromptKey,
-        vars: &[(&str, &str)],
-    ) -> Result<String, PromptError> {
-        let name = name.key();
-        let template = self
-            .templates
-            .get(name)
-            .ok_or_else(|| PromptError::Missing(name.to_string()))?;
-        render_template(name, template, vars)
+    pub fn render(&self, name: PromptName, vars: &[(&str, &str)]) -> Result<String, PromptError> {
+        render_template(name.as_str(), self.template(name)?, vars)
     }
 
     /// SHA-256 (hex, first 16 chars) of each template, for manifests and judge logs.
