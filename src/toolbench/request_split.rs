@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::claims::content_words;
 use super::request_asks::{ask_list, asks, is_framing, same_stem, topic_words};
+use super::request_coordination::keep_value_end;
 use super::request_parts::{MAX_PART_CHARS, MAX_PARTS, validate_split};
 
 /// The checklist made of a split, and what mending it took.
@@ -31,6 +32,7 @@ pub fn checklist_from_split(query: &str, proposed: &[String]) -> Checklisted {
         .collect();
     match validate_split(query, &proposed) {
         Some(parts) => {
+            let parts = with_value_ends(parts, &proposed);
             let mended = with_dropped_asks(query, &parts);
             Checklisted {
                 added_back: mended.len() - parts.len(),
@@ -46,6 +48,25 @@ pub fn checklist_from_split(query: &str, proposed: &[String]) -> Checklisted {
     }
 }
 
+/// The split's parts with the `;` that end a value put back (a Wi-Fi string's `;;`): the splitter
+/// trims a part's closing punctuation (`request_coordination::keep_value_end`).
+fn with_value_ends(parts: Vec<String>, proposed: &[String]) -> Vec<String> {
+    parts
+        .into_iter()
+        .map(|part| {
+            proposed
+                .iter()
+                .map(|p| keep_value_end(p.trim()))
+                .find(|whole| {
+                    whole.len() > part.len()
+                        && whole.starts_with(part.as_str())
+                        && whole[part.len()..].chars().all(|c| c == ';')
+                })
+                .map_or(part, str::to_string)
+        })
+        .collect()
+}
+
 /// `parts` with each ask of the request whose required words no part holds appended whole: a split
 /// may merge, reword or refine the request's asks, never drop one. An ask the parts hold (its purpose
 /// clause aside: "to use as IDs for my friends' profiles") is not added again in its own words.
@@ -58,10 +79,24 @@ pub fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
             .iter()
             .any(|w| !held.iter().any(|h| same_stem(h, w)));
         if dropped && !out.contains(&ask.text) {
-            out.push(ask.text);
+            // A part that is the ask shortened ("fetch the top 100 torrents" of "… top 100 torrents
+            // for background music", "Apple's balance sheet" of "… balance sheet and earnings") gives
+            // way to the whole ask: added beside it, the ask would be a duplicate part.
+            match out.iter().position(|p| is_shortened(p, &ask.text)) {
+                Some(i) => out[i] = ask.text,
+                None => out.push(ask.text),
+            }
         }
     }
     out
+}
+
+/// Whether every topic word of `part` is in `ask` (by stem; asking words such as "get" or "details"
+/// aside): the part says part of the ask.
+fn is_shortened(part: &str, ask: &str) -> bool {
+    let theirs = topic_words(ask);
+    let ours = topic_words(part);
+    !ours.is_empty() && ours.iter().all(|w| theirs.iter().any(|t| same_stem(t, w)))
 }
 
 /// Whether a part names things the request does not: more than a third of its topic words found
@@ -125,9 +160,41 @@ mod tests {
             missing.contains("earnings") && missing.contains("recommendation"),
             "{missing:?}"
         );
+        // The part that says part of an ask gives way to the whole ask: no duplicate part.
         let mended = with_dropped_asks(q, &split);
-        assert_eq!(mended.len(), 3, "{mended:?}");
+        assert_eq!(
+            mended,
+            [
+                "Give me Apple's balance sheet and earnings",
+                "I'm also interested in the recommendation trends for Apple"
+            ]
+        );
         assert!(missing_words(q, &mended).is_empty());
+        // Asking words the split wrote ("Get the details of …") do not make it another ask.
+        let plane = "Can you list languages? Additionally, I would like to know the details of a specific airplane for a presentation on aviation history.";
+        let split = vec![
+            "List languages".to_string(),
+            "Get the details of a specific airplane".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(plane, &split),
+            [
+                "List languages",
+                "I would like to know the details of a specific airplane for a presentation on aviation history"
+            ]
+        );
+        let torrents = "Can you provide the details of the movie with ID 399566? Additionally, fetch the monthly top 100 music torrents for some lively background music during the movie night.";
+        let split = vec![
+            "Provide the details of the movie with ID 399566".to_string(),
+            "Fetch the monthly top 100 music torrents".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(torrents, &split),
+            [
+                "Provide the details of the movie with ID 399566",
+                "fetch the monthly top 100 music torrents for some lively background music during the movie night"
+            ]
+        );
         // Reworded parts that keep every topic word (plurals and verb endings aside) drop nothing.
         let full = vec![
             "Apple's balance sheet".to_string(),
@@ -140,6 +207,16 @@ mod tests {
             missing_words(q, &full)
         );
         assert_eq!(with_dropped_asks(q, &full), full);
+    }
+
+    #[test]
+    fn a_split_part_ending_in_a_value_keeps_its_semicolons() {
+        let q = "Make a QR code for the Wi-Fi string WIFI:S:Home;T:WPA;P:secret;; and tell me the size of the image.";
+        let split = vec![
+            "Make a QR code for the Wi-Fi string WIFI:S:Home;T:WPA;P:secret;;".to_string(),
+            "Tell me the size of the image".to_string(),
+        ];
+        assert_eq!(checklist_from_split(q, &split).parts, split);
     }
 
     #[test]

@@ -208,3 +208,68 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
     // The answer is written from the whole fact.
     assert!(ep.answer.contains("title-12"), "{}", ep.answer);
 }
+
+#[test]
+fn the_router_is_offered_each_function_once_without_what_its_prompt_lists() {
+    let t = super::keeps_tests::task("What is the weather in Paris?");
+    let offered = super::router::offered_functions(&t.functions);
+    assert_eq!(
+        offered.len(),
+        t.functions.len() + 1,
+        "the toolset and Finish"
+    );
+    let weather = &offered[2];
+    // The prompt's tool list gives the description; the schema keeps what the list does not.
+    assert_eq!(
+        weather,
+        &json!({"name": t.functions[2].name, "parameters": {"type": "object",
+            "properties": {"q": {"type": "string", "description": "what to look up"}}, "required": ["q"]}})
+    );
+    let full = t.functions[2].schema.to_string();
+    assert!(full.contains("subfunction") && full.len() > weather.to_string().len());
+    assert_eq!(offered[3]["name"], "Finish");
+}
+
+#[test]
+fn facts_sharing_words_with_a_part_the_call_did_not_ask_about_leave_it_open() {
+    // Round 3 (media set): a QR code's facts ("the image encodes the link") made "decode the image"
+    // partly answered before any decode ran; here a film's facts mention Paris weather.
+    let query = "Get the details of the movie Inception. Also, tell me the weather in Paris.";
+    let h = harness_with_split(
+        query,
+        &["Get the details of the movie Inception", "Tell me the weather in Paris"],
+        vec![call("details_for_imdb", "Inception"), give_up()[0].clone()],
+        Box::new(|_| update(&["Inception (2010) was shot in Paris in rainy weather"], &[1])),
+        Source::default().with(
+            "details",
+            vec![Ok(json!({"title": "Inception", "year": 2010, "notes": "shot in Paris in rainy weather"}))],
+        ),
+        AgentOptions::default(),
+    );
+    let ep = solve(&h);
+    let after_call = ep.steps[0].state.clone().unwrap_or_default();
+    assert_eq!(
+        after_call["checklist"]["parts"][0]["status"], "answered",
+        "{after_call}"
+    );
+    assert_eq!(
+        after_call["checklist"]["parts"][1]["status"], "open",
+        "{after_call}"
+    );
+}
+
+#[test]
+fn a_fact_naming_a_value_by_reference_is_explained_to_the_router() {
+    let mut state = crate::agent::sum2act::State::default();
+    state.facts.push(crate::agent::sum2act::state::Fact {
+        step: 1,
+        text: "The QR code image is [value 1.1]".into(),
+    });
+    assert!(
+        state
+            .render_facts()
+            .contains("stands for a long value kept aside")
+    );
+    state.facts[0].text = "The QR code encodes https://x.example".into();
+    assert!(!state.render_facts().contains("stands for"));
+}

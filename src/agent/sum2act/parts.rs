@@ -129,7 +129,11 @@ pub fn attribute_facts(
     for &i in &answered {
         state.checklist.answer(i, &facts);
     }
-    for i in state.checklist.concerned(&text, answered.is_empty()) {
+    // Partly: the parts the call itself (its API and arguments) speaks of. Words its facts share with
+    // a part are not enough: a QR code's facts ("the image encodes the link") made "decode the image"
+    // partly answered before any decode ran.
+    let call = format!("{} {}", action.name, action.arguments);
+    for i in state.checklist.concerned(&call, answered.is_empty()) {
         state.checklist.partly(i, &facts);
     }
 }
