@@ -272,4 +272,25 @@ fn a_fact_naming_a_value_by_reference_is_explained_to_the_router() {
     );
     state.facts[0].text = "The QR code encodes https://x.example".into();
     assert!(!state.render_facts().contains("stands for"));
+    assert!(!state.render_facts().contains("a file a tool made"));
+    state.facts[0].text = "The rotated receipt is <file-2> (image/png)".into();
+    assert!(state.render_facts().contains("pass it as it is"));
+}
+
+#[test]
+fn a_call_touches_only_the_parts_whose_own_words_it_names() {
+    use crate::agent::sum2act::checklist::Checklist;
+    let c = Checklist::new(&[
+        "Get the status of my recent orders".into(),
+        "What is the delivery date of my recent orders?".into(),
+        "Extract the content from the URL 'https://www.example.com'".into(),
+    ]);
+    // "orders" is every order part's word; the tool's name (url content extractor) is no part's.
+    assert!(c.touched("get_order", r#"{"is_id": "5"}"#).is_empty());
+    assert!(c.touched("get_trending", "{}").is_empty());
+    assert_eq!(c.touched("order_status", r#"{"is_id": "5"}"#), vec![0]);
+    assert_eq!(
+        c.touched("extract", r#"{"url": "https://www.example.com"}"#),
+        vec![2]
+    );
 }

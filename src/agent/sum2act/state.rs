@@ -99,6 +99,8 @@ const SHOWN_FACT_CHARS: usize = 120;
 const SHORTENED_NOTE: &str = "(Facts ending in \"…\" or folded are shown shortened here; they are kept whole, and the final answer is written from the whole facts: do not call a tool again to see them.)\n";
 /// Readers met `[value 1.1]` in the facts and looked for the value in vain: say what it is.
 const REFERENCE_NOTE: &str = "(A reference such as [value 1.1] stands for a long value kept aside, an image or a long list: write the reference where the value belongs in the final answer and it is put in whole.)\n";
+/// Readers passed `<file-1>` to the next tool without being told they may (they may: `tools::resources`).
+const FILE_NOTE: &str = "(A handle such as <file-1> is a file a tool made, an image or an audio file: pass it as it is in another tool's arguments, and name it in the final answer.)\n";
 /// Longest summary line of the folded facts shown to the router.
 const FOLDED_CHARS: usize = 240;
 
@@ -391,6 +393,9 @@ impl State {
             .any(|f| crate::agent::reading::has_references(&f.text))
         {
             out.push_str(REFERENCE_NOTE);
+        }
+        if self.facts.iter().any(|f| f.text.contains("<file-")) {
+            out.push_str(FILE_NOTE);
         }
         out.trim_end().to_string()
     }
