@@ -17,10 +17,9 @@ use std::time::{Duration, Instant};
 
 use sum2act::agent::AgentOptions;
 use sum2act::batch::{BatchOptions, NoProgress, SolverJob, StopSignal, run_batch};
-use sum2act::config::Config;
-use sum2act::llm::LlmOptions;
-use sum2act::prompts::Prompts;
-use sum2act::server::{ToolOptions, tool_setup};
+use sum2act::llm::{EndpointSpec, LlmOptions};
+use sum2act::server::ToolOptions;
+use sum2act::setup::{Harness, SolverOptions};
 use sum2act::toolbench::{DataDir, Task};
 
 /// CPU seconds (user + system) of this process, or of one of its threads, from /proc.
@@ -87,28 +86,21 @@ async fn measure(
 ) -> Measured {
     let (url, thread, stop) = mock_openai::MockOpenAi::spawn_thread_with_tid(latency);
     let (url, mock_tid) = url;
-    let config = Config::default();
-    let llm_args = LlmOptions {
-        base_url: Some(url.clone()),
-        model: Some("mock".into()),
-        ..LlmOptions::default()
+    let options = SolverOptions {
+        method: sum2act::agent::Method::Sum2act,
+        agent: AgentOptions::default(),
+        llm: LlmOptions {
+            endpoints: vec![EndpointSpec {
+                base_url: url.clone(),
+                api_key: None,
+                model: Some("mock".into()),
+            }],
+            ..LlmOptions::default()
+        },
+        tools: ToolOptions::default(),
     };
-    let llm = sum2act::llm::build(&llm_args, config.llm_settings())
-        .await
-        .expect("llm");
-    let setup = tool_setup(&ToolOptions::default(), &config.tools, data, None)
-        .await
-        .expect("tool server");
-    let options = AgentOptions::default();
-    let solver = sum2act::agent::solver(sum2act::agent::Method::Sum2act, &options);
-    let prompts = Arc::new(Prompts::load().expect("prompts"));
-    let job = Arc::new(SolverJob::new(
-        solver,
-        llm,
-        setup.env.clone(),
-        prompts,
-        options,
-    ));
+    let harness = Harness::build(options, data).await.expect("harness");
+    let job = Arc::new(SolverJob::new(harness.env.clone()));
     let dir = tempfile::tempdir().expect("tempdir");
     let batch = BatchOptions {
         run_dir: dir.path().to_path_buf(),
@@ -124,9 +116,7 @@ async fn measure(
     let wall = started.elapsed().as_secs_f64();
     let (cpu1, mock1) = (cpu_seconds("/proc/self/stat"), cpu_seconds(&mock_stat));
     let llm_calls = outcome.episodes.iter().map(|e| e.counters.llm_calls).sum();
-    if let Some(server) = setup.server {
-        server.shutdown().await;
-    }
+    harness.shutdown().await;
     let _ = stop.send(());
     let _ = thread.join();
     Measured {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::llm::settings::{Endpoint, LlmFileSettings, LlmSection, Price};
+pub use crate::llm::settings::{Endpoint, LlmSection, Price};
 pub use crate::tools::mcp::spec::McpEntry;
 pub use crate::tools::settings::ToolsSection;
 
@@ -53,7 +53,7 @@ pub struct AgentSection {
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            max_steps: 30,
+            max_steps: crate::agent::DEFAULT_MAX_STEPS,
             state_token_budget: crate::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
             max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
             answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,
@@ -63,14 +63,6 @@ impl Default for AgentSection {
 }
 
 impl Config {
-    /// The file's `[llm]` section and prices, as the model layer takes them.
-    pub fn llm_settings(&self) -> LlmFileSettings<'_> {
-        LlmFileSettings {
-            llm: &self.llm,
-            prices: &self.prices,
-        }
-    }
-
     /// Loads `path`, or the defaults when none is given.
     pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
         let Some(path) = path else {

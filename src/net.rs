@@ -32,11 +32,16 @@ pub struct Limits {
     pub max_connections: usize,
 }
 
+/// Seconds a client has to send its request headers (`--header-timeout`).
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Connections served at once (`--max-connections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            header_read_timeout: Duration::from_secs(10),
-            max_connections: 256,
+            header_read_timeout: Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECS),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

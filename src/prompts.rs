@@ -1,6 +1,8 @@
 //! Prompt templates. Every prompt is a `prompts/*.md` file with `{placeholder}`s; the files are embedded
 //! at build time and can be overridden at run time from a folder (`SUM2ACT_PROMPTS`), so researchers can
-//! edit prompts without rebuilding. Each prompt's SHA-256 goes into run manifests.
+//! edit prompts without rebuilding. Each prompt's SHA-256 goes into run manifests. Code names a prompt
+//! by [`PromptName`], which `build.rs` makes with one variant per file: a misspelt name does not
+//! compile.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +26,12 @@ pub enum PromptError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl std::fmt::Display for PromptName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The set of prompt templates in use.
@@ -74,7 +82,12 @@ impl Prompts {
     }
 
     /// The raw template.
-    pub fn template(&self, name: &str) -> Result<&str, PromptError> {
+    pub fn template(&self, name: PromptName) -> Result<&str, PromptError> {
+        self.lookup(name.as_str())
+    }
+
+    /// The template named `name` (a file of `$SUM2ACT_PROMPTS` may add names the build does not know).
+    fn lookup(&self, name: &str) -> Result<&str, PromptError> {
         self.templates
             .get(name)
             .map(String::as_str)
@@ -83,8 +96,8 @@ impl Prompts {
 
     /// Fills `{key}` placeholders; a placeholder left unfilled is an error (a typo would otherwise
     /// silently reach the model).
-    pub fn render(&self, name: &str, vars: &[(&str, &str)]) -> Result<String, PromptError> {
-        render_template(name, self.template(name)?, vars)
+    pub fn render(&self, name: PromptName, vars: &[(&str, &str)]) -> Result<String, PromptError> {
+        render_template(name.as_str(), self.template(name)?, vars)
     }
 
     /// SHA-256 (hex, first 16 chars) of each template, for manifests and judge logs.
@@ -144,6 +157,27 @@ pub fn render_template(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `PromptName` is made from `prompts/*.md` by `build.rs`: one variant per file, and each
+    /// variant's template is embedded.
+    #[test]
+    fn every_prompt_file_has_a_name_and_every_name_a_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .filter_map(|p| Some(p.file_stem()?.to_str()?.to_string()))
+            .collect();
+        files.sort();
+        let names: Vec<&str> = PromptName::ALL.iter().map(|n| n.as_str()).collect();
+        assert_eq!(names, files);
+        let prompts = Prompts::embedded();
+        for name in PromptName::ALL {
+            assert!(prompts.template(*name).is_ok(), "{name}");
+        }
+        assert_eq!(PromptName::RouterSystem.to_string(), "router_system");
+    }
 
     #[test]
     fn fills_placeholders_once() {

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, Purpose, ToolChoice};
+use crate::prompts::PromptName;
 use crate::toolbench::{FINISH, Function, function_schemas};
 use crate::tools::observation::ObservationCode;
 use crate::tools::{Observation, ReplySource};
@@ -124,7 +125,10 @@ pub async fn turn_with_tools(
         .collect();
     let repair = ctx
         .prompts
-        .render("repair", &[("error", &error), ("names", &names.join(", "))])
+        .render(
+            PromptName::Repair,
+            &[("error", &error), ("names", &names.join(", "))],
+        )
         .map_err(|e| TurnError::Malformed(e.to_string()))?;
     let mut retry = request.clone();
     retry
@@ -197,7 +201,7 @@ pub async fn finish_turn(
 ) -> Result<Action, TurnError> {
     let note = ctx
         .prompts
-        .render("finish_now", &[])
+        .render(PromptName::FinishNow, &[])
         .map_err(|e| TurnError::Malformed(e.to_string()))?;
     messages.push(Message::user(note));
     let request = CompletionRequest::new(purpose, messages)

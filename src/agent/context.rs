@@ -53,6 +53,8 @@ pub struct AgentOptions {
 
 /// Default of `AgentOptions::answer_max_tokens`.
 pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
+/// Actions per episode (`--max-steps`, `agent.max_steps`).
+pub const DEFAULT_MAX_STEPS: u32 = 30;
 
 /// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
 /// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
@@ -64,7 +66,7 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
-            max_steps: 30,
+            max_steps: DEFAULT_MAX_STEPS,
             max_llm_calls: 200,
             state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
             decompose: false,

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::llm::Message;
 use crate::llm::Purpose;
+use crate::prompts::PromptName;
 use crate::toolbench::Task;
 use crate::toolbench::answer::{Node, NodeType};
 use crate::tools::Finish;
@@ -99,7 +100,9 @@ impl Solver for Dfsdt {
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx.prompts.render("react_system", &[("tools", &tools)])?;
+        let system = ctx
+            .prompts
+            .render(PromptName::ReactSystem, &[("tools", &tools)])?;
         let root = TreeNode {
             node: Node::new(NodeType::ActionInput, "", 0),
             children: Vec::new(),
@@ -368,7 +371,7 @@ fn diversity_prompt(s: &Search<'_>, n: usize) -> Result<String, AgentError> {
         .map(|o| format!("Your last observation before these attempts was: {o}"))
         .unwrap_or_default();
     Ok(s.ctx.prompts.render(
-        "dfs_diversity",
+        PromptName::DfsDiversity,
         &[("previous", &previous), ("former_observation", &former)],
     )?)
 }

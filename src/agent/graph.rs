@@ -28,6 +28,7 @@ use super::plan::{Progress, conclude, model_failure, respond};
 use super::{AgentError, AgentOptions, MethodOptions, SolveContext, Solver};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::toolbench::{Function, Task};
 use crate::tools::graph::{ToolGraph, is_id_kind, kind_of};
 
@@ -115,7 +116,15 @@ impl Solver for GraphSearch {
             ..Progress::default()
         };
         let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
-        Ok(conclude(Method::Graph, "graph_decompose", task, ctx, progress, error).await)
+        Ok(conclude(
+            Method::Graph,
+            PromptName::GraphDecompose,
+            task,
+            ctx,
+            progress,
+            error,
+        )
+        .await)
     }
 }
 
@@ -482,7 +491,7 @@ async fn fill_missing(
     let keys: Vec<&String> = props.keys().collect();
     let schema = json!({"type": "object", "properties": props, "required": keys});
     let prompt = ctx.prompts.render(
-        "graph_args",
+        PromptName::GraphArgs,
         &[
             ("query", query),
             ("subtask", &sub.task),

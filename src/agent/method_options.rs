@@ -1,8 +1,6 @@
 //! Options of the plan-and-execute (`plan`) and tool-graph (`graph`) methods, kept apart from the
 //! options every method shares so that adding a method does not touch the others.
 
-use std::str::FromStr;
-
 use crate::tools::graph_catalogue::CatalogueGraph;
 
 /// Options of the two planning methods.
@@ -49,32 +47,16 @@ pub enum Strategy {
     Exhaustive,
 }
 
+crate::names::named_values!(Strategy, "search strategy" {
+    Greedy => "greedy": "",
+    Beam => "beam": "",
+    Adaptive => "adaptive": "",
+    Exhaustive => "exhaustive": "",
+});
+
 impl Strategy {
-    pub const ALL: [&'static str; 4] = ["greedy", "beam", "adaptive", "exhaustive"];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Greedy => "greedy",
-            Strategy::Beam => "beam",
-            Strategy::Adaptive => "adaptive",
-            Strategy::Exhaustive => "exhaustive",
-        }
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "greedy" => Ok(Strategy::Greedy),
-            "beam" => Ok(Strategy::Beam),
-            "adaptive" => Ok(Strategy::Adaptive),
-            "exhaustive" => Ok(Strategy::Exhaustive),
-            _ => Err(format!(
-                "`{s}` is not a search strategy: use greedy, beam, adaptive or exhaustive"
-            )),
-        }
+        self.name()
     }
 }
 
@@ -84,9 +66,9 @@ mod tests {
 
     #[test]
     fn parses_strategies() {
-        for name in Strategy::ALL {
+        for (name, _) in Strategy::NAMES {
             let s: Strategy = name.parse().unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(s.as_str(), name);
+            assert_eq!(s.as_str(), *name);
         }
         assert!("dfs".parse::<Strategy>().is_err());
     }

@@ -25,8 +25,8 @@ use async_trait::async_trait;
 
 pub use crate::toolbench::method::Method;
 pub use context::{
-    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_STATE_TOKEN_BUDGET,
-    Observer, QuietObserver, SolveContext,
+    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_STEPS,
+    DEFAULT_STATE_TOKEN_BUDGET, Observer, QuietObserver, SolveContext,
 };
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};

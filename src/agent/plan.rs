@@ -29,6 +29,7 @@ use super::parse::{Action, first_json_object};
 use super::{AgentError, AgentOptions, SolveContext, Solver};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::toolbench::Task;
 
@@ -55,7 +56,7 @@ impl Solver for Planner {
         let mut progress = Progress::default();
         let error = model_failure(self.stages(task, ctx, started, &mut progress).await)?;
         progress.details["parallel"] = json!(self.parallel);
-        Ok(conclude(Method::Plan, "plan", task, ctx, progress, error).await)
+        Ok(conclude(Method::Plan, PromptName::Plan, task, ctx, progress, error).await)
     }
 }
 
@@ -87,9 +88,10 @@ impl Planner {
     ) -> Result<(), AgentError> {
         progress.details = json!({});
         let tools = common::tool_listing(ctx.tools.functions());
-        let prompt = ctx
-            .prompts
-            .render("plan", &[("tools", &tools), ("query", &task.query)])?;
+        let prompt = ctx.prompts.render(
+            PromptName::Plan,
+            &[("tools", &tools), ("query", &task.query)],
+        )?;
         let messages = vec![Message::user(prompt)];
         let first = plan_round(
             ctx,
@@ -109,7 +111,7 @@ impl Planner {
         if !exec.failed().is_empty() {
             let next_id = progress.runs.iter().map(|r| r.id).max().unwrap_or(0) + 1;
             let replan = ctx.prompts.render(
-                "plan_replan",
+                PromptName::PlanReplan,
                 &[
                     (
                         "failures",
@@ -237,7 +239,7 @@ pub async fn plan_round(
     if problems.iter().any(Problem::needs_repair) {
         let listed: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
         let repair = ctx.prompts.render(
-            "plan_repair",
+            PromptName::PlanRepair,
             &[
                 ("problems", &listed.join("\n")),
                 ("plan", &clip(&raw, 1500)),
@@ -333,7 +335,7 @@ const PLAN_TOKENS: u32 = 768;
 /// `prompt` names the template recorded as the answer file's system prompt.
 pub async fn conclude(
     method: Method,
-    prompt: &str,
+    prompt: PromptName,
     task: &Task,
     ctx: &SolveContext,
     progress: Progress,

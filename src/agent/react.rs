@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::llm::Message;
 use crate::llm::Purpose;
+use crate::prompts::PromptName;
 use crate::toolbench::Task;
 
 use super::Method;
@@ -41,7 +42,9 @@ impl Solver for React {
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx.prompts.render("react_system", &[("tools", &tools)])?;
+        let system = ctx
+            .prompts
+            .render(PromptName::ReactSystem, &[("tools", &tools)])?;
         let mut tries: Vec<Vec<Step>> = Vec::new();
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
         for t in 0..self.tries {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::BatchError;
+use crate::setup::ErrorEpisode;
 use crate::toolbench::answer::{Counters, ErrorCause, FinishKind, OUR_KEY, RecordedFinish};
 use crate::toolbench::io::parse_json;
 
@@ -38,7 +39,17 @@ impl EpisodeView {
     /// An `error` episode that never got a reply from the model (a bad key, an unknown model, an
     /// endpoint that is not there): the setup is at fault, not the query.
     pub fn never_reached_model(&self) -> bool {
-        self.finish.is(FinishKind::Error) && self.tokens() == 0
+        matches!(
+            self.error_episode(),
+            Some(ErrorEpisode::Setup | ErrorEpisode::NoReply)
+        )
+    }
+
+    /// Whose fault the episode is when it ended in `error` (`None` when it did not).
+    pub fn error_episode(&self) -> Option<ErrorEpisode> {
+        self.finish
+            .is(FinishKind::Error)
+            .then(|| ErrorEpisode::of(self.tokens(), self.error_cause))
     }
 
     /// Reads the view out of an answer file's JSON.

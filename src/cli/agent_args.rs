@@ -2,7 +2,6 @@
 //! config file's `[agent]` section, which wins over the defaults.
 
 use clap::Args;
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::values::named;
 use crate::agent::{AgentOptions, Method, MethodOptions, Strategy};
@@ -11,7 +10,7 @@ use crate::config::Config;
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
     /// Agent method.
-    #[arg(long, default_value = "sum2act", value_parser = named::<Method>(Method::NAMES))]
+    #[arg(long, default_value_t = Method::default(), value_parser = named::<Method>(Method::NAMES))]
     pub method: Method,
     /// Actions per episode (default: config `agent.max_steps`, else 30).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
@@ -55,7 +54,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub parallel: Option<u16>,
     /// graph: how to search the tool graph (greedy, beam, adaptive, exhaustive).
-    #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(Strategy::ALL).try_map(|s| s.parse::<Strategy>()))]
+    #[arg(long, value_name = "NAME", value_parser = named::<Strategy>(Strategy::NAMES))]
     pub strategy: Option<Strategy>,
     /// graph: paths kept per step by the beam strategy.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=16))]

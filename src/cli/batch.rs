@@ -13,7 +13,7 @@ use super::eval::{EvalArgs, JudgeArgs};
 use super::exit::classify;
 use super::judge_args::{DEFAULT_VOTES, MAX_VOTES};
 use super::llm_args::LlmArgs;
-use super::solver_args::SolverArgs;
+use super::solver_args::{SolverArgs, start};
 use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
 use crate::agent::toolset::{ToolChoice, ToolSet, add_mcp, task_with};
@@ -23,7 +23,8 @@ use crate::batch::{
 };
 use crate::config::Config;
 use crate::retrieve::Retriever;
-use crate::toolbench::answer::{ErrorCause, FinishKind};
+use crate::setup::ErrorEpisode;
+use crate::toolbench::answer::FinishKind;
 use crate::toolbench::io::write_json_atomic;
 use crate::toolbench::{Catalog, DataDir};
 
@@ -80,7 +81,7 @@ pub struct BatchArgs {
     )]
     pub votes: u32,
     /// Progress display: bars on a terminal, plain log lines otherwise.
-    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::Auto)]
+    #[arg(long, value_parser = named::<ProgressMode>(ProgressMode::NAMES), default_value_t = ProgressMode::default())]
     pub progress: ProgressMode,
     #[command(flatten)]
     pub solver: SolverArgs,
@@ -102,29 +103,25 @@ pub async fn run(
     // model is loaded, so the refusal is immediate).
     let _lock = RunLock::acquire(&args.out, "batch", "--out").map_err(classify)?;
 
-    let mut options = args.solver.agent.options(config);
     let set = choice.catalogue.unwrap_or(ToolSet::Oracle);
-    options.methods.catalogue_graph =
-        super::index_graph::for_agent(args.solver.agent.method, set, &catalog);
-    let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args
-        .solver
-        .environment(config, &data, Some(&args.out), mcp)
-        .await?;
-    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
-    if let Some(hub) = setup.env.mcp() {
+    let graph = super::index_graph::for_agent(args.solver.agent.method, set, &catalog);
+    let mut options = args.solver.resolve(config, Some(&args.out), mcp)?;
+    options.agent.methods.catalogue_graph = graph;
+    let harness = start(options, &data).await?;
+    let env = harness.env.clone();
+    if let Some(hub) = env.tools.mcp() {
         for task in &mut selection.tasks {
             add_mcp(task, choice, hub.functions());
         }
     }
 
-    let mut manifest = Manifest::new(solver.method().name(), &llm.model_id());
+    let mut manifest = Manifest::new(env.method().name(), &env.llm.model_id());
     manifest.data = data.root().display().to_string();
     manifest.subsets = selection.subsets.clone();
     manifest.limit = args.limit;
     manifest.shard = (shard.count > 1).then(|| shard.to_string());
-    manifest.tools = format!("{} · tool set {choice}", setup.env.describe());
-    manifest.prompts = prompts.hashes();
+    manifest.tools = format!("{} · tool set {choice}", env.tools.describe());
+    manifest.prompts = env.prompts.hashes();
     manifest.agent = args.solver.agent.manifest_value(config);
     manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
     if let Some(existing) = Manifest::read(&args.out).map_err(classify)? {
@@ -135,10 +132,7 @@ pub async fn run(
     // Written before the first query, so even a killed run says what produced its files.
     manifest.write(&args.out).map_err(classify)?;
 
-    let job = Arc::new(
-        SolverJob::new(solver, llm.clone(), setup.env.clone(), prompts, options)
-            .with_run_dir(args.out.clone()),
-    );
+    let job = Arc::new(SolverJob::new(env).with_run_dir(args.out.clone()));
     let progress = make_progress(args.progress);
     let stop = StopSignal::new();
     let ctrl_c = stop.listen_ctrl_c(progress.clone());
@@ -149,7 +143,7 @@ pub async fn run(
     };
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();
-    let gone = setup.shutdown().await;
+    let gone = harness.shutdown().await;
     let outcome = outcome.map_err(classify)?;
 
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -304,7 +298,7 @@ fn failure_code(args: &BatchArgs, outcome: &BatchOutcome, manifest: &Manifest) -
             "error: the first episodes all failed with the same error before the model answered once, so the batch stopped ({} queries not started): {setup}",
             outcome.not_started
         );
-        if outcome.setup_cause == Some(ErrorCause::Outage) {
+        if ErrorEpisode::of(0, outcome.setup_cause) != ErrorEpisode::Setup {
             // The model is there but does not answer: an outage of the run, not bad input.
             eprintln!(
                 "the model is there but did not answer (a timeout or a server error): check it, or raise --llm-timeout, then rerun the same command"

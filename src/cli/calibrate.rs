@@ -13,6 +13,7 @@ use serde_json::json;
 use super::eval::{load_set, run_data};
 use super::exit::classify;
 use super::judge_args::{JudgeArgs, current_prompt_hashes};
+use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use crate::eval::calibration::measure::{
@@ -37,7 +38,7 @@ pub struct CalibrateArgs {
     pub labels: Vec<PathBuf>,
     /// Which labels: `calibrate` (the half to choose and tune the judge on), `report` (the held-out
     /// half), or `all`. Halves are fixed by query: SHA-256 of `SUBSET/ID`, first byte even → calibrate.
-    #[arg(long, default_value = "all", value_parser = parse_split)]
+    #[arg(long, default_value = "all", value_parser = named::<Split>(Split::NAMES), ignore_case = true)]
     pub split: Split,
     /// Paired labels (which of two answers a person prefers) to measure the preference judge.
     #[arg(long, value_name = "PAIRS.json")]
@@ -57,10 +58,6 @@ pub struct CalibrateArgs {
     pub json: bool,
     #[command(flatten)]
     pub judge: JudgeArgs,
-}
-
-fn parse_split(s: &str) -> Result<Split, String> {
-    s.parse()
 }
 
 /// The runs, their data directories and the judge logs `eval` already wrote for them.
@@ -288,7 +285,7 @@ fn save(path: &Path, args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
         confusion: c.confusion.iter().map(|r| r.to_vec()).collect(),
         prompts: prompts
             .iter()
-            .filter(|(name, _)| mode.prompts().contains(&name.as_str()))
+            .filter(|(name, _)| mode.prompts().iter().any(|p| p.as_str() == name.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         votes: if mode == Verdicts::Preference {

@@ -8,7 +8,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
-use super::solver_args::SolverArgs;
+use super::solver_args::{SolverArgs, start};
 use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet};
 use crate::config::Config;
 use crate::retrieve::Retriever;
@@ -39,21 +39,17 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         )?)),
         _ => None,
     };
-    let env = args.solver.environment(config, &data, None, mcp).await?;
-    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
+    let harness = start(args.solver.resolve(config, None, mcp)?, &data).await?;
     let mut session = Session::new(
         catalog.clone(),
         retriever,
-        setup.env.clone(),
-        llm.clone(),
-        prompts,
-        args.solver.agent.options(config),
+        harness.env.clone(),
         choice,
         Arc::new(PrintObserver::default()),
     );
     println!(
         "sum2act chat · model {} · {} tools in {} · {}",
-        llm.model_id(),
+        harness.env.llm.model_id(),
         catalog.tool_count(),
         data.root().display(),
         HELP.lines().next().unwrap_or_default()
@@ -89,7 +85,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
         let _ = std::fs::create_dir_all(parent);
     }
     let _ = editor.save_history(&history);
-    let gone = setup.shutdown().await;
+    let gone = harness.shutdown().await;
     for why in &gone {
         eprintln!("error: {}", crate::terminal::safe_line(why));
     }

@@ -4,24 +4,30 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::exit::classify;
+use super::values::named;
 use crate::batch::export::{CONVERTED_DIR, ExportOutcome, PASS_RATE_DIR, export_stabletoolbench};
 
 /// Formats a run can be exported to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExportFormat {
     /// Answer files named and shaped for StableToolBench's convert_to_answer_format.py.
+    #[default]
     Stabletoolbench,
 }
+
+crate::names::named_values!(ExportFormat, "export format" {
+    Stabletoolbench => "stabletoolbench": "Answer files named and shaped for StableToolBench's convert_to_answer_format.py",
+});
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// A run directory written by `sum2act batch`.
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
-    #[arg(long, value_enum, default_value = "stabletoolbench")]
+    #[arg(long, value_parser = named::<ExportFormat>(ExportFormat::NAMES), default_value_t = ExportFormat::default())]
     pub format: ExportFormat,
     /// Output directory: one `{subset}/` folder of `{query_id}_{method}.json` files per subset.
     #[arg(long, value_name = "DIR")]

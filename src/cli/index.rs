@@ -109,7 +109,7 @@ async fn expand(
     let missing = existing.missing(&catalog).len();
     let todo = options.limit.map_or(missing, |l| l.min(missing));
     let prompts = Prompts::load()?;
-    let client = crate::llm::build(&llm.options(), config.llm_settings()).await?;
+    let client = crate::llm::build(&llm.resolve(config)?).await?;
     eprintln!(
         "expand: {todo} of {missing} APIs without example requests, with {}",
         client.model_id()

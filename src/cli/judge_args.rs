@@ -11,22 +11,22 @@ use clap::Args;
 
 use super::exit::classify;
 use super::llm_args::LlmArgs;
+use super::values::named;
 use crate::config::Config;
 use crate::eval::calibration::{ModeChoice, Registry};
 use crate::eval::judge::{
+    DEFAULT_JUDGE_SEED as DEFAULT_SEED, DEFAULT_JUDGE_TEMPERATURE as DEFAULT_TEMPERATURE,
     DEFAULT_OBSERVATION_CHARS, DEFAULT_PROMPT_CHARS, prompt_chars_for_context, prompt_hashes,
 };
+use crate::eval::pass_rate::DEFAULT_JUDGE_CONCURRENCY;
+pub use crate::eval::pass_rate::DEFAULT_VOTES;
 use crate::eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
-use crate::llm::LlmClient;
+use crate::llm::{LlmClient, LlmError};
 use crate::prompts::Prompts;
 
-/// Judge votes per query (`--votes` of `eval`, `compare`, `calibrate` and `batch --eval`).
-pub const DEFAULT_VOTES: u32 = 3;
 /// The most judge votes per query `--votes` accepts.
 pub const MAX_VOTES: i64 = 15;
-const DEFAULT_TEMPERATURE: f32 = 0.2;
-const DEFAULT_CONCURRENCY: u64 = 4;
-const DEFAULT_SEED: u64 = 42;
+const DEFAULT_CONCURRENCY: u64 = DEFAULT_JUDGE_CONCURRENCY as u64;
 
 /// How to build and run the judge (shared by `eval`, `compare` and `calibrate`).
 #[derive(Debug, Clone, Args)]
@@ -38,7 +38,7 @@ pub struct JudgeArgs {
     /// `tooleval` (ToolEval-style holistic verdict). Default: the mode with the best agreement measured
     /// for this judge model in the calibration registry (else the best-measured mode of any model, else
     /// evidence); `eval` prints which and why.
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", value_parser = named::<JudgeMode>(JudgeMode::NAMES), ignore_case = true)]
     pub judge_mode: Option<JudgeMode>,
     /// The registry of measured judge agreements (default: eval/judge_calibration.json as shipped).
     #[arg(long, value_name = "FILE")]
@@ -70,10 +70,6 @@ pub struct JudgeArgs {
     pub llm: LlmArgs,
 }
 
-fn parse_mode(s: &str) -> Result<JudgeMode, String> {
-    s.parse()
-}
-
 impl JudgeArgs {
     /// The judge of `sum2act eval` given only `--votes`, `--judge` and the model flags `llm`, every
     /// other flag at its default (`batch --eval`'s judge).
@@ -95,17 +91,17 @@ impl JudgeArgs {
 
     /// The judge model.
     pub async fn llm(&self, config: &Config) -> anyhow::Result<Arc<dyn LlmClient>> {
-        crate::llm::build(&self.llm_options(), config.llm_settings())
+        async { crate::llm::build(&self.llm_options(config)?).await }
             .await
             .context("building the judge model")
     }
 
-    fn llm_options(&self) -> crate::llm::LlmOptions {
+    fn llm_options(&self, config: &Config) -> Result<crate::llm::LlmOptions, LlmError> {
         let mut llm_args = self.llm.clone();
         if let Some(j) = &self.judge {
             llm_args.model = Some(j.clone());
         }
-        llm_args.options()
+        llm_args.resolve(config)
     }
 
     /// The calibration registry: `--calibration FILE`, else the shipped one.
@@ -148,14 +144,17 @@ impl JudgeArgs {
             cache.absorb(extra).map_err(classify)?;
         }
         let defaults = JudgeOptions::default();
-        let max_prompt_chars = self.judge_prompt_chars.unwrap_or_else(|| {
-            if crate::llm::uses_embedded_model(&self.llm_options(), config.llm_settings()) {
-                let context = self.llm.llm_context.unwrap_or(config.llm.context);
-                prompt_chars_for_context(context, defaults.max_tokens)
-            } else {
-                DEFAULT_PROMPT_CHARS
+        let max_prompt_chars = match self.judge_prompt_chars {
+            Some(n) => n,
+            None => {
+                let llm_options = self.llm_options(config).map_err(classify)?;
+                if crate::llm::uses_embedded_model(&llm_options) {
+                    prompt_chars_for_context(llm_options.context, defaults.max_tokens)
+                } else {
+                    DEFAULT_PROMPT_CHARS
+                }
             }
-        });
+        };
         let options = JudgeOptions {
             temperature: self.judge_temperature,
             seed: self.seed,

@@ -77,8 +77,7 @@ pub async fn run(
             llm: llm_args,
         } => {
             check(
-                config,
-                &llm_args.options(),
+                &llm_args.resolve(config).map_err(classify)?,
                 &prompt,
                 max_tokens,
                 !no_tools,
@@ -100,13 +99,12 @@ pub async fn run(
                 out,
                 quick,
             };
-            super::llm_bench::bench(config, &llm_args.options(), plan).await
+            super::llm_bench::bench(&llm_args.embedded(config), plan).await
         }
     }
 }
 
 async fn check(
-    config: &Config,
     args: &LlmOptions,
     prompt: &str,
     max_tokens: u32,
@@ -114,13 +112,11 @@ async fn check(
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     let loading = Instant::now();
-    let client: Arc<dyn LlmClient> = llm::build(args, config.llm_settings())
-        .await
-        .map_err(classify)?;
+    let client: Arc<dyn LlmClient> = llm::build(args).await.map_err(classify)?;
     let load_ms = loading.elapsed().as_millis();
     let request =
         CompletionRequest::new("check", vec![Message::user(prompt)]).with_max_tokens(max_tokens);
-    let (answer, stats) = complete(config, args, &client, &request).await?;
+    let (answer, stats) = complete(args, &client, &request).await?;
     let mut report = json!({
         "model": client.model_id(),
         "load_ms": load_ms,
@@ -133,7 +129,7 @@ async fn check(
         "speed": stats,
     });
     #[cfg(feature = "local-model")]
-    if llm::uses_embedded_model(args, config.llm_settings()) {
+    if llm::uses_embedded_model(args) {
         report["wait_policy"] = json!(llm::wait::current().to_string());
         let cpu = llm::cpu::features();
         report["cpu"] = json!({
@@ -142,7 +138,7 @@ async fn check(
         });
     }
     if tools {
-        report["tool_call"] = check_tool_call(config, args, &client).await?;
+        report["tool_call"] = check_tool_call(args, &client).await?;
     }
     if as_json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -154,7 +150,6 @@ async fn check(
 
 /// Asks for one call of a weather tool; the model must make it.
 async fn check_tool_call(
-    config: &Config,
     args: &LlmOptions,
     client: &Arc<dyn LlmClient>,
 ) -> anyhow::Result<serde_json::Value> {
@@ -169,7 +164,7 @@ async fn check_tool_call(
     )
     .with_tools(vec![weather], ToolChoice::Required)
     .with_max_tokens(96);
-    let (call, _) = complete(config, args, client, &request).await?;
+    let (call, _) = complete(args, client, &request).await?;
     let first = call.tool_calls.first().with_context(|| {
         format!(
             "the model answered without calling the tool: {}",
@@ -228,14 +223,13 @@ fn print_check(report: &serde_json::Value, answer: &llm::Completion, load_ms: u1
 /// Completes through the embedded model's engine directly when that is the configured model, to
 /// report prefill/decode speed; otherwise through the client.
 async fn complete(
-    config: &Config,
     args: &LlmOptions,
     client: &Arc<dyn LlmClient>,
     request: &CompletionRequest,
 ) -> anyhow::Result<(llm::Completion, serde_json::Value)> {
     #[cfg(feature = "local-model")]
-    if llm::uses_embedded_model(args, config.llm_settings()) && args.record.is_none() {
-        let path = llm::resolve_model_path(args, config.llm_settings()).map_err(classify)?;
+    if llm::uses_embedded_model(args) && args.record.is_none() {
+        let path = llm::resolve_model_path(args).map_err(classify)?;
         let model = llm::local::LocalModel::shared(&path, Default::default()).map_err(classify)?;
         let (c, s) = model.complete_with_stats(request).await.map_err(classify)?;
         let speed = json!({
@@ -249,7 +243,7 @@ async fn complete(
         });
         return Ok((c, speed));
     }
-    let _ = (config, args);
+    let _ = args;
     let c = client.complete(request).await.map_err(classify)?;
     Ok((c, serde_json::Value::Null))
 }

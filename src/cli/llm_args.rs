@@ -1,15 +1,20 @@
-//! The model flags of every command that talks to a model; they become [`LlmOptions`].
+//! The model flags of every command that talks to a model; merged with the config file they become
+//! [`LlmOptions`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::values::named;
-use crate::llm::LlmOptions;
+use crate::config::Config;
 use crate::llm::wait::SpinSetting;
+use crate::llm::{DEFAULT_PARALLEL, EndpointSpec, LlmError, LlmOptions};
 
 /// StableToolBench's name for the endpoint (its scripts export it), read when ours is not set.
 pub const OPENAI_API_BASE: &str = "OPENAI_API_BASE";
+/// The key of an endpoint given by flag or env, or of a config endpoint without `api_key_env`.
+const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 
 /// Flags shared by every command that talks to a model (flattened into run/batch/chat/eval/...).
 #[derive(Debug, Clone, Default, Args)]
@@ -55,29 +60,89 @@ pub struct LlmArgs {
         env = "SUM2ACT_LLM_SPIN",
         value_parser = named::<SpinSetting>(SpinSetting::NAMES),
         value_name = "auto|on|off",
-        default_value = "auto"
+        default_value_t = SpinSetting::default()
     )]
     pub llm_spin: SpinSetting,
 }
 
 impl LlmArgs {
-    /// The library's settings (`--llm-spin` is read before parsing: see `llm::wait`).
-    pub fn options(&self) -> LlmOptions {
+    /// The library's settings: these flags (and the variables clap reads for them), then
+    /// `$OPENAI_API_BASE`, then the config file's `[llm]` section and prices, then the defaults
+    /// (`--llm-spin` is read before parsing: see `llm::wait`). An endpoint's key comes from
+    /// `$OPENAI_API_KEY`, or the variable its `api_key_env` names (never logged). With `--replay`
+    /// no endpoint is resolved: the recordings answer.
+    pub fn resolve(&self, config: &Config) -> Result<LlmOptions, LlmError> {
+        let endpoints = match &self.replay {
+            Some(_) => Vec::new(),
+            None => self.endpoints(config)?,
+        };
+        Ok(LlmOptions {
+            endpoints,
+            ..self.embedded(config)
+        })
+    }
+
+    /// The settings of the embedded model alone (no endpoint is resolved): `llm bench`.
+    pub fn embedded(&self, config: &Config) -> LlmOptions {
+        let file = &config.llm;
         LlmOptions {
-            base_url: self
-                .base_url
-                .clone()
-                .or_else(|| super::values::env_alias(OPENAI_API_BASE)),
-            model: self.model.clone(),
+            endpoints: Vec::new(),
+            model_path: self
+                .model
+                .as_ref()
+                .map(PathBuf::from)
+                .or_else(|| file.model_path.clone()),
             record: self.record.clone(),
             replay: self.replay.clone(),
-            llm_rpm: self.llm_rpm,
-            llm_tpm: self.llm_tpm,
-            llm_retries: self.llm_retries,
-            llm_timeout: self.llm_timeout,
-            llm_context: self.llm_context,
-            llm_threads: self.llm_threads,
-            llm_parallel: self.llm_parallel,
+            requests_per_minute: self.llm_rpm.or(file.requests_per_minute),
+            tokens_per_minute: self.llm_tpm.or(file.tokens_per_minute),
+            retries: self.llm_retries.unwrap_or(file.max_retries),
+            timeout: Duration::from_secs(self.llm_timeout.unwrap_or(file.timeout_secs).max(1)),
+            context: self.llm_context.unwrap_or(file.context),
+            threads: self.llm_threads.or(file.threads),
+            parallel: self
+                .llm_parallel
+                .or(file.parallel)
+                .unwrap_or(DEFAULT_PARALLEL),
+            prices: config.prices.clone(),
         }
+    }
+
+    /// `--base-url` (or `$OPENAI_BASE_URL`, `$OPENAI_API_BASE`) alone, else the config file's
+    /// endpoints; none means the embedded model.
+    fn endpoints(&self, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
+        let default_key = std::env::var(OPENAI_API_KEY).ok().filter(|k| !k.is_empty());
+        let base_url = self
+            .base_url
+            .clone()
+            .or_else(|| super::values::env_alias(OPENAI_API_BASE));
+        if let Some(url) = base_url.filter(|u| !u.is_empty()) {
+            return Ok(vec![EndpointSpec {
+                base_url: url,
+                api_key: default_key,
+                model: self.model.clone(),
+            }]);
+        }
+        config
+            .llm
+            .endpoints
+            .iter()
+            .map(|e| {
+                let api_key = match &e.api_key_env {
+                    Some(var) => Some(std::env::var(var).map_err(|_| {
+                        LlmError::Config(format!(
+                            "endpoint {} takes its key from ${var}, which is not set",
+                            crate::redact::url(&e.base_url)
+                        ))
+                    })?),
+                    None => default_key.clone(),
+                };
+                Ok(EndpointSpec {
+                    base_url: e.base_url.clone(),
+                    api_key,
+                    model: self.model.clone().or_else(|| e.model.clone()),
+                })
+            })
+            .collect()
     }
 }

@@ -4,7 +4,6 @@ use std::process::ExitCode;
 
 use super::BadInput;
 use super::exit::classify;
-use crate::config::Config;
 use crate::llm::{self, LlmOptions};
 
 /// What `llm bench` was asked to measure.
@@ -15,18 +14,14 @@ pub struct BenchPlan {
     pub quick: bool,
 }
 
-pub async fn bench(
-    config: &Config,
-    args: &LlmOptions,
-    plan: BenchPlan,
-) -> anyhow::Result<ExitCode> {
+pub async fn bench(args: &LlmOptions, plan: BenchPlan) -> anyhow::Result<ExitCode> {
     if plan.tokens == 0 {
         return Err(BadInput("--tokens must be at least 1".into()).into());
     }
     if plan.concurrency.is_empty() || plan.concurrency.contains(&0) {
         return Err(BadInput("--concurrency needs positive numbers, e.g. 1,2,4,8".into()).into());
     }
-    let model = load(config, args, &plan).await?;
+    let model = load(args, &plan).await?;
     if plan.quick {
         let report = llm::bench::speed(&model, plan.tokens)
             .await
@@ -55,20 +50,16 @@ pub async fn bench(
 }
 
 /// The embedded model with as many sequences as the largest concurrency (one for `--quick`).
-async fn load(
-    config: &Config,
-    args: &LlmOptions,
-    plan: &BenchPlan,
-) -> anyhow::Result<llm::local::LocalModel> {
-    let path = llm::resolve_model_path(args, config.llm_settings()).map_err(classify)?;
+async fn load(args: &LlmOptions, plan: &BenchPlan) -> anyhow::Result<llm::local::LocalModel> {
+    let path = llm::resolve_model_path(args).map_err(classify)?;
     let parallel = if plan.quick {
         1
     } else {
         plan.concurrency.iter().copied().max().unwrap_or(1) as u32
     };
     let options = llm::local::LocalOptions {
-        context: args.llm_context.unwrap_or(config.llm.context),
-        threads: args.llm_threads.or(config.llm.threads),
+        context: args.context,
+        threads: args.threads,
         parallel,
         ..Default::default()
     };

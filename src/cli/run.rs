@@ -8,16 +8,16 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 
-use super::solver_args::SolverArgs;
+use super::solver_args::{SolverArgs, start};
 use super::{BadInput, GlobalArgs};
+use crate::agent::FinishKind;
 use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet, add_mcp, instruction_task, task_with};
-use crate::agent::{FinishKind, SolveContext};
 use crate::batch::{Solved, keep_episode};
 use crate::config::Config;
 use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
-use crate::toolbench::answer::ErrorCause;
+use crate::setup::ErrorEpisode;
 use crate::toolbench::{Catalog, DataDir, Task};
 
 #[derive(Debug, Args)]
@@ -56,34 +56,27 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     if task.functions.is_empty() && !choice.mcp {
         return Err(no_tools().into());
     }
-    let mut options = args.solver.agent.options(config);
-    options.methods.catalogue_graph =
+    let graph =
         super::index_graph::for_agent(args.solver.agent.method, tool_set(&args, choice), &catalog);
-    let solver = crate::agent::solver(args.solver.agent.method, &options);
-    let env = args
-        .solver
-        .environment(config, &data, Some(&args.out), mcp)
-        .await?;
-    let (llm, setup, prompts) = (env.llm, env.setup, env.prompts);
-    if let Some(hub) = setup.env.mcp() {
+    let mut options = args.solver.resolve(config, Some(&args.out), mcp)?;
+    options.agent.methods.catalogue_graph = graph;
+    let harness = start(options, &data).await?;
+    let env = harness.env.clone();
+    if let Some(hub) = env.tools.mcp() {
         add_mcp(&mut task, choice, hub.functions());
     }
     if task.functions.is_empty() {
-        setup.shutdown().await;
+        harness.shutdown().await;
         return Err(no_tools().into());
     }
-    let path = crate::batch::answer_path(
-        &args.out,
-        &task.subset,
-        task.query_id,
-        solver.method().name(),
-    );
+    let path =
+        crate::batch::answer_path(&args.out, &task.subset, task.query_id, env.method().name());
 
     println!(
         "method: {} · model: {} · tools: {}",
-        solver.method(),
-        llm.model_id(),
-        setup.env.describe()
+        env.method(),
+        env.llm.model_id(),
+        env.tools.describe()
     );
     println!("request: {}", crate::terminal::safe_line(&task.query));
     println!(
@@ -94,18 +87,12 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let caller = setup
-        .env
-        .caller(task.functions.clone())
-        .with_resource_dir(path.with_extension("resources"));
-    let ctx = SolveContext::new(
-        llm,
-        caller,
-        prompts,
-        options,
+    let ctx = env.context(
+        task.functions.clone(),
+        Some(path.with_extension("resources")),
         Arc::new(PrintObserver::default()),
     );
-    let episode = solver.solve(&task, &ctx).await?;
+    let episode = env.solver.solve(&task, &ctx).await?;
     print_outcome(&episode);
     let failed = episode.finish == FinishKind::Error;
     // As in `batch`: an episode that ended in error is not an answer file (`.error` beside it).
@@ -121,7 +108,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         },
         path.display()
     );
-    let gone = setup.shutdown().await;
+    let gone = harness.shutdown().await;
     for why in &gone {
         eprintln!("error: {}", crate::terminal::safe_line(why));
     }
@@ -131,7 +118,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     // The same rule as `batch`'s fail-fast: no reply from the model at all, for a reason of the
     // setup (a rejected key, an unknown model, no endpoint), is bad input (2); a timeout is not.
     let error = episode.error.clone().unwrap_or_default();
-    if view.never_reached_model() && episode.error_cause == Some(ErrorCause::Setup) {
+    if view.error_episode() == Some(ErrorEpisode::Setup) {
         return Err(BadInput(format!(
             "the model never answered: {error}; check the model flags (--base-url, --model, the API key)"
         ))

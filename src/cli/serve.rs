@@ -38,7 +38,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub world: super::tool_args::WorldArgs,
     /// How answers that are not in the response cache are made.
-    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::default())]
     pub simulation: SimulationMode,
     /// Answer as StableToolBench's server does: simulate calls that miss required parameters (ours
     /// return a parameter error by default) and serve cache entries of tools outside the catalogue.
@@ -104,7 +104,7 @@ pub async fn run(
     let llm = match args.simulation {
         SimulationMode::Schema => None,
         _ => Some(
-            crate::llm::build(&args.llm.options(), config.llm_settings())
+            async { crate::llm::build(&args.llm.resolve(config)?).await }
                 .await
                 .context("loading the simulator model")?,
         ),

@@ -43,9 +43,10 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let client = match &args.by_hand {
         Some(dir) => by_hand(dir, args.llm.record.as_deref())?,
-        None => llm::build(&args.llm.options(), config.llm_settings())
-            .await
-            .map_err(classify)?,
+        None => {
+            let options = args.llm.resolve(config).map_err(classify)?;
+            llm::build(&options).await.map_err(classify)?
+        }
     };
     let listener = llm::server::bind(SocketAddr::new(args.host, args.port))
         .await

@@ -1,8 +1,8 @@
 //! The flags of the commands that solve queries (`run`, `batch`, `chat`): the method, the model, the
-//! tool environment and the retriever, and the environment they build.
+//! tool environment and the retriever. They are resolved once, with the config file, into the
+//! library's [`SolverOptions`], which [`start`] turns into a running [`Harness`].
 
 use std::path::Path;
-use std::sync::Arc;
 
 use clap::Args;
 
@@ -12,9 +12,8 @@ use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
 use super::tool_args::ToolArgs;
 use crate::config::Config;
-use crate::llm::LlmClient;
-use crate::prompts::Prompts;
-use crate::server::{ServerError, ToolSetup, tool_setup};
+use crate::server::ServerError;
+use crate::setup::{Harness, SetupError, SolverOptions};
 use crate::toolbench::DataDir;
 use crate::tools::mcp::McpSpec;
 
@@ -30,39 +29,81 @@ pub struct SolverArgs {
     pub retriever: RetrieverArgs,
 }
 
-/// What an episode runs against: the model, the tools (and the embedded server behind them), the
-/// prompts.
-pub struct Environment {
-    pub llm: Arc<dyn LlmClient>,
-    pub setup: ToolSetup,
-    pub prompts: Arc<Prompts>,
-}
-
 impl SolverArgs {
-    /// Builds the model, then the tool environment (whose LLM simulation may use the model; its world
-    /// defaults to `out/world`) with the MCP servers `mcp` (from `ToolArgs::resolve_tools`), then loads
-    /// the prompts. An MCP server that cannot be started or reached is the user's setup to fix (exit
-    /// code 2).
-    pub async fn environment(
+    /// Every option of the solver, resolved (flags > env > config file > defaults); `out` is the
+    /// run's folder (its `world/` is the default world of a simulation that uses a model) and `mcp`
+    /// the MCP servers to start (from `ToolArgs::resolve_tools`).
+    pub fn resolve(
         &self,
         config: &Config,
-        data: &DataDir,
         out: Option<&Path>,
         mcp: Vec<McpSpec>,
-    ) -> anyhow::Result<Environment> {
-        let llm = crate::llm::build(&self.llm.options(), config.llm_settings()).await?;
-        let mut tools = self.tool_args.options(out);
-        tools.mcp = mcp;
-        let setup = match tool_setup(&tools, &config.tools, data, Some(llm.clone())).await {
-            Ok(s) => s,
-            Err(ServerError::Mcp(e)) => return Err(BadInput(e.to_string()).into()),
-            Err(e) => return Err(e.into()),
-        };
-        let prompts = Arc::new(Prompts::load()?);
-        Ok(Environment {
-            llm,
-            setup,
-            prompts,
+    ) -> anyhow::Result<SolverOptions> {
+        Ok(SolverOptions {
+            method: self.agent.method,
+            agent: self.agent.options(config),
+            llm: self.llm.resolve(config)?,
+            tools: self.tool_args.resolve(config, out, mcp),
         })
+    }
+}
+
+/// Builds the solver and its environment. An MCP server that cannot be started or reached is the
+/// user's setup to fix (exit code 2).
+pub async fn start(options: SolverOptions, data: &DataDir) -> anyhow::Result<Harness> {
+    Harness::build(options, data).await.map_err(|e| match e {
+        SetupError::Tools(ServerError::Mcp(e)) => BadInput(e.to_string()).into(),
+        SetupError::Tools(e) => e.into(),
+        SetupError::Llm(e) => e.into(),
+        SetupError::Prompts(e) => e.into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::agent::AgentOptions;
+    use crate::llm::LlmOptions;
+    use crate::server::FaultConfig;
+    use crate::tools::ToolConfig;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        solver: SolverArgs,
+    }
+
+    /// Each default is written once: the flags left out and an empty config file resolve to the
+    /// library's own defaults.
+    #[test]
+    fn no_flags_and_no_config_resolve_to_the_librarys_defaults() {
+        let flags = Flags::try_parse_from(["sum2act"]).unwrap();
+        let config = Config::default();
+        let o = flags.solver.resolve(&config, None, Vec::new()).unwrap();
+        let d = AgentOptions::default();
+        assert_eq!(o.method, crate::agent::Method::default());
+        assert_eq!(
+            (
+                o.agent.max_steps,
+                o.agent.state_token_budget,
+                o.agent.max_tokens
+            ),
+            (d.max_steps, d.state_token_budget, d.max_tokens)
+        );
+        assert_eq!(
+            (o.agent.answer_max_tokens, o.agent.observation_read_chars),
+            (d.answer_max_tokens, d.observation_read_chars)
+        );
+        assert_eq!(o.agent.max_reply_bytes, d.max_reply_bytes);
+        let l = LlmOptions::default();
+        assert_eq!(
+            (o.llm.retries, o.llm.timeout, o.llm.context, o.llm.parallel),
+            (l.retries, l.timeout, l.context, l.parallel)
+        );
+        assert_eq!(o.tools.calls, ToolConfig::default());
+        assert_eq!(o.tools.faults, FaultConfig::default());
+        assert_eq!(o.tools.tool_simulation, Default::default());
     }
 }

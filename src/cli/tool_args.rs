@@ -10,7 +10,9 @@ use super::BadInput;
 use super::values::named;
 use crate::agent::toolset::{ToolChoice, ToolSet};
 use crate::config::Config;
+use crate::server::faults::DEFAULT_TIMEOUT_DELAY_MS;
 use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
+use crate::tools::ToolConfig;
 use crate::tools::mcp::McpSpec;
 
 /// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
@@ -27,13 +29,13 @@ pub struct FaultArgs {
     #[arg(long, value_name = "KIND[=W],...")]
     pub fault_mix: Option<FaultMix>,
     /// Seed of the fault decisions (the same seed meets the same faults).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = FaultConfig::default().seed)]
     pub fault_seed: u64,
     /// Extra latency added to every answer, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub fault_latency_ms: Option<u64>,
     /// How long a `timeout` fault holds the request, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_DELAY_MS)]
     pub fault_timeout_ms: u64,
 }
 
@@ -72,7 +74,7 @@ pub struct ToolArgs {
     )]
     pub toolbench_key: Option<String>,
     /// How the embedded server answers calls that are not in the response cache.
-    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::Schema)]
+    #[arg(long, value_parser = named::<SimulationMode>(SimulationMode::NAMES), default_value_t = SimulationMode::default())]
     pub tool_simulation: SimulationMode,
     /// Keep the simulated world in the data directory's response cache folder (reruns then match).
     #[arg(long, conflicts_with = "world")]
@@ -123,9 +125,30 @@ impl FaultArgs {
 }
 
 impl ToolArgs {
-    /// The options; `out` is the run's output folder, whose `world/` holds the world of a run whose
-    /// simulation uses a model when no world is named.
-    pub fn options(&self, out: Option<&Path>) -> ToolOptions {
+    /// The options: these flags (and the variables clap reads for them), then `$SERVICE_URL`, then
+    /// the config file's `[tools]` section, then its defaults; `mcp` are the servers to start (from
+    /// [`ToolArgs::resolve_tools`]). `out` is the run's output folder, whose `world/` holds the world
+    /// of a run whose simulation uses a model when no world is named.
+    pub fn resolve(&self, config: &Config, out: Option<&Path>, mcp: Vec<McpSpec>) -> ToolOptions {
+        let file = &config.tools;
+        let mut calls = ToolConfig::from_section(file);
+        if let Some(n) = self.tool_rate_limit {
+            calls.per_tool_per_minute = Some(n);
+        }
+        if let Some(s) = self.tool_timeout {
+            calls.timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = self.simulator_timeout {
+            calls.simulator_timeout = Some(Duration::from_secs(s.max(1)));
+        }
+        if let Some(n) = self.max_observation_length {
+            calls.max_observation_length = n;
+        }
+        calls.strict_params = self.strict_params;
+        let toolbench_key = self.toolbench_key.clone().or_else(|| {
+            let var = file.key_env.as_ref()?;
+            std::env::var(var).ok()
+        });
         let world = self.world.world.clone().or_else(|| {
             (self.tool_simulation.uses_llm() && !self.save_tool_responses)
                 .then(|| out.map(|o| o.join("world")))
@@ -135,19 +158,16 @@ impl ToolArgs {
             tool_server: self
                 .tool_server
                 .clone()
-                .or_else(|| super::values::env_alias(SERVICE_URL)),
-            toolbench_key: self.toolbench_key.clone(),
+                .or_else(|| super::values::env_alias(SERVICE_URL))
+                .or_else(|| file.server_url.clone()),
+            toolbench_key,
+            calls,
             tool_simulation: self.tool_simulation,
             save_tool_responses: self.save_tool_responses,
             world,
             entity_memory: !self.world.no_entity_memory,
-            simulator_timeout: self.simulator_timeout,
-            tool_rate_limit: self.tool_rate_limit,
-            tool_timeout: self.tool_timeout,
-            max_observation_length: self.max_observation_length,
-            strict_params: self.strict_params,
             faults: self.faults.config(),
-            mcp: Vec::new(),
+            mcp,
         }
     }
 

@@ -9,12 +9,17 @@ use serde_json::{Value, json};
 use super::cache::{JudgeCache, JudgeRecord, cache_key, input_hash, parse_reply};
 use super::{EvalError, JudgeMode, Label};
 use crate::llm::{CompletionRequest, LlmClient, Message};
-use crate::prompts::{Prompts, short_hash};
+use crate::prompts::{PromptName, Prompts, short_hash};
 
 /// Prompt templates (prompts/*.md) the judge uses.
-pub const ANSWER_PROMPT: &str = "judge_answer";
-pub const TRAJECTORY_PROMPT: &str = "judge_trajectory";
-pub const PREFER_PROMPT: &str = "judge_prefer";
+pub const ANSWER_PROMPT: PromptName = PromptName::JudgeAnswer;
+pub const TRAJECTORY_PROMPT: PromptName = PromptName::JudgeTrajectory;
+pub const PREFER_PROMPT: PromptName = PromptName::JudgePrefer;
+
+/// The judge's sampling temperature (`--judge-temperature`).
+pub const DEFAULT_JUDGE_TEMPERATURE: f32 = 0.2;
+/// Seed of the judge's first vote and of the bootstrap over queries (`--seed`).
+pub const DEFAULT_JUDGE_SEED: u64 = 42;
 
 /// Sampling of the judge. Votes differ by seed, so N votes are N independent, reproducible samples.
 #[derive(Debug, Clone)]
@@ -38,8 +43,8 @@ pub struct JudgeOptions {
 impl Default for JudgeOptions {
     fn default() -> Self {
         JudgeOptions {
-            temperature: 0.2,
-            seed: 42,
+            temperature: DEFAULT_JUDGE_TEMPERATURE,
+            seed: DEFAULT_JUDGE_SEED,
             max_tokens: 256,
             max_answer_chars: 8_000,
             max_observation_chars: DEFAULT_OBSERVATION_CHARS,
@@ -99,8 +104,8 @@ pub struct PartQuestion<'a> {
 }
 
 /// Prompts of the evidence judge.
-pub const SPLIT_PROMPT: &str = "judge_split";
-pub const PART_PROMPT: &str = "judge_part";
+pub const SPLIT_PROMPT: PromptName = PromptName::JudgeSplit;
+pub const PART_PROMPT: PromptName = PromptName::JudgePart;
 /// Longest raw reply kept in the log.
 const MAX_RAW_CHARS: usize = 600;
 
@@ -116,7 +121,7 @@ pub fn prompt_hashes(prompts: &Prompts) -> std::collections::BTreeMap<String, St
     .iter()
     .filter_map(|n| {
         prompts
-            .template(n)
+            .template(*n)
             .ok()
             .map(|t| (n.to_string(), short_hash(t)))
     })
@@ -213,7 +218,7 @@ impl Judge {
     async fn status(
         &self,
         kind: &str,
-        prompt: &str,
+        prompt: PromptName,
         vars: &[(&str, &str)],
         vote: u32,
         ctx: &str,
@@ -349,7 +354,7 @@ impl Judge {
     async fn ask(
         &self,
         kind: &str,
-        prompt: &str,
+        prompt: PromptName,
         vars: &[(&str, &str)],
         reading: Reading<'_>,
         vote: u32,
@@ -489,7 +494,7 @@ impl Judge {
 /// One judge call: what is asked, and how its verdict is read from the reply.
 struct Call<'a> {
     kind: &'a str,
-    prompt: &'a str,
+    prompt: PromptName,
     vars: &'a [(&'a str, &'a str)],
     reading: Reading<'a>,
     attempts: u32,

@@ -82,26 +82,14 @@ pub enum JudgeMode {
     Tooleval,
 }
 
+crate::names::named_values!(JudgeMode, "judge mode", loose {
+    Evidence => "evidence": "",
+    Tooleval => "tooleval": "",
+});
+
 impl JudgeMode {
     pub fn as_str(self) -> &'static str {
-        match self {
-            JudgeMode::Evidence => "evidence",
-            JudgeMode::Tooleval => "tooleval",
-        }
-    }
-}
-
-impl std::str::FromStr for JudgeMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "evidence" => Ok(JudgeMode::Evidence),
-            "tooleval" => Ok(JudgeMode::Tooleval),
-            other => Err(format!(
-                "unknown judge mode `{other}` (evidence or tooleval)"
-            )),
-        }
+        self.name()
     }
 }
 

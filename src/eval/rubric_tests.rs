@@ -17,14 +17,14 @@ use super::judge::{Judge, JudgeOptions};
 use super::observations::fixture::recorded;
 use super::rules::decide;
 use crate::llm::scripted::{ScriptedLlm, reply};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptName, Prompts};
 
 const RUBRIC_PAGE: &str = include_str!("../../eval/README.md");
-const JUDGE_PROMPTS: [&str; 4] = [
-    "judge_part",
-    "judge_answer",
-    "judge_trajectory",
-    "judge_prefer",
+const JUDGE_PROMPTS: [PromptName; 4] = [
+    PromptName::JudgePart,
+    PromptName::JudgeAnswer,
+    PromptName::JudgeTrajectory,
+    PromptName::JudgePrefer,
 ];
 
 #[test]
@@ -46,7 +46,7 @@ fn judge_prompts_state_the_rubric_word_for_word() {
         }
     }
     // The part question carries every rule about parts.
-    let part = prompts.template("judge_part").unwrap();
+    let part = prompts.template(PromptName::JudgePart).unwrap();
     let part_rules = RUBRIC_PAGE
         .lines()
         .skip_while(|l| !l.starts_with("- A part is delivered when"))

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::local::{GenStats, GrammarMode, LocalModel};
 use super::{CompletionRequest, LlmError, Message};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptName, Prompts};
 
 /// Which parts to run.
 #[derive(Debug, Clone)]
@@ -90,13 +90,16 @@ const SPEED_RUNS: usize = 3;
 pub async fn speed(model: &LocalModel, tokens: u32) -> Result<SpeedReport, LlmError> {
     let prompts = Prompts::load().map_err(prompt_err)?;
     let system = prompts
-        .render("llm_bench_router", &[])
+        .render(PromptName::LlmBenchRouter, &[])
         .map_err(prompt_err)?;
     let user = prompts
-        .render("llm_bench_step", &[("step", "1"), ("facts", "none yet")])
+        .render(
+            PromptName::LlmBenchStep,
+            &[("step", "1"), ("facts", "none yet")],
+        )
         .map_err(prompt_err)?;
     let count = prompts
-        .render("llm_bench_count", &[("start", "1"), ("end", "500")])
+        .render(PromptName::LlmBenchCount, &[("start", "1"), ("end", "500")])
         .map_err(prompt_err)?;
     let router =
         CompletionRequest::new("bench", vec![Message::system(system), Message::user(user)])
@@ -212,11 +215,11 @@ async fn measure_prefix(
     note: &dyn Fn(String),
 ) -> Result<PrefixResult, LlmError> {
     let system = prompts
-        .render("llm_bench_router", &[])
+        .render(PromptName::LlmBenchRouter, &[])
         .map_err(prompt_err)?;
     let router = |n: &str, facts: &str| {
         prompts
-            .render("llm_bench_step", &[("step", n), ("facts", facts)])
+            .render(PromptName::LlmBenchStep, &[("step", n), ("facts", facts)])
             .map_err(prompt_err)
             .map(|user| {
                 CompletionRequest::new(
@@ -261,7 +264,7 @@ async fn measure_grammar(
         "required": ["name", "country", "population", "summary"],
     });
     let city = prompts
-        .render("llm_bench_json", &[("city", "Lyon")])
+        .render(PromptName::LlmBenchJson, &[("city", "Lyon")])
         .map_err(prompt_err)?;
     let json_req = CompletionRequest::new("bench", vec![Message::user(city.clone())])
         .with_json_schema("city", schema)
@@ -302,7 +305,10 @@ async fn measure_concurrency(
             let first = i * 1000 + n * 7 + 3;
             let (start, end) = (first.to_string(), (first + 500).to_string());
             prompts
-                .render("llm_bench_count", &[("start", &start), ("end", &end)])
+                .render(
+                    PromptName::LlmBenchCount,
+                    &[("start", &start), ("end", &end)],
+                )
                 .map(|p| {
                     CompletionRequest::new("bench", vec![Message::user(p)]).with_max_tokens(tokens)
                 })

@@ -34,7 +34,8 @@ use async_trait::async_trait;
 pub use error::LlmError;
 pub use meter::{Meter, Metered, UsageTotals, metered};
 pub use options::{
-    KNOWN_MODEL_FILES, LlmOptions, build, model_cache_dir, resolve_model_path, uses_embedded_model,
+    DEFAULT_CONTEXT, DEFAULT_PARALLEL, EndpointSpec, KNOWN_MODEL_FILES, LlmOptions, build,
+    model_cache_dir, resolve_model_path, uses_embedded_model,
 };
 pub use purpose::Purpose;
 pub use tokens::{count_completion_tokens, count_prompt_tokens, count_tokens};

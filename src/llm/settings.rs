@@ -1,18 +1,10 @@
 //! The config file's model settings (`[llm]`, `[[llm.endpoints]]`, `[prices]`), defined here, in the
-//! layer that uses them; the CLI's config file is made of them and hands them down.
+//! layer that uses them; the CLI's config file is made of them and merges them with the flags into
+//! [`super::LlmOptions`].
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-
-/// What the config file says about models, as `llm::build` takes it (borrowed from the file).
-#[derive(Debug, Clone, Copy)]
-pub struct LlmFileSettings<'a> {
-    pub llm: &'a LlmSection,
-    /// USD per million tokens, by model id.
-    pub prices: &'a BTreeMap<String, Price>,
-}
 
 /// One OpenAI-compatible endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,7 +46,7 @@ impl Default for LlmSection {
             tokens_per_minute: None,
             max_retries: 5,
             timeout_secs: 120,
-            context: 8192,
+            context: super::DEFAULT_CONTEXT,
             threads: None,
             parallel: None,
         }

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::RetrieveError;
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, LlmClient, Message};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptName, Prompts};
 use crate::toolbench::{Catalog, Tool, ToolApi};
 
 /// One line of the file.
@@ -182,14 +182,14 @@ fn request_for(
     } else {
         api.description.as_str()
     };
-    let render = |name: &str, vars: &[(&str, &str)]| {
+    let render = |name: PromptName, vars: &[(&str, &str)]| {
         prompts
             .render(name, vars)
             .map_err(|e| RetrieveError::BadInput(e.to_string()))
     };
-    let system = render("example_requests_system", &[])?;
+    let system = render(PromptName::ExampleRequestsSystem, &[])?;
     let user = render(
-        "example_requests",
+        PromptName::ExampleRequests,
         &[
             ("tool", &tool.file.tool_name),
             ("category", &tool.category.replace('_', " ")),

@@ -41,34 +41,18 @@ impl FaultKind {
         FaultKind::ServerError,
         FaultKind::Huge,
     ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            FaultKind::RateLimit => "rate-limit",
-            FaultKind::TooManyRequests => "too-many-requests",
-            FaultKind::Unauthorized => "unauthorized",
-            FaultKind::Unsubscribed => "unsubscribed",
-            FaultKind::NotWorking => "not-working",
-            FaultKind::Timeout => "timeout",
-            FaultKind::ServerError => "server-error",
-            FaultKind::Huge => "huge",
-        }
-    }
 }
 
-impl FromStr for FaultKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        FaultKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s.trim())
-            .ok_or_else(|| {
-                let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown fault kind `{s}` (known: {})", names.join(", "))
-            })
-    }
-}
+crate::names::named_values!(FaultKind, "fault kind", trimmed {
+    RateLimit => "rate-limit": "",
+    TooManyRequests => "too-many-requests": "",
+    Unauthorized => "unauthorized": "",
+    Unsubscribed => "unsubscribed": "",
+    NotWorking => "not-working": "",
+    Timeout => "timeout": "",
+    ServerError => "server-error": "",
+    Huge => "huge": "",
+});
 
 /// Relative weights of fault kinds, e.g. `rate-limit=2,unauthorized=1,timeout`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +85,10 @@ impl FromStr for FaultMix {
                 ),
                 None => (part, 1),
             };
-            out.push((name.parse::<FaultKind>()?, weight));
+            out.push((
+                name.parse::<FaultKind>().map_err(|e| e.to_string())?,
+                weight,
+            ));
         }
         if out.iter().all(|(_, w)| *w == 0) {
             return Err("the fault mix needs at least one kind with a positive weight".to_string());
@@ -136,6 +123,9 @@ pub struct FaultConfig {
     pub huge_bytes: usize,
 }
 
+/// How long a `timeout` fault holds the request (`--fault-timeout-ms`), in milliseconds.
+pub const DEFAULT_TIMEOUT_DELAY_MS: u64 = 30_000;
+
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
@@ -143,7 +133,7 @@ impl Default for FaultConfig {
             mix: FaultMix::default(),
             seed: 0,
             latency: Duration::ZERO,
-            timeout_delay: Duration::from_secs(30),
+            timeout_delay: Duration::from_millis(DEFAULT_TIMEOUT_DELAY_MS),
             huge_bytes: 2 * 1024 * 1024,
         }
     }
@@ -212,7 +202,12 @@ mod tests {
             m.0,
             vec![(FaultKind::RateLimit, 2), (FaultKind::Timeout, 1)]
         );
-        assert!("nope=1".parse::<FaultMix>().unwrap_err().contains("known:"));
+        assert!(
+            "nope=1"
+                .parse::<FaultMix>()
+                .unwrap_err()
+                .contains("expected one of: rate-limit,")
+        );
         assert!("timeout=0".parse::<FaultMix>().is_err());
         assert_eq!(m.to_string(), "rate-limit=2,timeout=1");
     }

@@ -14,7 +14,7 @@ use super::reply_schema::{missing_fields, reply_schema};
 use super::simulate::template_is_error;
 use super::world::Fact;
 use crate::llm::{CompletionRequest, LlmClient, Message, ResponseFormat};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptName, Prompts};
 use crate::toolbench::ApiDoc;
 use crate::tools::{ReplySource, ToolReply};
 
@@ -100,13 +100,13 @@ impl LlmSimulator {
         });
         let prompts = Prompts::load().map_err(|e| e.to_string())?;
         let system = prompts
-            .render("tool_simulator_system", &[])
+            .render(PromptName::ToolSimulatorSystem, &[])
             .map_err(|e| e.to_string())?;
         let pretty = serde_json::to_string_pretty(&api_doc).unwrap_or_default();
         let arguments = Value::Object(given.args.clone()).to_string();
         let user = prompts
             .render(
-                "tool_simulator_user",
+                PromptName::ToolSimulatorUser,
                 &[
                     ("api_doc", &pretty),
                     ("examples", &super::examples::render(given.recorded)),

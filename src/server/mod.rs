@@ -22,7 +22,6 @@ pub mod world;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use answer::{Pending, Prepared};
 pub use cache::{ImportReport, ResponseCache, import_stb_cache};
@@ -35,7 +34,6 @@ pub use world::{World, WorldOptions};
 use crate::llm::LlmClient;
 use crate::toolbench::{DataDir, DataError};
 use crate::tools::mcp::{McpError, McpHub, McpOptions, McpSpec};
-use crate::tools::settings::ToolsSection;
 use crate::tools::{HttpSource, ToolConfig, ToolEnv, ToolError};
 
 /// Errors of the tool server and of setting up a tool environment.
@@ -77,13 +75,16 @@ impl ServerError {
     }
 }
 
-/// A run's tool environment settings (the `run`, `batch` and `chat` flags; `cli` parses them).
+/// A run's tool environment settings, resolved by the CLI from the `run`, `batch` and `chat` flags,
+/// the environment and the config file's `[tools]` section.
 #[derive(Debug, Clone, Default)]
 pub struct ToolOptions {
     /// A StableToolBench-compatible /virtual URL; `None`: start the embedded server on loopback.
     pub tool_server: Option<String>,
     /// Key sent as the toolbench_key header (never logged).
     pub toolbench_key: Option<String>,
+    /// Limits and behaviour of the run's tool calls.
+    pub calls: ToolConfig,
     /// How the embedded server answers calls that are not in the response cache.
     pub tool_simulation: SimulationMode,
     /// Keep the simulated world in the data directory's response cache (its world folder).
@@ -92,16 +93,6 @@ pub struct ToolOptions {
     pub world: Option<PathBuf>,
     /// Give the LLM simulator what earlier replies fixed about the values a call names.
     pub entity_memory: bool,
-    /// The tool simulator's own limit in seconds (default: the config's; none: no limit).
-    pub simulator_timeout: Option<u64>,
-    /// Calls per minute per tool (default: the config's).
-    pub tool_rate_limit: Option<u32>,
-    /// Seconds before a tool call times out (default: the config's).
-    pub tool_timeout: Option<u64>,
-    /// Observation length in characters before it is cut (default: the config's).
-    pub max_observation_length: Option<usize>,
-    /// Reject calls with parameters the API does not declare.
-    pub strict_params: bool,
     /// Faults the embedded server injects.
     pub faults: FaultConfig,
     /// MCP servers to connect to (their tools join the environment; empty: none).
@@ -120,33 +111,15 @@ pub struct ToolSetup {
     pub server: Option<ServerHandle>,
 }
 
-/// Builds the tool environment: a remote `/virtual` server when one is configured (flag, env or config
-/// file), else the embedded server on a free loopback port, reached over real HTTP like a remote one.
+/// Builds the tool environment: a remote `/virtual` server when one is configured, else the embedded
+/// server on a free loopback port, reached over real HTTP like a remote one.
 pub async fn tool_setup(
     args: &ToolOptions,
-    tools: &ToolsSection,
     data: &DataDir,
     llm: Option<Arc<dyn LlmClient>>,
 ) -> Result<ToolSetup, ServerError> {
-    let mut tool_config = ToolConfig::from_section(tools);
-    if let Some(n) = args.tool_rate_limit {
-        tool_config.per_tool_per_minute = Some(n);
-    }
-    if let Some(s) = args.tool_timeout {
-        tool_config.timeout = Duration::from_secs(s.max(1));
-    }
-    if let Some(s) = args.simulator_timeout {
-        tool_config.simulator_timeout = Some(Duration::from_secs(s.max(1)));
-    }
-    if let Some(n) = args.max_observation_length {
-        tool_config.max_observation_length = n;
-    }
-    tool_config.strict_params = args.strict_params;
-    let remote = args
-        .tool_server
-        .clone()
-        .or_else(|| tools.server_url.clone());
-    if let Some(url) = remote.filter(|u| !u.trim().is_empty()) {
+    let tool_config = args.calls.clone();
+    if let Some(url) = args.tool_server.clone().filter(|u| !u.trim().is_empty()) {
         if injects(&args.faults)
             || args.save_tool_responses
             || args.world.is_some()
@@ -156,13 +129,7 @@ pub async fn tool_setup(
                 "fault injection, simulation, world and saving flags apply to the embedded server only; ignored with --tool-server"
             );
         }
-        let key = args.toolbench_key.clone().or_else(|| {
-            tools
-                .key_env
-                .as_ref()
-                .and_then(|var| std::env::var(var).ok())
-        });
-        let source = HttpSource::new(&url, key)?;
+        let source = HttpSource::new(&url, args.toolbench_key.clone())?;
         check_remote(&source, &tool_config).await?;
         let env = ToolEnv::new(Arc::new(source), tool_config);
         let env = with_mcp(env, &args.mcp, data).await?;

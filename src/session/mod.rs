@@ -11,12 +11,10 @@ use serde_json::json;
 
 use crate::agent::sum2act::{State, Sum2Act};
 use crate::agent::toolset::{ToolChoice, add_mcp, instruction_task};
-use crate::agent::{AgentError, AgentOptions, Episode, Observer, SolveContext};
-use crate::llm::LlmClient;
-use crate::prompts::Prompts;
+use crate::agent::{AgentError, Episode, Observer};
 use crate::retrieve::Retriever;
+use crate::setup::SolverEnv;
 use crate::toolbench::{Catalog, DataError, Task};
-use crate::tools::ToolEnv;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -39,10 +37,9 @@ pub const HELP: &str = "Type a request, or a command:\n  /tools        tools use
 pub struct Session {
     pub catalog: Arc<Catalog>,
     pub retriever: Option<Arc<Retriever>>,
-    pub tools: ToolEnv,
-    pub llm: Arc<dyn LlmClient>,
-    pub prompts: Arc<Prompts>,
-    pub options: AgentOptions,
+    /// The model, the tools, the prompts and the limits (its solver is not used: a session is
+    /// always Sum2Act, whose state carries over).
+    pub env: SolverEnv,
     pub toolset: ToolChoice,
     pub observer: Arc<dyn Observer>,
     state: State,
@@ -51,24 +48,17 @@ pub struct Session {
 }
 
 impl Session {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         catalog: Arc<Catalog>,
         retriever: Option<Arc<Retriever>>,
-        tools: ToolEnv,
-        llm: Arc<dyn LlmClient>,
-        prompts: Arc<Prompts>,
-        options: AgentOptions,
+        env: SolverEnv,
         toolset: ToolChoice,
         observer: Arc<dyn Observer>,
     ) -> Self {
         Session {
             catalog,
             retriever,
-            tools,
-            llm,
-            prompts,
-            options,
+            env,
             toolset,
             observer,
             state: State::default(),
@@ -135,21 +125,17 @@ impl Session {
             self.retriever.as_deref(),
         )?;
         task.query_id = self.episodes.len() as u64 + 1;
-        if let Some(hub) = self.tools.mcp() {
+        if let Some(hub) = self.env.tools.mcp() {
             add_mcp(&mut task, self.toolset, hub.functions());
         }
         if task.functions.is_empty() {
             println!("no tools match this request; try rephrasing it");
             return Ok(());
         }
-        let ctx = SolveContext::new(
-            self.llm.clone(),
-            self.tools.caller(task.functions.clone()),
-            self.prompts.clone(),
-            self.options.clone(),
-            self.observer.clone(),
-        );
-        let (episode, state) = Sum2Act::new(&self.options)
+        let ctx = self
+            .env
+            .context(task.functions.clone(), None, self.observer.clone());
+        let (episode, state) = Sum2Act::new(&self.env.options)
             .solve_from(&task, &ctx, self.state.clone())
             .await?;
         self.state = state;

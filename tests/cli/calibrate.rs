@@ -223,7 +223,8 @@ fn the_preference_judge_is_measured_against_paired_labels() {
         .args(["--split", "half"])
         .run()
         .failure(2)
-        .stderr_has("calibrate, report or all");
+        .stderr_has("--split")
+        .stderr_has("calibrate, report, all");
     let other = tmp.path().join("other.json");
     std::fs::write(
         &other,

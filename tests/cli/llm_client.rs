@@ -16,9 +16,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use sum2act::config::Config;
 use sum2act::llm::openai::OpenAiClient;
-use sum2act::llm::{self, CompletionRequest, LlmClient, LlmError, LlmOptions, Message, ToolChoice};
+use sum2act::llm::{
+    self, CompletionRequest, EndpointSpec, LlmClient, LlmError, LlmOptions, Message, ToolChoice,
+};
 
 /// One scripted reply of the mock server.
 #[derive(Clone)]
@@ -101,12 +102,19 @@ async fn start(replies: Vec<Canned>) -> (String, Arc<Mock>) {
     (format!("http://{addr}/v1"), mock)
 }
 
+fn endpoint(base_url: String) -> EndpointSpec {
+    EndpointSpec {
+        base_url,
+        api_key: None,
+        model: Some("mock-model".into()),
+    }
+}
+
 fn args(url: &str) -> LlmOptions {
     LlmOptions {
-        base_url: Some(url.to_string()),
-        model: Some("mock-model".into()),
-        llm_retries: Some(3),
-        llm_timeout: Some(10),
+        endpoints: vec![endpoint(url.to_string())],
+        retries: 3,
+        timeout: Duration::from_secs(10),
         ..LlmOptions::default()
     }
 }
@@ -120,9 +128,7 @@ async fn retries_429_after_retry_after_and_counts_server_tokens() {
     let mut limited = status(429, r#"{"error":{"message":"slow down"}}"#);
     limited.headers.push(("retry-after", "1".into()));
     let (url, mock) = start(vec![limited, ok(chat_reply("hello", Some((42, 7))))]).await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     let started = Instant::now();
     let c = client.complete(&ask("hi")).await.unwrap();
     assert_eq!(c.content, "hello");
@@ -146,17 +152,15 @@ async fn retries_429_after_retry_after_and_counts_server_tokens() {
 #[tokio::test]
 async fn counts_tokens_locally_when_the_server_reports_none_and_prices_them() {
     let (url, _mock) = start(vec![ok(chat_reply("hello world", None))]).await;
-    let mut config = Config::default();
-    config.prices.insert(
+    let mut options = args(&url);
+    options.prices.insert(
         "mock-model".into(),
         sum2act::config::Price {
             prompt: 1.0,
             completion: 1.0,
         },
     );
-    let client = llm::build(&args(&url), config.llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&options).await.unwrap();
     let c = client.complete(&ask("hello world")).await.unwrap();
     assert_eq!(
         c.usage.completion_tokens, 2,
@@ -176,9 +180,7 @@ async fn server_errors_are_retried_with_backoff() {
         ok(chat_reply("fine", Some((1, 1)))),
     ])
     .await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     assert_eq!(client.complete(&ask("x")).await.unwrap().content, "fine");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);
 }
@@ -214,9 +216,7 @@ async fn unknown_model_is_a_typed_error() {
         r#"{"error":{"message":"The model `nope` does not exist","code":"model_not_found"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::ModelNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("does not exist"));
@@ -230,9 +230,7 @@ async fn context_overflow_is_a_typed_error() {
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(
         matches!(err, LlmError::RemoteContextOverflow { .. }),
@@ -250,10 +248,8 @@ async fn unreachable_endpoint_is_retried_then_reported() {
         .port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let mut a = args(&url);
-    a.llm_retries = Some(1);
-    let client = llm::build(&a, Config::default().llm_settings())
-        .await
-        .unwrap();
+    a.retries = 1;
+    let client = llm::build(&a).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")));
@@ -272,9 +268,7 @@ async fn invalid_json_replies_are_typed_errors() {
         ),
     ])
     .await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::InvalidResponse(_)), "{err:?}");
     let json_req = ask("x").with_json_schema("answer", json!({"type": "object"}));
@@ -300,9 +294,7 @@ async fn tools_and_json_schema_reach_the_server_and_calls_come_back() {
         "usage": {"prompt_tokens": 5, "completion_tokens": 6}
     }))])
     .await;
-    let client = llm::build(&args(&url), Config::default().llm_settings())
-        .await
-        .unwrap();
+    let client = llm::build(&args(&url)).await.unwrap();
     let req = ask("x").with_tools(
         vec![json!({"name": "lookup", "parameters": {}})],
         ToolChoice::Required,
@@ -327,18 +319,15 @@ async fn fails_over_to_a_second_endpoint() {
         ok(chat_reply("b", Some((1, 1)))),
     ])
     .await;
-    let mut config = Config::default();
-    for base_url in [format!("http://127.0.0.1:{dead_port}/v1"), url] {
-        config.llm.endpoints.push(sum2act::config::Endpoint {
-            base_url,
-            api_key_env: None,
-            model: Some("mock-model".into()),
-        });
-    }
-    config.llm.max_retries = 0;
-    let client = llm::build(&LlmOptions::default(), config.llm_settings())
-        .await
-        .unwrap();
+    let options = LlmOptions {
+        endpoints: [format!("http://127.0.0.1:{dead_port}/v1"), url]
+            .into_iter()
+            .map(endpoint)
+            .collect(),
+        retries: 0,
+        ..LlmOptions::default()
+    };
+    let client = llm::build(&options).await.unwrap();
     assert_eq!(client.complete(&ask("1")).await.unwrap().content, "a");
     assert_eq!(client.complete(&ask("2")).await.unwrap().content, "b");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);

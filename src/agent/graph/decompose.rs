@@ -9,6 +9,7 @@ use crate::agent::parse::first_json_object;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::tools::graph::{gives, kind_of};
 
@@ -50,9 +51,10 @@ pub async fn decompose(
     tools: &str,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Subtask>, AgentError> {
-    let prompt = ctx
-        .prompts
-        .render("graph_decompose", &[("tools", tools), ("query", query)])?;
+    let prompt = ctx.prompts.render(
+        PromptName::GraphDecompose,
+        &[("tools", tools), ("query", query)],
+    )?;
     let request = CompletionRequest::new(Purpose::Decompose, vec![Message::user(prompt)])
         .with_json_schema("subtasks", schema())
         .with_max_tokens(ctx.options.max_tokens.max(512));

@@ -16,6 +16,7 @@ use crate::agent::plan::select::words;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::tools::graph::ToolGraph;
 
@@ -71,7 +72,7 @@ impl<'a> LlmScorer<'a> {
             .ctx
             .prompts
             .render(
-                "graph_score",
+                PromptName::GraphScore,
                 &[
                     ("subtask", &self.subtask.task),
                     ("tools", &listing.join("\n")),
@@ -245,7 +246,7 @@ pub async fn rank(
         .map(|(i, s)| format!("{}. {}", i + 1, describe(graph, s)))
         .collect();
     let prompt = ctx.prompts.render(
-        "graph_rank",
+        PromptName::GraphRank,
         &[
             ("subtask", &subtask.task),
             ("solutions", &listing.join("\n")),

@@ -12,6 +12,7 @@ use crate::agent::reading::recorded_text;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Purpose;
 use crate::llm::{Completion, CompletionRequest, LlmError, Message, ToolChoice};
+use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::toolbench::FINISH;
 
@@ -57,7 +58,7 @@ pub async fn respond(
         return Ok((give_up, 0, None));
     }
     let prompt = ctx.prompts.render(
-        "plan_response",
+        PromptName::PlanResponse,
         &[
             ("query", query),
             (

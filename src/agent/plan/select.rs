@@ -13,6 +13,7 @@ use crate::agent::parse::first_json_object;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::toolbench::{FINISH, Function};
 
@@ -139,7 +140,7 @@ async fn choose(
         .map(|f| format!("- {}: {}", f.name, clip(f.doc.description(), 200)))
         .collect();
     let prompt = ctx.prompts.render(
-        "plan_select",
+        PromptName::PlanSelect,
         &[
             ("capability", capability),
             ("args", &clip(args, 300)),

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message, ToolChoice};
+use crate::prompts::PromptName;
 use crate::toolbench::claims::{extract_claims, normalize};
 use crate::toolbench::{FINISH, Task};
 
@@ -164,7 +165,7 @@ async fn write_from_whole_facts(
         .filter(|a| !a.trim().is_empty())
         .collect();
     let prompt = ctx.prompts.render(
-        "sum2act_answer",
+        PromptName::Sum2actAnswer,
         &[
             ("query", &d.task.query),
             ("checklist", &d.state.checklist.render()),

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::toolbench::Task;
 use crate::toolbench::claims::content_words;
 use crate::toolbench::request_asks::asks;
@@ -65,9 +66,10 @@ async fn decompose(
     ctx: &SolveContext,
     tools: &str,
 ) -> Result<Vec<String>, AgentError> {
-    let prompt = ctx
-        .prompts
-        .render("decompose", &[("tools", tools), ("query", &task.query)])?;
+    let prompt = ctx.prompts.render(
+        PromptName::Decompose,
+        &[("tools", tools), ("query", &task.query)],
+    )?;
     let schema = json!({
         "type": "object",
         "properties": {"subtasks": {"type": "array", "items": {"type": "string", "maxLength": MAX_MODEL_PART_CHARS}, "minItems": 1, "maxItems": MAX_PARTS}},

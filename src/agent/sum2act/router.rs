@@ -7,6 +7,7 @@ use crate::agent::parse::Action;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Message;
 use crate::llm::Purpose;
+use crate::prompts::PromptName;
 use crate::toolbench::{Function, Task, finish_schema};
 use serde_json::{Map, Value, json};
 
@@ -118,17 +119,17 @@ fn router_prompt(
 ) -> Result<String, AgentError> {
     let notice = if open_parts {
         ctx.prompts.render(
-            "router_open_parts",
+            PromptName::RouterOpenParts,
             &[("open", &state.checklist.render_open())],
         )?
     } else if repeated {
-        ctx.prompts.render("router_repeat", &[])?
+        ctx.prompts.render(PromptName::RouterRepeat, &[])?
     } else {
         String::new()
     };
     let checklist = state.checklist.render();
     Ok(ctx.prompts.render(
-        "router_user",
+        PromptName::RouterUser,
         &[
             ("query", &task.query),
             ("checklist", &checklist),

@@ -10,6 +10,7 @@ use crate::agent::episode::{Episode, FinishKind, Step};
 use crate::agent::parse::{Action, call_key};
 use crate::agent::{AgentError, Method, SolveContext, common, reading};
 use crate::llm::{Message, count_tokens};
+use crate::prompts::PromptName;
 use crate::toolbench::Task;
 use crate::tools::Observation;
 
@@ -95,7 +96,9 @@ impl<'a> Run<'a> {
         mut state: State,
     ) -> Result<Run<'a>, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx.prompts.render("router_system", &[("tools", &tools)])?;
+        let system = ctx
+            .prompts
+            .render(PromptName::RouterSystem, &[("tools", &tools)])?;
         let subtasks = request_parts(task, ctx, &tools).await?;
         state.checklist = Checklist::new(&subtasks);
         Ok(Run {

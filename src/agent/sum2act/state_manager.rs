@@ -5,6 +5,7 @@
 
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
+use crate::prompts::PromptName;
 use crate::toolbench::Task;
 use crate::tools::Observation;
 
@@ -127,7 +128,7 @@ async fn ask_state_manager(
     notes: &mut Vec<String>,
 ) -> Result<Option<StateUpdate>, AgentError> {
     let prompt = ctx.prompts.render(
-        "state_manager",
+        PromptName::StateManager,
         &[
             ("query", &task.query),
             ("checklist", &state.checklist.render()),

@@ -42,7 +42,7 @@ impl Verdicts {
     }
 
     /// The judge prompts whose wording the measurement depends on.
-    pub fn prompts(self) -> &'static [&'static str] {
+    pub fn prompts(self) -> &'static [crate::prompts::PromptName] {
         match self {
             Verdicts::Evidence => &[super::judge::SPLIT_PROMPT, super::judge::PART_PROMPT],
             Verdicts::Tooleval => &[super::judge::ANSWER_PROMPT, super::judge::TRAJECTORY_PROMPT],
@@ -72,33 +72,20 @@ pub enum Split {
     All,
 }
 
+crate::names::named_values!(Split, "split", loose {
+    Calibrate => "calibrate": "",
+    Report => "report": "",
+    All => "all": "",
+});
+
 impl Split {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Split::Calibrate => "calibrate",
-            Split::Report => "report",
-            Split::All => "all",
-        }
+        self.name()
     }
 
     /// Whether a label of `key` belongs to this split.
     pub fn holds(self, key: &QueryKey) -> bool {
         self == Split::All || half(key) == self
-    }
-}
-
-impl std::str::FromStr for Split {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "calibrate" => Ok(Split::Calibrate),
-            "report" => Ok(Split::Report),
-            "all" => Ok(Split::All),
-            other => Err(format!(
-                "unknown split `{other}` (calibrate, report or all)"
-            )),
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::evidence::{EvidenceReport, check_answer};
 use super::evidence_judge::{PartResult, SplitBy};
 use super::input::{Answer, AnswerSet};
-use super::judge::Judge;
+use super::judge::{DEFAULT_JUDGE_SEED, Judge};
 use super::rules::{Rule, decide, finish_rule};
 use super::stats::{Interval, mean};
 use super::{EvalError, JudgeMode, Label, QueryKey};
@@ -36,13 +36,18 @@ pub struct PassRateOptions {
     pub seed: u64,
 }
 
+/// Judge votes per query (`--votes` of `eval`, `compare`, `calibrate` and `batch --eval`).
+pub const DEFAULT_VOTES: u32 = 3;
+/// Judge calls in flight at once (`--judge-concurrency`).
+pub const DEFAULT_JUDGE_CONCURRENCY: usize = 4;
+
 impl Default for PassRateOptions {
     fn default() -> Self {
         PassRateOptions {
-            votes: 3,
-            concurrency: 4,
+            votes: DEFAULT_VOTES,
+            concurrency: DEFAULT_JUDGE_CONCURRENCY,
             mode: JudgeMode::Evidence,
-            seed: 42,
+            seed: DEFAULT_JUDGE_SEED,
         }
     }
 }

@@ -64,9 +64,9 @@ pub struct LocalOptions {
 impl Default for LocalOptions {
     fn default() -> Self {
         LocalOptions {
-            context: 8192,
+            context: crate::llm::DEFAULT_CONTEXT,
             threads: None,
-            parallel: 4,
+            parallel: crate::llm::DEFAULT_PARALLEL,
             batch: 256,
             grammar_mode: GrammarMode::TopFirst,
             prefix_cache: true,

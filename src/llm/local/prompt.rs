@@ -9,7 +9,7 @@ use super::Prepared;
 use super::engine::{Engine, Output};
 use super::schema::{action_schema, bounded_schema};
 use crate::llm::{CompletionRequest, LlmError, Message, ResponseFormat, Role, ToolChoice};
-use crate::prompts::{PromptError, Prompts};
+use crate::prompts::{PromptError, PromptName, Prompts};
 
 impl Engine<'_> {
     /// Turns a request into prompt tokens, an output mode, an optional grammar and a token cap.
@@ -86,7 +86,7 @@ impl Engine<'_> {
                     let text = self
                         .prompts
                         .render(
-                            "llm_local_tool_result",
+                            PromptName::LlmLocalToolResult,
                             &[("name", &name), ("content", &m.content)],
                         )
                         .map_err(prompt_err)?;
@@ -128,9 +128,9 @@ pub(super) fn system_prompt(
         return Ok(system.to_string());
     }
     let format_name = if request.tool_choice == ToolChoice::Auto {
-        "llm_local_format_call_or_reply"
+        PromptName::LlmLocalFormatCallOrReply
     } else {
-        "llm_local_format_call"
+        PromptName::LlmLocalFormatCall
     };
     let format = prompts.render(format_name, &[])?;
     if request.tools_described {
@@ -143,7 +143,7 @@ pub(super) fn system_prompt(
         .collect();
     Ok(prompts
         .render(
-            "llm_local_tools",
+            PromptName::LlmLocalTools,
             &[
                 ("system", system),
                 ("tools", &tools.join("\n")),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::llm::{CompletionRequest, LlmClient, Message};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptName, Prompts};
 use crate::toolbench::ApiDoc;
 use crate::tools::{ReplySource, ToolReply};
 
@@ -32,10 +32,10 @@ pub enum MirrorMode {
 }
 
 impl MirrorMode {
-    fn system_prompt(self) -> &'static str {
+    fn system_prompt(self) -> PromptName {
         match self {
-            MirrorMode::Sft => "mirrorapi_system",
-            MirrorMode::Cot => "mirrorapi_cot_system",
+            MirrorMode::Sft => PromptName::MirrorapiSystem,
+            MirrorMode::Cot => PromptName::MirrorapiCotSystem,
         }
     }
 }
@@ -66,7 +66,7 @@ impl MirrorApiSimulator {
         let request = prompt::request(doc, args);
         let user = prompts
             .render(
-                "mirrorapi_user",
+                PromptName::MirrorapiUser,
                 &[("api_doc", &api_doc), ("request", &request)],
             )
             .map_err(|e| e.to_string())?;
