@@ -236,7 +236,7 @@ fn render_one(f: &Fact) -> String {
 
 /// Every scalar value of the arguments (lists and comma-separated lists split), as a call names them,
 /// with the argument it was under.
-fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
+pub fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut stack: Vec<(&String, &Value)> = args.iter().collect();
     while let Some((key, v)) = stack.pop() {
@@ -267,6 +267,11 @@ pub fn weak_identifier(value: &str) -> bool {
     let v = value.trim();
     let n = v.chars().count();
     n <= 3 || (n <= WEAK_ID_CHARS && v.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// An argument that names an entity: under an identifier's name, or an identifier-like value.
+pub fn identifier_argument(k: &str, v: &Value) -> bool {
+    names_identifier(k) || identifier(k, v).is_some()
 }
 
 /// An argument or field name that names an identifier (`id`, `playerid`, `id_talent`, `orderId`).
@@ -433,7 +438,7 @@ fn status_field(k: &str, text: &str) -> bool {
 
 /// The value as an identifier, when the field or the value says it is one: a value under an id-like
 /// field, or a token of letters and digits (`tt2937898`, `RB413450335SG`). Dates, URLs and prose are not.
-fn identifier(k: &str, v: &Value) -> Option<String> {
+pub fn identifier(k: &str, v: &Value) -> Option<String> {
     let text = match v {
         Value::String(s) => s.trim().to_string(),
         Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),

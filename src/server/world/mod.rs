@@ -9,6 +9,7 @@
 pub mod consistency;
 pub mod entities;
 mod lock;
+mod pair_rules;
 pub mod store;
 
 use std::collections::HashMap;
