@@ -20,6 +20,8 @@ use crate::server::pyrepr::decode_recorded;
 use crate::toolbench::naming::{squash, tokens};
 use crate::tools::ToolReply;
 
+mod recall;
+
 /// The file of a world folder that holds its facts.
 pub const FILE: &str = "entities.jsonl";
 
@@ -166,43 +168,6 @@ impl EntityMemory {
                 }
             }
         }
-    }
-
-    /// The facts about the values a call of `api` (`category/tool/api`) names, most recent first,
-    /// within the prompt's bounds. A short number (`12`, `2015`) is an identifier only where the call
-    /// names it as one: under an identifier's name, and the fact from the same tool or under the same
-    /// name (a hole `12` is not the `itemsperpage` 12 of a shop).
-    pub fn recall(&self, api: &str, args: &Map<String, Value>) -> Vec<Fact> {
-        self.refresh();
-        let Ok(index) = self.index.lock() else {
-            return Vec::new();
-        };
-        let mut ids: Vec<usize> = Vec::new();
-        for (key, value) in named_values(args) {
-            if let Some(found) = index.by_value.get(&norm(&value)) {
-                let weak = weak_identifier(&value);
-                ids.extend(found.iter().filter(|&&i| {
-                    let fact = &index.facts[i];
-                    !weak
-                        || (names_identifier(&key)
-                            && (tool_of(&fact.api) == tool_of(api)
-                                || squash(&fact.key) == squash(&key)))
-                }));
-            }
-        }
-        ids.sort_unstable_by(|a, b| b.cmp(a));
-        ids.dedup();
-        let mut out = Vec::new();
-        let mut chars = 0;
-        for fact in ids.into_iter().map(|i| &index.facts[i]) {
-            let line = render_one(fact);
-            if out.len() >= MAX_FACTS_SHOWN || chars + line.len() > MAX_FACTS_CHARS {
-                break;
-            }
-            chars += line.len() + 1;
-            out.push(fact.clone());
-        }
-        out
     }
 }
 
@@ -445,7 +410,12 @@ pub fn identifier(k: &str, v: &Value) -> Option<String> {
         _ => return None,
     };
     let n = text.chars().count();
-    if !(2..=64).contains(&n) || text.contains(char::is_whitespace) || text.contains("://") {
+    // One digit under an id's name is an id too (order `5` of a shop's list and its detail).
+    let one_digit = n == 1 && id_field(k) && text.chars().all(|c| c.is_ascii_digit());
+    if !(one_digit || (2..=64).contains(&n))
+        || text.contains(char::is_whitespace)
+        || text.contains("://")
+    {
         return None;
     }
     let digits = text.chars().filter(char::is_ascii_digit).count();
@@ -592,6 +562,8 @@ mod tests {
         assert_eq!(identifier("url", &json!("https://a.b/c123x")), None);
         assert_eq!(identifier("valid", &json!(true)), None);
         assert_eq!(identifier("id", &json!(28003)), Some("28003".into()));
+        assert_eq!(identifier("id", &json!(5)), Some("5".into()));
+        assert_eq!(identifier("page", &json!(5)), None);
         assert_eq!(
             identifier("trackingNumber", &json!("GHI")),
             Some("GHI".into())
