@@ -17,6 +17,7 @@ mod missing;
 mod model;
 pub mod naming;
 pub mod request_asks;
+mod request_coordination;
 pub mod request_parts;
 pub mod request_split;
 mod request_vocab;

@@ -6,6 +6,9 @@
 use std::collections::BTreeSet;
 
 use super::claims::content_words;
+use super::request_coordination::{
+    coordinated_asks, keep_value_end, protect_values, restore_values,
+};
 use super::request_parts::{clauses, sentences, split_fallback};
 use super::request_vocab::{
     ASKING_PHRASES, CONNECTIVES, FILLER, INFO_VERBS, NOT_PURPOSE_NEXT, NOT_PURPOSE_PREV, REQUESTING,
@@ -40,16 +43,22 @@ pub fn asks(query: &str) -> Vec<String> {
 /// request after it makes precise is left out (`leads_into`), and so is an instruction about the
 /// answer's form.
 pub fn ask_list(query: &str) -> Vec<Ask> {
+    // Values such as a Wi-Fi string (`WIFI:S:Home;T:WPA;P:x;;`) or a URL with `?` are not cut.
+    let (safe, kept_values) = protect_values(query);
     let mut out: Vec<Ask> = Vec::new();
     // A need left out as a lead-in, kept in case a bare "Can you help me with that?" points back at it.
     let mut lead_in: Option<String> = None;
-    for (i, sentence) in sentences(query).into_iter().enumerate() {
+    // A sentence that asks nothing but names what the next ask is about ("Parcel PT77 has a return
+    // label with a QR code. What link does the QR code hold?"): its values belong to that ask.
+    let mut context: Option<String> = None;
+    for (i, sentence) in sentences(&safe).into_iter().enumerate() {
         if is_thanks(sentence) {
             continue;
         }
         let opening = i == 0;
+        let mut asked = false;
         for clause in own_clauses(sentence, opening) {
-            let c = clean_whole(&clause);
+            let c = clean_whole(&restore_values(&clause, &kept_values));
             if is_format_instruction(&c) {
                 continue;
             }
@@ -64,13 +73,20 @@ pub fn ask_list(query: &str) -> Vec<Ask> {
                     None => continue,
                 }
             } else {
-                Ask::new(c, opening)
+                let mut ask = Ask::new(c, opening);
+                if let Some(text) = with_context(context.take(), &ask.text) {
+                    ask.text = text;
+                }
+                ask
             };
+            asked = true;
             if !out.iter().any(|a| a.text == ask.text) {
                 out.push(ask);
             }
             lead_in = None;
         }
+        context = (!asked && has_values(sentence))
+            .then(|| clean_whole(&restore_values(sentence, &kept_values)));
     }
     let mut kept: Vec<Ask> = Vec::new();
     for (i, ask) in out.iter().enumerate() {
@@ -219,10 +235,10 @@ pub fn missing_words(query: &str, parts: &[String]) -> BTreeSet<String> {
 
 /// A part as the checklist keeps it: whole (never cut), trimmed, without a leading connective.
 pub fn clean_whole(part: &str) -> String {
-    let mut t = part
-        .trim()
-        .trim_start_matches(|c: char| c == ',' || c.is_whitespace())
-        .trim_end_matches(['.', ',', ';', ' ']);
+    let mut t = keep_value_end(
+        part.trim()
+            .trim_start_matches(|c: char| c == ',' || c.is_whitespace()),
+    );
     loop {
         let lower = t.to_lowercase();
         let Some(c) = CONNECTIVES
@@ -292,10 +308,11 @@ fn is_thanks(sentence: &str) -> bool {
 fn own_clauses(sentence: &str, opening: bool) -> Vec<String> {
     let mut out = Vec::new();
     for clause in clauses(sentence) {
-        match turn_to_the_ask(&clause, opening) {
-            Some(at) => out.push(clause[at..].to_string()),
-            None => out.push(clause),
-        }
+        let clause = match turn_to_the_ask(&clause, opening) {
+            Some(at) => clause[at..].to_string(),
+            None => clause,
+        };
+        out.extend(coordinated_asks(&clause, sentence.contains('?')));
     }
     out
 }
@@ -391,6 +408,37 @@ fn strength(clause: &str, opening: bool) -> Option<Strength> {
 }
 
 /// Whether a clause gives values to act on: a number or a quoted name.
+/// `ask` after the sentence before it when that sentence names a value (an id, a quoted name) the ask
+/// does not, and the ask points back at it ("… id qrf-1: which link does *it* point to?") or the
+/// sentence is not about the user (framing stays out: "I'm a developer exploring Judge0 CE").
+fn with_context(context: Option<String>, ask: &str) -> Option<String> {
+    let context = context?;
+    let lower = ask.to_lowercase();
+    if values(&context).iter().all(|v| lower.contains(v.as_str())) {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let points_back = words.iter().any(|w| POINTING_BACK.contains(w));
+    if !points_back && is_framing(&context) {
+        return None;
+    }
+    let function_word = words.first().is_some_and(|w| REQUESTING.contains(w));
+    let mut chars = ask.chars();
+    let ask = match chars.next() {
+        Some(f) if function_word => format!("{}{}", f.to_lowercase(), chars.as_str()),
+        _ => ask.to_string(),
+    };
+    Some(format!("{context}: {ask}"))
+}
+
+/// Words by which an ask refers to something named before it.
+const POINTING_BACK: &[&str] = &[
+    "it", "its", "that", "them", "there", "these", "they", "this", "those",
+];
+
 fn has_values(clause: &str) -> bool {
     clause.chars().any(|c| c.is_ascii_digit())
         || clause.char_indices().any(|(i, c)| {

@@ -58,10 +58,24 @@ pub fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
             .iter()
             .any(|w| !held.iter().any(|h| same_stem(h, w)));
         if dropped && !out.contains(&ask.text) {
-            out.push(ask.text);
+            // A part that is the ask shortened ("fetch the top 100 torrents" of "… top 100 torrents
+            // for background music", "Apple's balance sheet" of "… balance sheet and earnings") gives
+            // way to the whole ask: added beside it, the ask would be a duplicate part.
+            match out.iter().position(|p| is_shortened(p, &ask.text)) {
+                Some(i) => out[i] = ask.text,
+                None => out.push(ask.text),
+            }
         }
     }
     out
+}
+
+/// Whether every topic word of `part` is in `ask` (by stem; asking words such as "get" or "details"
+/// aside): the part says part of the ask.
+fn is_shortened(part: &str, ask: &str) -> bool {
+    let theirs = topic_words(ask);
+    let ours = topic_words(part);
+    !ours.is_empty() && ours.iter().all(|w| theirs.iter().any(|t| same_stem(t, w)))
 }
 
 /// Whether a part names things the request does not: more than a third of its topic words found
@@ -125,9 +139,41 @@ mod tests {
             missing.contains("earnings") && missing.contains("recommendation"),
             "{missing:?}"
         );
+        // The part that says part of an ask gives way to the whole ask: no duplicate part.
         let mended = with_dropped_asks(q, &split);
-        assert_eq!(mended.len(), 3, "{mended:?}");
+        assert_eq!(
+            mended,
+            [
+                "Give me Apple's balance sheet and earnings",
+                "I'm also interested in the recommendation trends for Apple"
+            ]
+        );
         assert!(missing_words(q, &mended).is_empty());
+        // Asking words the split wrote ("Get the details of …") do not make it another ask.
+        let plane = "Can you list languages? Additionally, I would like to know the details of a specific airplane for a presentation on aviation history.";
+        let split = vec![
+            "List languages".to_string(),
+            "Get the details of a specific airplane".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(plane, &split),
+            [
+                "List languages",
+                "I would like to know the details of a specific airplane for a presentation on aviation history"
+            ]
+        );
+        let torrents = "Can you provide the details of the movie with ID 399566? Additionally, fetch the monthly top 100 music torrents for some lively background music during the movie night.";
+        let split = vec![
+            "Provide the details of the movie with ID 399566".to_string(),
+            "Fetch the monthly top 100 music torrents".to_string(),
+        ];
+        assert_eq!(
+            with_dropped_asks(torrents, &split),
+            [
+                "Provide the details of the movie with ID 399566",
+                "fetch the monthly top 100 music torrents for some lively background music during the movie night"
+            ]
+        );
         // Reworded parts that keep every topic word (plurals and verb endings aside) drop nothing.
         let full = vec![
             "Apple's balance sheet".to_string(),

@@ -22,6 +22,7 @@ mod media_tasks;
 mod messages;
 mod methods;
 mod query_limit;
+mod reference_checklists;
 mod reference_runs;
 mod repeats;
 mod report;

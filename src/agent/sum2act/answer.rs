@@ -198,6 +198,7 @@ pub fn keep_earlier_values(earlier: &str, answer: &str) -> (String, usize) {
     let written = normalize(answer);
     let kept: Vec<&str> = earlier
         .lines()
+        .filter(|line| !gives_up(line))
         .filter(|line| {
             let claims = extract_claims(line);
             let missing = claims
@@ -214,6 +215,24 @@ pub fn keep_earlier_values(earlier: &str, answer: &str) -> (String, usize) {
     (format!("{}\n{}", kept.join("\n"), answer.trim()), n)
 }
 
+/// A line of a draft that says a part was not obtained: the call made after the nudge may have
+/// obtained it, and the last answer says so or not (a kept "Not obtained" line once contradicted it).
+fn gives_up(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    GAVE_UP.iter().any(|p| lower.contains(p))
+}
+
+const GAVE_UP: &[&str] = &[
+    "not obtained",
+    "could not",
+    "couldn't",
+    "unable to",
+    "wasn't able",
+    "was not able",
+    "not available",
+    "no data",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +247,11 @@ mod tests {
             merged,
             "Flights: LH 1234 at 09:10, AF 5678 at 11:45.\nI found no hotels near the airport."
         );
+        // A draft's give-up line is not kept: the last answer knows better.
+        let draft = "Languages: not obtained (list 25 was empty).\nFlights: LH 1234 at 09:10.";
+        let (merged, kept) = keep_earlier_values(draft, "Languages: Arabic, Bengali.");
+        assert_eq!(kept, 1, "{merged}");
+        assert!(!merged.contains("not obtained"), "{merged}");
         // Nothing is added when the last answer states the same values.
         let same = "LH 1234 leaves at 09:10 and AF 5678 at 11:45.";
         assert_eq!(keep_earlier_values(earlier, same), (same.to_string(), 0));

@@ -244,8 +244,10 @@ impl Checklist {
                         .iter()
                         .any(|c| c.len() > w.len() && c.contains(w.as_str())))
         };
+        // Topic words only: "get", "API" or "using" shared with a call name says nothing about
+        // which part the call concerns (a page's content once counted for "get the trending news").
         self.parts.get(i).map_or(0, |p| {
-            content_words(&p.text).iter().filter(|w| found(w)).count()
+            topic_words(&p.text).iter().filter(|w| found(w)).count()
         })
     }
 
@@ -364,6 +366,25 @@ mod tests {
         assert_eq!(one.concerned("xyz", true), vec![0]);
         assert!(one.concerned("xyz", false).is_empty());
         assert!(Checklist::default().concerned("x", true).is_empty());
+    }
+
+    #[test]
+    fn asking_words_shared_with_a_call_do_not_make_it_concern_a_part() {
+        let mut c = Checklist::new(&[
+            "Fetch the content of the URL 'https://www.example.com' using the 'Get Content' API"
+                .into(),
+            "Get the trending news articles using the 'Get Trending' API".into(),
+        ]);
+        c.answer(
+            0,
+            &["The page at https://www.example.com has the title Example Domain".into()],
+        );
+        let call = "get_content_for_url_extractor {\"url\":\"https://www.example.com\"} Example Domain: this domain is for use in examples, using an API";
+        assert!(c.concerned(call, false).is_empty());
+        assert_eq!(
+            c.concerned("get_trending_for_url_extractor {} 5 news articles", false),
+            vec![1]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! never cut to a length: a list or an image is what the user asked for.
 
 use crate::toolbench::claims::{
-    ClaimCheck, Evidence, SourceKind, check_claims, content_words, normalize,
+    ClaimCheck, Evidence, MatchKind, SourceKind, Support, check_claims, content_words, normalize,
 };
 
 use super::checklist::{Checklist, speaks_of};
@@ -198,7 +198,37 @@ pub fn unsupported(text: &str, evidence: &[Evidence]) -> bool {
         .collect();
     // A value kept by reference comes from an observation: it vouches for the text.
     let referenced = crate::agent::reading::has_references(text);
-    !referenced && unsupported_checks(&check_claims(&neutral(text), evidence), &request)
+    let observed: String = evidence
+        .iter()
+        .filter(|e| e.kind == SourceKind::Observation)
+        .map(|e| normalize(&e.text))
+        .collect();
+    let mut checks = check_claims(&neutral(text), evidence);
+    for c in &mut checks {
+        if !c.claim.kind.is_value() && !c.observed() && pieces_observed(&c.claim.text, &observed) {
+            c.support = Some(Support {
+                kind: SourceKind::Observation,
+                label: "pieces".into(),
+                matched: MatchKind::Words,
+                excerpt: String::new(),
+            });
+        }
+    }
+    !referenced && unsupported_checks(&checks, &request)
+}
+
+/// Whether a name or list item the model wrote from two fields of one result ("Arabic (ar)" from
+/// `{"text": "Arabic", "value": "ar"}`) is observed piece by piece: each piece outside and inside its
+/// parentheses is in the observation. The evaluator's lookup matches the item whole; a fact copying a
+/// list of such items was dropped as unsupported although every item was there.
+fn pieces_observed(item: &str, observed: &str) -> bool {
+    let pieces: Vec<String> = item
+        .split(['(', ')'])
+        .map(normalize)
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    pieces.len() > 1 && pieces.iter().all(|p| observed.contains(&format!(" {p} ")))
 }
 
 /// [`unsupported`] on claims already looked up; `request` is the normalised request, whose values
@@ -384,6 +414,23 @@ mod tests {
             "City play Real Madrid on 2024-05-30 in the 2023 season.",
             &season
         ));
+    }
+
+    #[test]
+    fn a_list_written_from_two_fields_of_each_item_is_supported() {
+        // Each item joins two fields of one result entry ("Arabic (ar)"), and the count is the model's
+        // own: the fact was once dropped as unsupported, and the part failed with the list at hand.
+        let obs = r#"{"results": [{"text": "Arabic", "value": "ar"}, {"text": "Bengali", "value": "bn"}, {"text": "Chinese (Simplified)", "value": "zh-CN"}, {"text": "Dutch", "value": "nl"}]}"#;
+        let ev = evidence(
+            "Can you give me a list of languages?",
+            &[("languages_for_x".into(), "{}".into(), obs.into())],
+        );
+        let fact =
+            "Languages (4): Arabic (ar), Bengali (bn), Chinese (Simplified) (zh-CN), Dutch (nl)";
+        assert!(!unsupported(fact, &ev));
+        // Pieces not in the result still make an invented list.
+        let invented = "Languages (4): Klingon (tlh), Elvish (elv), Dothraki (dth), Na'vi (nav)";
+        assert!(unsupported(invented, &ev));
     }
 
     #[test]
