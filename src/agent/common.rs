@@ -87,8 +87,19 @@ pub async fn turn(
     messages: Vec<Message>,
     temperature: f32,
 ) -> Result<(Action, u64), TurnError> {
+    turn_with_tools(ctx, purpose, messages, temperature, schemas(ctx)).await
+}
+
+/// [`turn`] offering `tools` (function schemas) instead of the toolset's ToolBench schemas.
+pub async fn turn_with_tools(
+    ctx: &SolveContext,
+    purpose: Purpose,
+    messages: Vec<Message>,
+    temperature: f32,
+    tools: Vec<Value>,
+) -> Result<(Action, u64), TurnError> {
     let mut request = CompletionRequest::new(purpose, messages.clone())
-        .with_tools(schemas(ctx), ToolChoice::Required)
+        .with_tools(tools, ToolChoice::Required)
         .tools_described()
         .with_max_tokens(ctx.options.max_tokens)
         .with_temperature(temperature);

@@ -208,3 +208,24 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
     // The answer is written from the whole fact.
     assert!(ep.answer.contains("title-12"), "{}", ep.answer);
 }
+
+#[test]
+fn the_router_is_offered_each_function_once_without_what_its_prompt_lists() {
+    let t = super::keeps_tests::task("What is the weather in Paris?");
+    let offered = super::router::offered_functions(&t.functions);
+    assert_eq!(
+        offered.len(),
+        t.functions.len() + 1,
+        "the toolset and Finish"
+    );
+    let weather = &offered[2];
+    // The prompt's tool list gives the description; the schema keeps what the list does not.
+    assert_eq!(
+        weather,
+        &json!({"name": t.functions[2].name, "parameters": {"type": "object",
+            "properties": {"q": {"type": "string", "description": "what to look up"}}, "required": ["q"]}})
+    );
+    let full = t.functions[2].schema.to_string();
+    assert!(full.contains("subfunction") && full.len() > weather.to_string().len());
+    assert_eq!(offered[3]["name"], "Finish");
+}

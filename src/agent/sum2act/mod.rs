@@ -18,7 +18,7 @@ mod grounded;
 mod guard;
 mod lessons;
 mod parts;
-mod router;
+pub(crate) mod router;
 mod run;
 pub mod state;
 mod state_manager;

@@ -7,7 +7,8 @@ use crate::agent::parse::Action;
 use crate::agent::{AgentError, SolveContext};
 use crate::llm::Message;
 use crate::llm::Purpose;
-use crate::toolbench::Task;
+use crate::toolbench::{Function, Task, finish_schema};
+use serde_json::{Map, Value, json};
 
 use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
 use super::state::State;
@@ -25,7 +26,16 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
     }
     let messages = vec![Message::system(run.system.clone()), Message::user(user)];
     let temperature = if repeated { 0.8 } else { 0.0 };
-    match common::turn(run.ctx, Purpose::Router, messages.clone(), temperature).await {
+    let tools = offered_functions(run.ctx.tools.functions());
+    match common::turn_with_tools(
+        run.ctx,
+        Purpose::Router,
+        messages.clone(),
+        temperature,
+        tools,
+    )
+    .await
+    {
         Ok((action, prompt_tokens)) => Ok(Stage::Go(Proposal {
             action,
             messages,
@@ -54,6 +64,46 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
         }
         Err(TurnError::Llm(e)) => Ok(Stage::Done(StepOutcome::ModelFailed(e.to_string()))),
     }
+}
+
+/// The functions the router is offered, without what its system prompt already lists (each API's
+/// description and example values, `common::tool_listing`): ToolBench's schemas repeat them ("This is
+/// the subfunction for tool …"), with empty descriptions and `optional` lists, in every router call. Only
+/// the names, argument types, argument descriptions and required arguments are left.
+pub fn offered_functions(functions: &[Function]) -> Vec<Value> {
+    functions
+        .iter()
+        .map(|f| {
+            let mut properties = Map::new();
+            if let Some(props) = f.schema["parameters"]["properties"].as_object() {
+                for (name, spec) in props {
+                    let mut kept = Map::new();
+                    for key in ["type", "description", "enum", "items"] {
+                        match spec.get(key) {
+                            Some(Value::String(t)) if t.trim().is_empty() => {}
+                            Some(v) => {
+                                kept.insert(key.into(), v.clone());
+                            }
+                            None => {}
+                        }
+                    }
+                    properties.insert(name.clone(), Value::Object(kept));
+                }
+            }
+            json!({
+                "name": f.name,
+                "parameters": {
+                    "type": "object",
+                    "properties": properties,
+                    "required": f.schema["parameters"]["required"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default(),
+                }
+            })
+        })
+        .chain(std::iter::once(finish_schema()))
+        .collect()
 }
 
 /// The router's user prompt: the request, its checklist, the facts and failures so far, and a notice
