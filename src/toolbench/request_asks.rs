@@ -422,7 +422,10 @@ fn with_context(context: Option<String>, ask: &str) -> Option<String> {
         .filter(|w| !w.is_empty())
         .collect();
     let points_back = words.iter().any(|w| POINTING_BACK.contains(w));
-    if !points_back && is_framing(&context) {
+    // An ask naming no value at all needs an id the context gives ("My parcel PT7781XK shows as
+    // delivered but I don't have it. What does the note in the photo say?").
+    let names_an_id = !has_values(ask) && context.split_whitespace().any(is_id);
+    if !points_back && !names_an_id && is_framing(&context) {
         return None;
     }
     let function_word = words.first().is_some_and(|w| REQUESTING.contains(w));
@@ -432,6 +435,13 @@ fn with_context(context: Option<String>, ask: &str) -> Option<String> {
         _ => ask.to_string(),
     };
     Some(format!("{context}: {ask}"))
+}
+
+/// An identifier: letters and at least two digits in one word (PT7781XK, tt1234567; not Judge0).
+fn is_id(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    w.chars().filter(|c| c.is_ascii_digit()).count() >= 2
+        && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
 }
 
 /// Words by which an ask refers to something named before it.
@@ -474,5 +484,34 @@ mod tests {
         // A long ask is never cut.
         let long = format!("Can you list {}?", "the books and the films ".repeat(12));
         assert!(asks(&long)[0].ends_with('?'), "{:?}", asks(&long));
+    }
+
+    #[test]
+    fn a_context_sentence_gives_its_id_to_the_ask_that_needs_it() {
+        assert_eq!(
+            asks("QR Forge has a stored QR code with id qrf-20f1e9. Which link does it point to?"),
+            ["QR Forge has a stored QR code with id qrf-20f1e9: which link does it point to?"]
+        );
+        assert_eq!(
+            asks(
+                "My parcel PT7781XK shows as delivered but I don't have it. What does the note in the photo say?"
+            ),
+            [
+                "My parcel PT7781XK shows as delivered but I don't have it: what does the note in the photo say?"
+            ]
+        );
+        // Framing stays out when the ask neither points back nor lacks an id.
+        assert_eq!(
+            asks("I'm a developer exploring Judge0 CE. Can you list the languages of the tool?"),
+            ["Can you list the languages of the tool?"]
+        );
+        // Two asks joined in one sentence, and a value with ; inside, kept whole.
+        assert_eq!(
+            asks("Make a QR code for WIFI:S:Home;T:WPA;P:x1;; and tell me the size of the image."),
+            [
+                "Make a QR code for WIFI:S:Home;T:WPA;P:x1;;",
+                "tell me the size of the image"
+            ]
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::claims::content_words;
 use super::request_asks::{ask_list, asks, is_framing, same_stem, topic_words};
+use super::request_coordination::keep_value_end;
 use super::request_parts::{MAX_PART_CHARS, MAX_PARTS, validate_split};
 
 /// The checklist made of a split, and what mending it took.
@@ -31,6 +32,7 @@ pub fn checklist_from_split(query: &str, proposed: &[String]) -> Checklisted {
         .collect();
     match validate_split(query, &proposed) {
         Some(parts) => {
+            let parts = with_value_ends(parts, &proposed);
             let mended = with_dropped_asks(query, &parts);
             Checklisted {
                 added_back: mended.len() - parts.len(),
@@ -44,6 +46,25 @@ pub fn checklist_from_split(query: &str, proposed: &[String]) -> Checklisted {
             split_used: false,
         },
     }
+}
+
+/// The split's parts with the `;` that end a value put back (a Wi-Fi string's `;;`): the splitter
+/// trims a part's closing punctuation (`request_coordination::keep_value_end`).
+fn with_value_ends(parts: Vec<String>, proposed: &[String]) -> Vec<String> {
+    parts
+        .into_iter()
+        .map(|part| {
+            proposed
+                .iter()
+                .map(|p| keep_value_end(p.trim()))
+                .find(|whole| {
+                    whole.len() > part.len()
+                        && whole.starts_with(part.as_str())
+                        && whole[part.len()..].chars().all(|c| c == ';')
+                })
+                .map_or(part, str::to_string)
+        })
+        .collect()
 }
 
 /// `parts` with each ask of the request whose required words no part holds appended whole: a split
@@ -186,6 +207,16 @@ mod tests {
             missing_words(q, &full)
         );
         assert_eq!(with_dropped_asks(q, &full), full);
+    }
+
+    #[test]
+    fn a_split_part_ending_in_a_value_keeps_its_semicolons() {
+        let q = "Make a QR code for the Wi-Fi string WIFI:S:Home;T:WPA;P:secret;; and tell me the size of the image.";
+        let split = vec![
+            "Make a QR code for the Wi-Fi string WIFI:S:Home;T:WPA;P:secret;;".to_string(),
+            "Tell me the size of the image".to_string(),
+        ];
+        assert_eq!(checklist_from_split(q, &split).parts, split);
     }
 
     #[test]

@@ -199,6 +199,31 @@ impl Checklist {
         best
     }
 
+    /// The not-yet-answered parts a call is about by the words only that part has (not its API's tool
+    /// name, not words other parts share): "Find the delivery date" is not about `get_order {5}` for a
+    /// request whose other parts are about orders too, and "Extract the content of example.com" is not
+    /// about `get_trending_for_url_content_extractor`. `api` is the function's name without its
+    /// `_for_<tool>` suffix; `arguments` its arguments.
+    pub fn touched(&self, api: &str, arguments: &str) -> Vec<usize> {
+        let call = content_words(&format!("{} {arguments}", api.replace('_', " ")));
+        let words: Vec<BTreeSet<String>> =
+            self.parts.iter().map(|p| topic_words(&p.text)).collect();
+        (0..self.parts.len())
+            .filter(|&i| !matches!(self.parts[i].status, PartStatus::Answered { .. }))
+            .filter(|&i| {
+                words[i]
+                    .iter()
+                    .filter(|w| {
+                        words
+                            .iter()
+                            .enumerate()
+                            .all(|(j, other)| j == i || !other.contains(*w))
+                    })
+                    .any(|w| found_in(w, &call))
+            })
+            .collect()
+    }
+
     /// The parts among `named` (the state manager's attribution) that the call and its facts speak of:
     /// at least half of the part's topic words are found in `call_text` (a strong model's attribution
     /// stands: "the products I ordered" in an order's `productId` items). A small model names every

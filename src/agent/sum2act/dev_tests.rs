@@ -229,3 +229,68 @@ fn the_router_is_offered_each_function_once_without_what_its_prompt_lists() {
     assert!(full.contains("subfunction") && full.len() > weather.to_string().len());
     assert_eq!(offered[3]["name"], "Finish");
 }
+
+#[test]
+fn facts_sharing_words_with_a_part_the_call_did_not_ask_about_leave_it_open() {
+    // Round 3 (media set): a QR code's facts ("the image encodes the link") made "decode the image"
+    // partly answered before any decode ran; here a film's facts mention Paris weather.
+    let query = "Get the details of the movie Inception. Also, tell me the weather in Paris.";
+    let h = harness_with_split(
+        query,
+        &["Get the details of the movie Inception", "Tell me the weather in Paris"],
+        vec![call("details_for_imdb", "Inception"), give_up()[0].clone()],
+        Box::new(|_| update(&["Inception (2010) was shot in Paris in rainy weather"], &[1])),
+        Source::default().with(
+            "details",
+            vec![Ok(json!({"title": "Inception", "year": 2010, "notes": "shot in Paris in rainy weather"}))],
+        ),
+        AgentOptions::default(),
+    );
+    let ep = solve(&h);
+    let after_call = ep.steps[0].state.clone().unwrap_or_default();
+    assert_eq!(
+        after_call["checklist"]["parts"][0]["status"], "answered",
+        "{after_call}"
+    );
+    assert_eq!(
+        after_call["checklist"]["parts"][1]["status"], "open",
+        "{after_call}"
+    );
+}
+
+#[test]
+fn a_fact_naming_a_value_by_reference_is_explained_to_the_router() {
+    let mut state = crate::agent::sum2act::State::default();
+    state.facts.push(crate::agent::sum2act::state::Fact {
+        step: 1,
+        text: "The QR code image is [value 1.1]".into(),
+    });
+    assert!(
+        state
+            .render_facts()
+            .contains("stands for a long value kept aside")
+    );
+    state.facts[0].text = "The QR code encodes https://x.example".into();
+    assert!(!state.render_facts().contains("stands for"));
+    assert!(!state.render_facts().contains("a file a tool made"));
+    state.facts[0].text = "The rotated receipt is <file-2> (image/png)".into();
+    assert!(state.render_facts().contains("pass it as it is"));
+}
+
+#[test]
+fn a_call_touches_only_the_parts_whose_own_words_it_names() {
+    use crate::agent::sum2act::checklist::Checklist;
+    let c = Checklist::new(&[
+        "Get the status of my recent orders".into(),
+        "What is the delivery date of my recent orders?".into(),
+        "Extract the content from the URL 'https://www.example.com'".into(),
+    ]);
+    // "orders" is every order part's word; the tool's name (url content extractor) is no part's.
+    assert!(c.touched("get_order", r#"{"is_id": "5"}"#).is_empty());
+    assert!(c.touched("get_trending", "{}").is_empty());
+    assert_eq!(c.touched("order_status", r#"{"is_id": "5"}"#), vec![0]);
+    assert_eq!(
+        c.touched("extract", r#"{"url": "https://www.example.com"}"#),
+        vec![2]
+    );
+}

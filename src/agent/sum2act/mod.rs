@@ -10,7 +10,8 @@
 //! 4. execute: the tool caller (`SolveContext::act`);
 //! 5. summarise into the state: `state_manager.rs` (with `parts.rs`, the checklist's hooks, and
 //!    `lessons.rs`), over `state.rs` and `checklist.rs`;
-//! 6. finish: `run.rs` records each step and concludes the episode.
+//! 6. finish: the episode ends when `Finish` runs (an answer or a give-up), when the model cannot be
+//!    reached, or when the step budget is spent; `run.rs` records each step and concludes the episode.
 
 mod answer;
 pub mod checklist;
@@ -99,10 +100,10 @@ async fn step(run: &mut Run<'_>, n: u32) -> Result<StepOutcome, AgentError> {
     };
     // 4. Execute the action.
     let mut obs = run.ctx.act(&p.action.name, &p.action.arguments).await;
+    // 5. Summarise: the state manager folds the observation into the state; or, when the action was
+    // `Finish`, 6. finish: the episode ends with an answer or a give-up.
     let outcome = match &obs.finish {
-        // 6. Finish: the episode ends with an answer or a give-up.
         Some(f) => StepOutcome::Finished(finish_kind(f)),
-        // 5. Summarise: the state manager folds the observation into the state.
         None => {
             run.summarise(n, &p.action, &mut obs, &mut p.notes).await?;
             StepOutcome::Next

@@ -127,7 +127,15 @@ pub fn attribute_facts(
     for &i in &answered {
         state.checklist.answer(i, &facts);
     }
-    for i in state.checklist.concerned(&text, answered.is_empty()) {
+    // Partly: the parts the call itself (its API and arguments) is about by their own words. Words its
+    // facts or its tool's name share with a part are not enough: a QR code's facts ("the image encodes
+    // the link") made "decode the image" partly answered before any decode ran.
+    let api = action.name.split("_for_").next().unwrap_or(&action.name);
+    let mut touched = state.checklist.touched(api, &action.arguments);
+    if touched.is_empty() && answered.is_empty() && state.checklist.parts.len() == 1 {
+        touched.push(0);
+    }
+    for i in touched {
         state.checklist.partly(i, &facts);
     }
 }

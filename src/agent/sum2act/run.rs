@@ -28,8 +28,9 @@ pub(super) enum StepOutcome {
     ModelFailed(String),
 }
 
-/// What a stage did with the router's proposal: hand it to the next stage, or end the step there
-/// (the stage recorded the step, or the model failed).
+/// What a stage did with the router's proposal: hand it to the next stage (`Go`), or end the step
+/// there (`Done`): the stage recorded the step and the loop goes on (`Done(Next)`: a repeat not run, a
+/// refused Finish, an unreadable reply), or the episode ends.
 pub(super) enum Stage {
     Go(Proposal),
     Done(StepOutcome),
@@ -52,7 +53,8 @@ pub(super) struct Run<'a> {
     pub ctx: &'a SolveContext,
     /// The router's system prompt (the tools offered).
     pub system: String,
-    /// The request's parts, as the checklist started.
+    /// The request's parts as the checklist started (the answer file's `subtasks`; the checklist in
+    /// `state` tracks each part's status).
     pub subtasks: Vec<String>,
     pub state: State,
     pub steps: Vec<Step>,

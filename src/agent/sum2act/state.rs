@@ -97,6 +97,10 @@ const SHOWN_FACT_CHARS: usize = 120;
 /// Said under facts shown shortened: the router once called a tool again, or wrote that the data was
 /// cut off, because a fact ended in "…".
 const SHORTENED_NOTE: &str = "(Facts ending in \"…\" or folded are shown shortened here; they are kept whole, and the final answer is written from the whole facts: do not call a tool again to see them.)\n";
+/// Readers met `[value 1.1]` in the facts and looked for the value in vain: say what it is.
+const REFERENCE_NOTE: &str = "(A reference such as [value 1.1] stands for a long value kept aside, an image or a long list: write the reference where the value belongs in the final answer and it is put in whole.)\n";
+/// Readers passed `<file-1>` to the next tool without being told they may (they may: `tools::resources`).
+const FILE_NOTE: &str = "(A handle such as <file-1> is a file a tool made, an image or an audio file: pass it as it is in another tool's arguments, and name it in the final answer.)\n";
 /// Longest summary line of the folded facts shown to the router.
 const FOLDED_CHARS: usize = 240;
 
@@ -382,6 +386,16 @@ impl State {
         }
         if self.view_is_lossy() {
             out.push_str(SHORTENED_NOTE);
+        }
+        if self
+            .facts
+            .iter()
+            .any(|f| crate::agent::reading::has_references(&f.text))
+        {
+            out.push_str(REFERENCE_NOTE);
+        }
+        if self.facts.iter().any(|f| f.text.contains("<file-")) {
+            out.push_str(FILE_NOTE);
         }
         out.trim_end().to_string()
     }
