@@ -361,11 +361,23 @@ pub fn request_body(model: &str, request: &CompletionRequest) -> Value {
         ResponseFormat::JsonSchema { name, schema } => {
             body["response_format"] = json!({
                 "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": true}
+                "json_schema": {"name": name, "schema": schema, "strict": !open_map(schema)}
             })
         }
     }
     body
+}
+
+/// Whether a schema has an object with open keys (`additionalProperties` a schema: a map of currency
+/// codes), which OpenAI's strict structured output refuses; such a schema is sent non-strict.
+fn open_map(schema: &Value) -> bool {
+    match schema {
+        Value::Object(m) => {
+            m.get("additionalProperties").is_some_and(Value::is_object) || m.values().any(open_map)
+        }
+        Value::Array(a) => a.iter().any(open_map),
+        _ => false,
+    }
 }
 
 /// Names of the functions offered in `request`.

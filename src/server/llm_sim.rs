@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::reply_schema::{missing_fields, reply_schema};
-use super::simulate::template_is_error;
+use super::simulate::{gives_shape, template_is_error};
 use super::world::Fact;
 use crate::llm::{CompletionRequest, LlmClient, Message, ResponseFormat};
 use crate::prompts::{PromptName, Prompts};
@@ -80,6 +80,13 @@ impl LlmSimulator {
             Some(t) if template_is_error(t) => json!(format!(
                 "unknown: the documented example reply is an error message ({}), not the API's output; \
                  infer the success reply's shape from the description, the parameters and the recorded examples",
+                t
+            )),
+            // All nulls, one generic field, a list of nulls: nothing to copy (simulator requests 593,
+            // 686, 903 showed `{"user": "NoneType"}` as if it were the reply).
+            Some(t) if (t.is_object() || t.is_array()) && !gives_shape(t) => json!(format!(
+                "unknown: the documented example reply carries no usable shape ({}); infer the success \
+                 reply's shape from the description, the parameters and the recorded examples",
                 t
             )),
             Some(t) if given.template_for_other_call.is_some() => json!({
@@ -222,6 +229,59 @@ mod tests {
         assert_eq!(
             reply.map(|r| r.response),
             Ok(json!({"name": "Lionel Messi"}))
+        );
+    }
+
+    #[test]
+    fn placeholder_and_null_templates_are_shape_unknown_and_maps_pin_no_keys() {
+        // Simulator requests 593, 686, 903 and 832 of the strong-model run.
+        let llm = Arc::new(crate::llm::scripted::ScriptedLlm::new(|_, _| {
+            Ok(crate::llm::scripted::reply(
+                r#"{"error": "", "response": {}}"#,
+            ))
+        }));
+        let sim = LlmSimulator::new(llm);
+        let doc = crate::toolbench::fixture::api_doc("Data", "T", "a", vec![]);
+        let args = Map::new();
+        let request = |template: &Value| {
+            let given = Given {
+                template: Some(template),
+                template_for_other_call: None,
+                recorded: &[],
+                args: &args,
+                facts: &[],
+            };
+            sim.request("", &doc, &given)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        for t in [
+            json!({"description": "str"}),
+            json!({"user": "NoneType"}),
+            json!({"results": ["list of NoneType with length 15"]}),
+        ] {
+            let r = request(&t);
+            let user = r
+                .messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            assert!(
+                user.contains("\"template_response\": \"unknown: "),
+                "{user}"
+            );
+            assert!(
+                matches!(r.response_format, ResponseFormat::JsonObject),
+                "{t}"
+            );
+        }
+        let fx = json!({"base": "str", "rates": {"EUR": "float", "GBP": "float", "JPY": "float"}});
+        let ResponseFormat::JsonSchema { schema, .. } = request(&fx).response_format else {
+            panic!("the fx template gives a schema");
+        };
+        let usd = json!({"error": "", "response": {"base": "EUR", "rates": {"USD": 1.08}}});
+        assert_eq!(
+            crate::llm::json_check::problems(&usd, &schema),
+            Vec::<String>::new()
         );
     }
 }

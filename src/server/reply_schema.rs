@@ -73,6 +73,10 @@ fn nodes(v: &Value) -> usize {
 /// output needs).
 pub fn template_schema(t: &Value) -> Value {
     match t {
+        Value::Object(m) if map_like(m) => {
+            let value = m.values().next().map_or(json!({}), template_schema);
+            json!({"type": "object", "additionalProperties": value})
+        }
         Value::Object(m) => {
             let mut props = Map::new();
             for (k, v) in m.iter().filter(|(k, _)| k.as_str() != "_list_length") {
@@ -98,6 +102,61 @@ pub fn template_schema(t: &Value) -> Value {
         Value::Bool(_) => json!({"type": ["boolean", "null"]}),
         Value::Null => json!({"type": ["string", "null"]}),
     }
+}
+
+/// An object of the template that is a map, not a record: its keys are codes, ids or dates (`rates:
+/// {EUR, GBP, JPY, CHF}`, `streamingInfo: {us: ...}`, `{"2024-06-12": ...}`) and its values share one
+/// shape. The recorded call's keys are not the only ones: a call for `symbols=USD` must be answerable
+/// (simulator request 832), so the schema allows any key and requires none.
+pub fn map_like(m: &Map<String, Value>) -> bool {
+    let entries: Vec<(&String, &Value)> = m
+        .iter()
+        .filter(|(k, _)| k.as_str() != "_list_length")
+        .collect();
+    let Some((_, first)) = entries.first() else {
+        return false;
+    };
+    let shape = template_schema(first);
+    entries.iter().all(|(k, _)| code_key(k))
+        && entries.iter().all(|(_, v)| template_schema(v) == shape)
+}
+
+/// A key that is a value, not a field name: digits, a date, an upper-case code (`EUR`, `US`), or a
+/// two-letter country or language code (`us`, `de`; not the short words field names use).
+fn code_key(k: &str) -> bool {
+    let n = k.chars().count();
+    let digits = !k.is_empty() && k.chars().all(|c| c.is_ascii_digit());
+    let date = n >= 7
+        && k.chars().all(|c| c.is_ascii_digit() || c == '-')
+        && k.chars().nth(4) == Some('-');
+    let upper = (2..=5).contains(&n) && k.chars().all(|c| c.is_ascii_uppercase());
+    let country = n == 2
+        && k.chars().all(|c| c.is_ascii_lowercase())
+        && !matches!(
+            k,
+            "id" | "no"
+                | "to"
+                | "at"
+                | "by"
+                | "in"
+                | "is"
+                | "it"
+                | "on"
+                | "or"
+                | "of"
+                | "as"
+                | "if"
+                | "do"
+                | "go"
+                | "up"
+                | "dn"
+                | "km"
+                | "ok"
+                | "me"
+                | "my"
+                | "we"
+        );
+    digits || date || upper || country
 }
 
 fn max_items(template_length: Option<u64>) -> u64 {
@@ -133,6 +192,9 @@ pub fn missing_fields(response: &Value, template: Option<&Value>) -> Option<Stri
     let Some(Value::Object(t)) = template.filter(|t| gives_shape(t)) else {
         return None;
     };
+    if map_like(t) {
+        return None;
+    }
     if is_complaint(response) {
         return None;
     }
@@ -196,6 +258,38 @@ mod tests {
         assert_eq!(huge["properties"]["rows"]["maxItems"], 100);
         // A status-only template gives no schema: the model is free, the schema simulator's shapes apply.
         assert_eq!(reply_schema(Some(&json!({"message": "str"}))), None);
+    }
+
+    #[test]
+    fn a_map_of_codes_pins_no_keys() {
+        // Simulator request 832: rates for EUR, GBP, JPY, CHF only, so symbols=USD had no answer.
+        let t = json!({"base": "str", "date": "str",
+            "rates": {"EUR": "float", "GBP": "float", "JPY": "float", "CHF": "float"},
+            "streamingInfo": {"us": [{"service": "str"}]}});
+        let s = template_schema(&t);
+        let rates = &s["properties"]["rates"];
+        assert!(rates.get("required").is_none(), "{rates}");
+        assert_eq!(
+            rates["additionalProperties"]["type"],
+            json!(["number", "null"])
+        );
+        assert!(s["properties"]["streamingInfo"]["additionalProperties"].is_object());
+        let reply = json!({"base": "EUR", "date": "2024-06-12", "rates": {"USD": 1.08},
+            "streamingInfo": {"gb": [{"service": "netflix"}]}});
+        assert_eq!(
+            crate::llm::json_check::problems(&reply, &s),
+            Vec::<String>::new()
+        );
+        let schema = reply_schema(Some(&t)).unwrap_or_default();
+        assert!(crate::llm::gbnf::grammar(&schema).is_ok(), "{schema}");
+        // Records keep their keys: upper-case field names of other shapes, short words.
+        let record = template_schema(&json!({"ID": "int", "URL": "str"}));
+        assert_eq!(record["additionalProperties"], json!(false));
+        let id = template_schema(&json!({"id": "int"}));
+        assert_eq!(id["required"], json!(["id"]));
+        // A whole reply that is a map is not checked for the recorded keys.
+        let fx = json!({"USD": "float", "EUR": "float"});
+        assert_eq!(missing_fields(&json!({"JPY": 150.2}), Some(&fx)), None);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! tools (`--tool-simulation llm`): a simulator slower than `--tool-timeout` is no timeout; two methods
 //! run at once on one `--world` meet the same replies, one simulation per call; an entity an earlier
 //! reply fixed is in the simulator's prompt of a later call naming it (and not with
-//! `--no-entity-memory`); a run replayed with its world gets the same observations; `serve fidelity
+//! `--no-entity-memory`), and a call naming an entity whose simulation is in flight waits for it; a
+//! run replayed with its world gets the same observations; `serve fidelity
 //! --world` scores the world's contradictions.
 
 use std::path::Path;
@@ -350,4 +351,65 @@ fn an_entity_an_earlier_reply_fixed_is_given_to_a_later_simulation_naming_it() {
     let again: Vec<Value> = observations(&replayed).into_iter().map(strip).collect();
     assert_eq!(first.len(), 2, "{first:?}");
     assert_eq!(first, again);
+}
+
+#[test]
+fn a_call_naming_an_entity_being_simulated_waits_for_its_reply() {
+    // Two different calls naming `tt0999` at once on one `serve`: the lookup's simulation is slow; the
+    // search, sent while it is in flight, waits for it and its prompt holds the lookup's reply.
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let seen = prompts.clone();
+    let is_lookup = |req: &Value| user_prompt(req).contains("\"api_name\": \"Lookup record\"");
+    let model = slow_endpoint(
+        move |req| {
+            if !is_simulator(req) {
+                return (200, common::mock_openai::reply(req));
+            }
+            let response = if is_lookup(req) {
+                json!({"id": "tt0999", "title": "Salt Road", "year": 2011})
+            } else {
+                seen.lock().unwrap().push(user_prompt(req));
+                json!({"results": [{"id": "tt0999", "title": "Salt Road"}]})
+            };
+            (
+                200,
+                says(&json!({"error": "", "response": response}).to_string()),
+            )
+        },
+        move |req| Duration::from_millis(if is_lookup(req) { 1500 } else { 0 }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    common::tools::write_record_desk_query(&data);
+    let served = Test::new()
+        .env("OPENAI_BASE_URL", &model.url)
+        .arg("--data")
+        .arg(&data)
+        .args(["serve", "--port", "0", "--simulation", "llm", "--world"])
+        .arg(dir.path().join("world"))
+        .serve();
+    let url = served.url.clone();
+    let lookup = std::thread::spawn(move || {
+        common::tools::call(
+            &url,
+            ["Data", "record_desk", "lookup_record"],
+            json!({"record_id": "tt0999"}),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let search = common::tools::call(
+        &served.url,
+        ["Data", "record_desk", "search_records"],
+        json!({"query": "tt0999"}),
+    );
+    let lookup = lookup.join().unwrap();
+    assert!(search.is_ok() && lookup.is_ok(), "{search:?} {lookup:?}");
+    let prompts = prompts.lock().unwrap();
+    assert_eq!(prompts.len(), 1, "one search simulated");
+    let given = facts(&prompts[0]);
+    assert!(
+        given.contains("tt0999") && given.contains("Salt Road") && given.contains("2011"),
+        "{}",
+        prompts[0]
+    );
 }

@@ -98,6 +98,9 @@ pub enum TemplateClass {
     ErrorReply,
     /// Status fields, empty lists or nulls only: the shape is unknown.
     StatusOnly,
+    /// One generic field and nothing else (`{"description": "str"}`, TEXTKING's job status): the
+    /// recorded call's message, not the API's data; the shape is unknown.
+    Placeholder,
     /// No template.
     Missing,
 }
@@ -107,6 +110,7 @@ impl TemplateClass {
         match template {
             None => TemplateClass::Missing,
             Some(t) if template_is_error(t) => TemplateClass::ErrorReply,
+            Some(t) if template_is_placeholder(t) => TemplateClass::Placeholder,
             Some(t) if super::carries_data(t) => TemplateClass::WithData,
             Some(_) => TemplateClass::StatusOnly,
         }
@@ -117,6 +121,7 @@ impl TemplateClass {
             TemplateClass::WithData => "with data",
             TemplateClass::ErrorReply => "error reply",
             TemplateClass::StatusOnly => "status-only or empty",
+            TemplateClass::Placeholder => "one generic field",
             TemplateClass::Missing => "none",
         }
     }
@@ -125,6 +130,30 @@ impl TemplateClass {
 /// Whether a template (ToolBench's notation: `"str"`, `"NoneType"`, `_list_length`) is an error reply.
 pub fn template_is_error(template: &Value) -> bool {
     is_error(template, true)
+}
+
+/// Field names that say nothing about what they hold: a template of only one of them, holding a
+/// scalar, is a message the recorded call got, not the API's data.
+const GENERIC_KEYS: &[&str] = &[
+    "description",
+    "response",
+    "info",
+    "data",
+    "body",
+    "content",
+    "output",
+];
+
+/// Whether a template is one generic field holding a scalar (`{"description": "str"}`).
+pub fn template_is_placeholder(template: &Value) -> bool {
+    let Some(m) = template.as_object() else {
+        return false;
+    };
+    let mut fields = m.iter().filter(|(k, _)| k.as_str() != "_list_length");
+    match (fields.next(), fields.next()) {
+        (Some((k, Value::String(_))), None) => GENERIC_KEYS.contains(&squash(k).as_str()),
+        _ => false,
+    }
 }
 
 /// Whether a recorded reply (real values; JSON or Python text already decoded) is an error reply.
@@ -283,6 +312,24 @@ mod tests {
         ] {
             assert!(!template_is_error(&t), "{t}");
         }
+    }
+
+    #[test]
+    fn one_generic_field_is_a_placeholder() {
+        // Simulator requests 593 and 693: TEXTKING's job status template.
+        assert!(template_is_placeholder(&json!({"description": "str"})));
+        assert!(template_is_placeholder(
+            &json!({"Response": "str", "_list_length": 1})
+        ));
+        assert!(!template_is_placeholder(&json!({"word": "str"})));
+        assert!(!template_is_placeholder(
+            &json!({"description": "str", "id": "int"})
+        ));
+        assert!(!template_is_placeholder(&json!({"data": [{"id": "int"}]})));
+        assert_eq!(
+            TemplateClass::of(Some(&json!({"description": "str"}))),
+            TemplateClass::Placeholder
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::toolbench::ApiDoc;
 use crate::toolbench::naming::standardize;
 use crate::tools::args::canonical_json;
 use context::Ctx;
-pub use error_shape::{TemplateClass, reply_is_error, template_is_error};
+pub use error_shape::{TemplateClass, reply_is_error, template_is_error, template_is_placeholder};
 use kind::{Kind, classify};
 pub use partial_json::parse_partial_json;
 use purpose::{Action, Purpose};
@@ -48,10 +48,10 @@ pub fn seed(doc: &ApiDoc, args: &Map<String, Value>) -> u64 {
     ])
 }
 
-/// Whether a template gives the success reply's shape: it carries data and is not a recorded error
-/// (see `error_shape`). Without one the shape is unknown and inferred.
+/// Whether a template gives the success reply's shape: it carries data and is not a recorded error or
+/// one generic field (see `error_shape`). Without one the shape is unknown and inferred.
 pub fn gives_shape(template: &Value) -> bool {
-    carries_data(template) && !template_is_error(template)
+    carries_data(template) && !template_is_error(template) && !template_is_placeholder(template)
 }
 
 /// Simulates one call. `template` is the API's parsed template (see [`parse_template`]); an error

@@ -8,9 +8,10 @@
 //! whose other identifier fields differ are two entities that share a value (two orders of user `17`,
 //! two players' scorecards of tournament `060`, a city and a station of that city). It contradicts
 //! when a shared field has another value (nested values compared on what both show; a rank, points or
-//! score only within one API, as two rankings may rank one player differently). Short all-digit
-//! identifiers (`28003`) name different things in different tools, so their pairs count only within
-//! one tool.
+//! score only within one API, as two rankings may rank one player differently). All-digit identifiers
+//! shorter than 9 digits (`28003`) name different things in different tools, so their pairs count only
+//! within one tool. Differences the two calls' differing arguments explain are no contradiction
+//! (`pair_rules`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,9 +19,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::entities::{Fact, extract, id_field, tool_of};
+use super::entities::{Fact, extract, id_field, identifier, tool_of};
+use super::pair_rules::{about_other_entities, agree, relative, same};
 use super::store::entries;
-use crate::toolbench::naming::tokens;
 
 /// The figures of one world folder.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,6 +85,11 @@ impl Consistency {
 /// Contradictions kept for printing (`serve fidelity --world DIR --all-violations` prints them all).
 pub const MAX_EXAMPLES: usize = 500;
 
+/// All-digit identifiers shorter than this are row numbers of one service (product `882917` of one
+/// demo shop is not product `882917` of another): they pair only within one tool. Longer ones (an
+/// ISBN, an EAN) name one thing everywhere.
+const GLOBAL_DIGITS: usize = 9;
+
 fn pct(n: usize, d: usize) -> f64 {
     if d == 0 {
         0.0
@@ -118,8 +124,14 @@ pub fn check(world: &Path) -> Consistency {
         for f in facts {
             let key = f.value.trim().to_lowercase();
             let list = by_value.entry(key).or_default();
-            // One mention per reply and identifier: its records' fields together.
-            match list.iter_mut().find(|m| m.reply == i) {
+            // One mention per reply and entity: its records' fields together, unless they conflict (a
+            // search's player and coach who share the slug `lionel-messi` are two entities).
+            let one_entity = |m: &Mention| {
+                m.record
+                    .iter()
+                    .all(|(k, v)| f.record.get(k).is_none_or(|w| agree(v, w)))
+            };
+            match list.iter_mut().find(|m| m.reply == i && one_entity(m)) {
                 Some(m) => {
                     for (k, v) in f.record {
                         m.record.entry(k).or_insert(v);
@@ -137,12 +149,15 @@ pub fn check(world: &Path) -> Consistency {
     }
     // Two records met under two of their values (an order under its id and its user's) are one pair.
     let mut seen = std::collections::HashSet::new();
+    // Two replies and one identifier are one pair, however many records of theirs met (a player's
+    // four round records of a scorecard against his ranking record); it contradicts if any of them do.
+    let mut scored: BTreeMap<(usize, usize, &str), Option<String>> = BTreeMap::new();
     for (value, mentions) in &by_value {
         if mentions.len() < 2 {
             continue;
         }
         c.shared_identifiers += 1;
-        let global = value.chars().any(char::is_alphabetic) || value.len() >= 6;
+        let global = value.chars().any(char::is_alphabetic) || value.len() >= GLOBAL_DIGITS;
         for (i, a) in mentions.iter().enumerate() {
             for b in &mentions[i + 1..] {
                 let records = (
@@ -155,16 +170,33 @@ pub fn check(world: &Path) -> Consistency {
                     records.0.to_string(),
                     records.1.to_string(),
                 );
-                if (!global && a.tool != b.tool)
+                // Two records of one reply that share a value are two entities (the merge above).
+                if a.reply == b.reply
+                    || (!global && a.tool != b.tool)
                     || other_queries_in_one_context(value, a, b)
+                    || about_other_entities(value, (&a.api, &a.args), (&b.api, &b.args))
                     || !seen.insert(key)
                 {
                     continue;
                 }
-                score_pair(value, a, b, &mut c);
+                if let Some(differing) = score_pair(value, a, b) {
+                    let slot = scored.entry((a.reply, b.reply, value)).or_default();
+                    if slot.is_none() && !differing.is_empty() {
+                        *slot = Some(format!(
+                            "`{value}` in {} and {}: {}",
+                            a.api,
+                            b.api,
+                            differing.join("; ")
+                        ));
+                    }
+                }
             }
         }
     }
+    c.pairs = scored.len();
+    c.examples = scored.into_values().flatten().collect();
+    c.contradicting = c.examples.len();
+    c.examples.truncate(MAX_EXAMPLES);
     c
 }
 
@@ -182,7 +214,9 @@ fn other_queries_in_one_context(value: &str, a: &Mention, b: &Mention) -> bool {
     a.api == b.api && a.args != b.args && passes(&a.args) && passes(&b.args)
 }
 
-fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
+/// The fields on which two records of one identifier differ; `None` when they are no pair (two entities,
+/// or nothing shared besides the identifier).
+fn score_pair(value: &str, a: &Mention, b: &Mention) -> Option<Vec<String>> {
     let mut shared = 0;
     let mut differing = Vec::new();
     let id = Value::String(value.to_string());
@@ -191,9 +225,11 @@ fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
         if same(va, &id) && same(vb, &id) {
             continue;
         }
-        if id_field(k) && !agree(va, vb) {
-            // Another identifier differs: two entities that share `value`, not one seen twice.
-            return;
+        let identifiers = identifier(k, va).is_some() && identifier(k, vb).is_some();
+        if (id_field(k) || identifiers) && !agree(va, vb) {
+            // Another identifier differs (an id, a page's path `/lionel-messi/profil/spieler/28003`):
+            // two entities or two pages that share `value`, not one seen twice.
+            return None;
         }
         if a.api != b.api && relative(k) {
             continue;
@@ -203,21 +239,7 @@ fn score_pair(value: &str, a: &Mention, b: &Mention, c: &mut Consistency) {
             differing.push(format!("{k}: {va} / {vb}"));
         }
     }
-    if shared == 0 {
-        return;
-    }
-    c.pairs += 1;
-    if !differing.is_empty() {
-        c.contradicting += 1;
-        if c.examples.len() < MAX_EXAMPLES {
-            c.examples.push(format!(
-                "`{value}` in {} and {}: {}",
-                a.api,
-                b.api,
-                differing.join("; ")
-            ));
-        }
-    }
+    (shared > 0).then_some(differing)
 }
 
 /// An identifier argument whose field the reply's own record also has.
@@ -233,43 +255,6 @@ fn count_echoes(args: &Map<String, Value>, facts: &[Fact], c: &mut Consistency) 
                 c.wrong_echoes += 1;
             }
         }
-    }
-}
-
-/// A field whose value depends on the list or period the API reports (a player's rank and points in
-/// the FedExCup and in the world ranking): replies of two APIs may differ there without contradicting.
-fn relative(k: &str) -> bool {
-    tokens(k).iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "rank" | "ranking" | "position" | "points" | "score" | "events"
-        )
-    })
-}
-
-/// Whether two views of one field agree: scalars are the [`same`]; objects on the keys both show (a
-/// list's record may show fewer fields than the detail's); lists item by item, of equal length.
-fn agree(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.iter().all(|(k, v)| y.get(k).is_none_or(|w| agree(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| agree(v, w))
-        }
-        _ => same(a, b),
-    }
-}
-
-/// Equal as a reader compares them: numbers by value, text without case or surrounding spaces.
-fn same(a: &Value, b: &Value) -> bool {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.trim().to_lowercase(),
-        other => other.to_string(),
-    };
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(1.0),
-        _ => text(a) == text(b),
     }
 }
 
@@ -405,5 +390,53 @@ mod tests {
         let c = check(dir.path());
         assert_eq!((c.pairs, c.contradicting), (1, 1), "{c:?}");
         assert!(c.examples[0].contains("212-555-0199"), "{:?}", c.examples);
+    }
+
+    #[test]
+    fn two_entities_in_one_reply_and_a_pages_path_and_many_records_of_one_pair() {
+        // The dev reference world's false alarms: a search's coach and player share the slug
+        // `lionel-messi`; a details page's own path differs from the search's by the page asked; a
+        // record inside the answers about two products; and a player's round records against his
+        // ranking count as one pair.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        put(
+            &store,
+            "search",
+            json!({"name": "messi"}),
+            json!({"Coaches": [{"link": "/lionel-messi/profil/trainer/96128", "name": "Lionel Messi", "slug": "lionel-messi"}],
+                   "Players": [{"link": "/lionel-messi/profil/spieler/28003", "name": "Lionel Messi", "slug": "lionel-messi"}]}),
+        );
+        put(
+            &store,
+            "details",
+            json!({"other": "trainer", "id_talent": "28003", "part_slug": "lionel-messi"}),
+            json!({"name": "Lionel Messi", "id": "28003", "slug": "lionel-messi", "link": "/lionel-messi/trainer/spieler/28003"}),
+        );
+        for (tcin, days) in [("12935487", 3), ("13402587", 6)] {
+            put(
+                &store,
+                "fulfillment",
+                json!({"tcin": tcin, "store_id": tcin}),
+                json!({"tcin": tcin, "services": [{"shipping_method_id": "STANDARD", "days": days, "name": "Standard"}]}),
+            );
+        }
+        put(
+            &store,
+            "scorecards",
+            json!({"tournid": "060"}),
+            json!([{"playerId": "28237", "lastName": "McIlroy", "roundId": 1, "score": "-3"},
+                   {"playerId": "28237", "lastName": "McIlroy", "roundId": 2, "score": "-1"}]),
+        );
+        put(
+            &store,
+            "ranking",
+            json!({}),
+            json!([{"playerId": "28237", "lastName": "McIlroy", "rank": 2}]),
+        );
+        let c = check(dir.path());
+        assert_eq!(c.contradicting, 0, "{c:?}");
+        // The scorecards and the ranking: one pair, not one per round record.
+        assert_eq!(c.pairs, 1, "{c:?}");
     }
 }

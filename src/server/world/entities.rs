@@ -20,6 +20,8 @@ use crate::server::pyrepr::decode_recorded;
 use crate::toolbench::naming::{squash, tokens};
 use crate::tools::ToolReply;
 
+mod recall;
+
 /// The file of a world folder that holds its facts.
 pub const FILE: &str = "entities.jsonl";
 
@@ -167,43 +169,6 @@ impl EntityMemory {
             }
         }
     }
-
-    /// The facts about the values a call of `api` (`category/tool/api`) names, most recent first,
-    /// within the prompt's bounds. A short number (`12`, `2015`) is an identifier only where the call
-    /// names it as one: under an identifier's name, and the fact from the same tool or under the same
-    /// name (a hole `12` is not the `itemsperpage` 12 of a shop).
-    pub fn recall(&self, api: &str, args: &Map<String, Value>) -> Vec<Fact> {
-        self.refresh();
-        let Ok(index) = self.index.lock() else {
-            return Vec::new();
-        };
-        let mut ids: Vec<usize> = Vec::new();
-        for (key, value) in named_values(args) {
-            if let Some(found) = index.by_value.get(&norm(&value)) {
-                let weak = weak_identifier(&value);
-                ids.extend(found.iter().filter(|&&i| {
-                    let fact = &index.facts[i];
-                    !weak
-                        || (names_identifier(&key)
-                            && (tool_of(&fact.api) == tool_of(api)
-                                || squash(&fact.key) == squash(&key)))
-                }));
-            }
-        }
-        ids.sort_unstable_by(|a, b| b.cmp(a));
-        ids.dedup();
-        let mut out = Vec::new();
-        let mut chars = 0;
-        for fact in ids.into_iter().map(|i| &index.facts[i]) {
-            let line = render_one(fact);
-            if out.len() >= MAX_FACTS_SHOWN || chars + line.len() > MAX_FACTS_CHARS {
-                break;
-            }
-            chars += line.len() + 1;
-            out.push(fact.clone());
-        }
-        out
-    }
 }
 
 /// The facts as prompt lines (`none` when there are none).
@@ -236,7 +201,7 @@ fn render_one(f: &Fact) -> String {
 
 /// Every scalar value of the arguments (lists and comma-separated lists split), as a call names them,
 /// with the argument it was under.
-fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
+pub fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut stack: Vec<(&String, &Value)> = args.iter().collect();
     while let Some((key, v)) = stack.pop() {
@@ -267,6 +232,11 @@ pub fn weak_identifier(value: &str) -> bool {
     let v = value.trim();
     let n = v.chars().count();
     n <= 3 || (n <= WEAK_ID_CHARS && v.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// An argument that names an entity: under an identifier's name, or an identifier-like value.
+pub fn identifier_argument(k: &str, v: &Value) -> bool {
+    names_identifier(k) || identifier(k, v).is_some()
 }
 
 /// An argument or field name that names an identifier (`id`, `playerid`, `id_talent`, `orderId`).
@@ -433,14 +403,19 @@ fn status_field(k: &str, text: &str) -> bool {
 
 /// The value as an identifier, when the field or the value says it is one: a value under an id-like
 /// field, or a token of letters and digits (`tt2937898`, `RB413450335SG`). Dates, URLs and prose are not.
-fn identifier(k: &str, v: &Value) -> Option<String> {
+pub fn identifier(k: &str, v: &Value) -> Option<String> {
     let text = match v {
         Value::String(s) => s.trim().to_string(),
         Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
         _ => return None,
     };
     let n = text.chars().count();
-    if !(2..=64).contains(&n) || text.contains(char::is_whitespace) || text.contains("://") {
+    // One digit under an id's name is an id too (order `5` of a shop's list and its detail).
+    let one_digit = n == 1 && id_field(k) && text.chars().all(|c| c.is_ascii_digit());
+    if !(one_digit || (2..=64).contains(&n))
+        || text.contains(char::is_whitespace)
+        || text.contains("://")
+    {
         return None;
     }
     let digits = text.chars().filter(char::is_ascii_digit).count();
@@ -587,6 +562,8 @@ mod tests {
         assert_eq!(identifier("url", &json!("https://a.b/c123x")), None);
         assert_eq!(identifier("valid", &json!(true)), None);
         assert_eq!(identifier("id", &json!(28003)), Some("28003".into()));
+        assert_eq!(identifier("id", &json!(5)), Some("5".into()));
+        assert_eq!(identifier("page", &json!(5)), None);
         assert_eq!(
             identifier("trackingNumber", &json!("GHI")),
             Some("GHI".into())

@@ -3,12 +3,15 @@
 //! sharing the world folder, and an entity memory so that later replies agree with earlier ones.
 //!
 //! Two identical calls in flight at once make one simulation: within a process they queue on the call's
-//! slot, across processes on the call's lock file (`lock`); the first reply stored wins (`store`).
+//! slot, across processes on the call's lock file (`lock`); the first reply stored wins (`store`). Two
+//! different calls naming one entity at once: the later waits for the earlier's reply (`busy`).
 //! A run replayed offline with its world gets every reply from the world, so its observations match.
 
+mod busy;
 pub mod consistency;
 pub mod entities;
 mod lock;
+mod pair_rules;
 pub mod store;
 
 use std::collections::HashMap;
@@ -62,6 +65,8 @@ pub struct World {
     entities: Option<EntityMemory>,
     /// One slot per call being simulated in this process.
     in_flight: Mutex<HashMap<Call, Arc<tokio::sync::Mutex<()>>>>,
+    /// The entities those simulations name (with entity memory).
+    busy: busy::Busy,
 }
 
 impl World {
@@ -81,6 +86,7 @@ impl World {
             store,
             entities,
             in_flight: Mutex::new(HashMap::new()),
+            busy: busy::Busy::default(),
         })
     }
 
@@ -168,6 +174,11 @@ impl World {
         if let Some(reply) = self.get(call) {
             return reply;
         }
+        // A call naming an entity another simulation is making waits for it, so its facts are given.
+        let _claim = match &self.entities {
+            Some(_) => Some(self.busy.claim(&call.api_label(), args).await),
+            None => None,
+        };
         let made = make().await;
         match self.store.put(call, made.clone()) {
             Ok(stored) => {
