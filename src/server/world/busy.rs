@@ -1,12 +1,20 @@
 //! The entities being simulated now, so that a call naming an entity whose first simulation is still
 //! in flight waits for it and is given its reply as a fact. Without it, two different calls naming one
 //! id made at once (an order's list and its detail, two methods on one world) are simulated side by
-//! side and neither sees the other's reply. In this process only; a call waits at most [`MAX_WAIT`]
-//! for each earlier one, and never for one that started after it, so waits cannot form a cycle.
+//! side and neither sees the other's reply. In this process a call waits at most [`MAX_WAIT`] for each
+//! earlier one, and never for one that started after it, so waits cannot form a cycle. Across processes
+//! sharing a world folder (each method of a comparison is its own `batch`), an advisory lock per entity
+//! in `{world}/.busy/` does the same: all of a call's entities are locked at once or none (a process
+//! holding one while waiting for another could wait on one waiting for it), retried for at most
+//! [`MAX_WAIT`]. The operating system lets go of a dead process's locks.
 
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
 
 use serde_json::{Map, Value};
 use tokio::sync::OwnedMutexGuard;
@@ -35,6 +43,8 @@ struct Entry {
 pub struct Claim<'a> {
     busy: &'a Busy,
     id: u64,
+    /// The entities' locks across processes, let go when the claim is dropped.
+    _across: Vec<File>,
     _held: Option<OwnedMutexGuard<()>>,
 }
 
@@ -49,7 +59,12 @@ impl Drop for Claim<'_> {
 impl Busy {
     /// Claims the entities a call of `api` names, then waits for the simulations in flight that named
     /// one of them before (each at most [`MAX_WAIT`]).
-    pub async fn claim(&self, api: &str, args: &Map<String, Value>) -> Claim<'_> {
+    pub async fn claim(
+        &self,
+        root: Option<&Path>,
+        api: &str,
+        args: &Map<String, Value>,
+    ) -> Claim<'_> {
         let keys = entity_keys(api, args);
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let done = Arc::new(tokio::sync::Mutex::new(()));
@@ -61,27 +76,85 @@ impl Busy {
                     .filter(|e| e.keys.iter().any(|k| keys.contains(k)))
                     .map(|e| e.done.clone())
                     .collect();
-                entries.push(Entry { id, keys, done });
+                entries.push(Entry {
+                    id,
+                    keys: keys.clone(),
+                    done,
+                });
                 earlier
             }
             _ => Vec::new(),
         };
-        let claim = Claim {
+        let mut claim = Claim {
             busy: self,
             id,
+            _across: Vec::new(),
             _held: held,
         };
         for first in earlier {
             let _ = tokio::time::timeout(MAX_WAIT, first.lock()).await;
         }
+        if let Some(root) = root
+            && !keys.is_empty()
+        {
+            claim._across = claim_across(root, &keys).await;
+        }
         claim
     }
 }
 
-/// The entities a call names: its identifier arguments' values (a short number only within its tool).
+/// Locks every one of `keys` in `{root}/.busy/`, or, while another process holds one, none: it lets go
+/// of those it took and tries again shortly, for at most [`MAX_WAIT`] (then it goes on with what it
+/// holds). A world it cannot write goes on without.
+async fn claim_across(root: &Path, keys: &[String]) -> Vec<File> {
+    let dir = root.join(".busy");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Vec::new();
+    }
+    let start = Instant::now();
+    let mut wait = Duration::from_millis(20);
+    loop {
+        let mut held = Vec::new();
+        let mut blocked = false;
+        for key in keys {
+            let name = hex::encode(Sha256::digest(key.as_bytes()));
+            let path = dir.join(format!("{}.lock", &name[..24]));
+            let Ok(file) = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+            else {
+                continue;
+            };
+            match file.try_lock() {
+                Ok(()) => held.push(file),
+                Err(TryLockError::WouldBlock) => {
+                    blocked = true;
+                    break;
+                }
+                Err(TryLockError::Error(e)) => {
+                    tracing::warn!("cannot lock {}: {e}", path.display());
+                }
+            }
+        }
+        if !blocked || start.elapsed() >= MAX_WAIT {
+            return held;
+        }
+        drop(held);
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_millis(250));
+    }
+}
+
+/// The entities a call names: its identifier arguments' values (a short number only within its tool);
+/// for a call naming no identifier, its other values within its tool (two searches for "Planet Earth"
+/// at once, by two methods, gave the show two overviews: recall finds a title's facts only once they
+/// are stored).
 fn entity_keys(api: &str, args: &Map<String, Value>) -> Vec<String> {
-    named_values(args)
-        .into_iter()
+    let values = named_values(args);
+    let ids: Vec<String> = values
+        .iter()
         .filter(|(k, v)| identifier_argument(k, &Value::String(v.clone())))
         .map(|(_, v)| {
             let v = v.trim().to_lowercase();
@@ -91,6 +164,15 @@ fn entity_keys(api: &str, args: &Map<String, Value>) -> Vec<String> {
                 v
             }
         })
+        .collect();
+    if !ids.is_empty() {
+        return ids;
+    }
+    values
+        .into_iter()
+        .map(|(_, v)| v.trim().to_lowercase())
+        .filter(|v| v.chars().filter(|c| c.is_alphanumeric()).count() >= 3)
+        .map(|v| format!("{}|{v}", tool_of(api)))
         .collect()
 }
 
@@ -104,28 +186,78 @@ mod tests {
         let busy = Arc::new(Busy::default());
         let args = |v: Value| v.as_object().cloned().unwrap_or_default();
         let first = busy
-            .claim("Tools/shop/orders", &args(json!({"order_id": 1042})))
+            .claim(None, "Tools/shop/orders", &args(json!({"order_id": 1042})))
             .await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let waiting = {
             let busy = busy.clone();
             tokio::spawn(async move {
                 let _c = busy
-                    .claim("Tools/shop/order", &args(json!({"is_id": "1042"})))
+                    .claim(None, "Tools/shop/order", &args(json!({"is_id": "1042"})))
                     .await;
                 let _ = tx.send("second");
             })
         };
         // Another entity, and a call naming none, do not wait.
-        busy.claim("Tools/shop/order", &args(json!({"is_id": "1043"})))
+        busy.claim(None, "Tools/shop/order", &args(json!({"is_id": "1043"})))
             .await;
-        busy.claim("Tools/shop/list", &args(json!({"page": 2})))
+        busy.claim(None, "Tools/shop/list", &args(json!({"page": 2})))
             .await;
+        // A call naming no identifier claims its values within its tool.
+        assert_eq!(
+            entity_keys(
+                "Movies/stream/search",
+                &args(json!({"title": "Planet Earth", "n": 1}))
+            ),
+            ["Movies/stream|planet earth"]
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(rx.try_recv().is_err(), "the second call waits");
         drop(first);
         waiting.await.unwrap();
         assert_eq!(rx.recv().await, Some("second"));
         assert!(busy.entries.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_in_another_process_naming_an_entity_in_flight_waits_for_it() {
+        // Two `Busy` on one world folder stand for two processes (each method's own batch).
+        let world = tempfile::tempdir().unwrap();
+        let root = world.path().to_path_buf();
+        let (one, two) = (Arc::new(Busy::default()), Arc::new(Busy::default()));
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let first = one
+            .claim(
+                Some(&root),
+                "Tools/shop/orders",
+                &args(json!({"order_id": 1042})),
+            )
+            .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let waiting = {
+            let (two, root) = (two.clone(), root.clone());
+            tokio::spawn(async move {
+                let _c = two
+                    .claim(
+                        Some(&root),
+                        "Tools/shop/order",
+                        &args(json!({"is_id": "1042"})),
+                    )
+                    .await;
+                let _ = tx.send("second");
+            })
+        };
+        // Another entity does not wait.
+        two.claim(
+            Some(&root),
+            "Tools/shop/order",
+            &args(json!({"is_id": "1043"})),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(rx.try_recv().is_err(), "the other process's call waits");
+        drop(first);
+        waiting.await.unwrap();
+        assert_eq!(rx.recv().await, Some("second"));
     }
 }

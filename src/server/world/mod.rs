@@ -176,7 +176,7 @@ impl World {
         }
         // A call naming an entity another simulation is making waits for it, so its facts are given.
         let _claim = match &self.entities {
-            Some(_) => Some(self.busy.claim(&call.api_label(), args).await),
+            Some(_) => Some(self.busy.claim(self.dir(), &call.api_label(), args).await),
             None => None,
         };
         let made = make().await;
