@@ -103,39 +103,6 @@ fn words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Verbs of an ask of its own (a second action on the same thing).
-const ACTIONS: &[&str] = &[
-    "book",
-    "calculate",
-    "check",
-    "compare",
-    "compute",
-    "convert",
-    "create",
-    "crop",
-    "decode",
-    "draw",
-    "encode",
-    "generate",
-    "make",
-    "read",
-    "resize",
-    "rotate",
-    "send",
-    "translate",
-    "turn",
-    "verify",
-    "write",
-];
-
-fn tokens(text: &str) -> BTreeSet<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 fn stem(w: &str) -> &str {
     ["ing", "ed", "es", "s"]
         .iter()
@@ -216,14 +183,13 @@ fn faults(query: &str, checklist: &[String], labelled: &[String]) -> Vec<String>
     }
     for (i, a) in checklist.iter().enumerate() {
         let (wa, mut new) = (words(a), 0);
-        for (j, b) in checklist.iter().enumerate() {
+        for b in &checklist[i + 1..] {
+            // The same ask twice: the same words, asking words aside ("I would appreciate it if you
+            // could also provide the CPC" and "Provide the CPC"). A part and a more precise one ("all
+            // the information about the product" and "its images") are not a repeat.
             let wb = words(b);
-            // "Find lentil recipes" inside "Make an image that lists the lentil recipes found" is
-            // another ask; inside "… lentil recipes for my blog" it is the same one again.
-            let other_action = tokens(b)
-                .difference(&tokens(a))
-                .any(|w| ACTIONS.contains(&w.as_str()));
-            if i != j && wa.is_subset(&wb) && (wa.len() < wb.len() || i < j) && !other_action {
+            let same = wa.len() == wb.len() && wa.iter().all(|w| held(w, &wb));
+            if same {
                 out.push(format!("repeats \"{a}\" in \"{b}\""));
             }
         }
