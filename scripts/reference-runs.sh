@@ -10,7 +10,8 @@
 #   scripts/reference-runs.sh table  SET [METHODS]      the replay, then the method table from what it produced
 #                                                        (labels: eval/labels/strong_SET*.json; REF_HALF=tune|report|all)
 #
-# SET: dev (../shared/toolbench, the first REF_N=8 queries of every subset), sample (the shipped sample's
+# SET: dev (../shared/toolbench, the first REF_N=8 queries of every subset; `world` is the same queries in a
+# world of its own: the simulated-world consistency run of react and plan), sample (the shipped sample's
 # G1_instruction), mixed (the shipped sample's media subset, with the media tool server over MCP).
 # METHODS default: sum2act react dfsdt plan graph. MODE: evidence or tooleval.
 #
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 action="${1:?usage: scripts/reference-runs.sh record|judge|pack|unpack|replay SET ...}"
-set_name="${2:?which set: dev, sample or mixed}"
+set_name="${2:?which set: dev, world, sample or mixed}"
 shift 2
 work="${REF_WORK:-runs/reference}/$set_name"
 archive="eval/reference/strong/$set_name.tar.xz"
@@ -36,7 +37,7 @@ if [ -z "$bin" ]; then
 fi
 
 case "$set_name" in
-  dev)
+  dev|world)
     data="${SUM2ACT_SHARED:-../shared/toolbench}"
     [ -d "$data/queries" ] || { echo "reference-runs: no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
     subsets="G1_instruction,G1_category,G1_tool,G2_instruction,G2_category,G3_instruction"
@@ -52,7 +53,7 @@ case "$set_name" in
     data=toolbench/sample
     select=(--subsets M1_media)
     tools=(--tools query+mcp --mcp "$bin media-server") ;;
-  *) echo "reference-runs: unknown set '$set_name' (dev, sample, mixed)" >&2; exit 2 ;;
+  *) echo "reference-runs: unknown set '$set_name' (dev, world, sample, mixed)" >&2; exit 2 ;;
 esac
 
 methods_or_default() { echo "${1:-sum2act react dfsdt plan graph}"; }

@@ -56,3 +56,14 @@ fn the_dev_split_reference_runs_replay() {
     }
     replays("dev", "sum2act react dfsdt plan graph");
 }
+
+#[test]
+fn the_world_consistency_run_replays() {
+    // ReAct and plan on the dev split in a world of their own, after the entity-memory fixes of issue 29
+    // (`serve fidelity --world` on its world is the "after" figure of docs/reference-runs.md).
+    if shared_toolbench().is_none() {
+        eprintln!("skipped: no ../shared/toolbench");
+        return;
+    }
+    replays("world", "react plan");
+}
