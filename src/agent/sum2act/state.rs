@@ -149,6 +149,10 @@ struct View {
     folded: usize,
     /// Longest fact shown (characters); 0: whole.
     shown_chars: usize,
+    /// The oldest redundant calls and failures left out of the view (they stay in the state: the
+    /// repeat guard and the checklist still know them).
+    hidden_redundant: usize,
+    hidden_failures: usize,
 }
 
 impl State {
@@ -267,11 +271,11 @@ impl State {
 
     /// Calls that answered with nothing new, as the router sees them (empty when there are none).
     pub fn render_redundant(&self) -> String {
-        if self.redundant.is_empty() {
+        let shown = &self.redundant[self.view.hidden_redundant.min(self.redundant.len())..];
+        if shown.is_empty() {
             return String::new();
         }
-        let lines: Vec<String> = self
-            .redundant
+        let lines: Vec<String> = shown
             .iter()
             .map(|r| {
                 format!(
@@ -297,7 +301,9 @@ impl State {
     /// Keeps the router's view of the state under `budget` tokens: long facts are shown clipped first,
     /// as long as the budget allows (a strong model's facts carry URLs and lists a 120-character cut
     /// breaks), then the oldest facts are folded into a one-line summary, then redundant calls and the
-    /// oldest failures are dropped. The facts themselves stay whole for the final answer.
+    /// oldest failures are left out of the view. The state itself keeps everything: the facts whole for
+    /// the final answer, the failures for the repeat guard (a failure dropped from the state once let
+    /// the router run the same failed call again).
     pub fn fit(&mut self, budget: usize, count: impl Fn(&str) -> usize) {
         let folded = self.view.folded.min(self.facts.len().saturating_sub(1));
         self.view = View::default();
@@ -307,15 +313,20 @@ impl State {
         self.view = View {
             folded,
             shown_chars: self.longest_shown(budget, &count, folded),
+            ..View::default()
         };
         while self.rendered_tokens(&count) > budget && self.view.folded + 1 < self.facts.len() {
             self.view.folded += 1;
         }
-        while self.rendered_tokens(&count) > budget && !self.redundant.is_empty() {
-            self.redundant.remove(0);
+        while self.rendered_tokens(&count) > budget
+            && self.view.hidden_redundant < self.redundant.len()
+        {
+            self.view.hidden_redundant += 1;
         }
-        while self.rendered_tokens(&count) > budget && self.failures.len() > 1 {
-            self.failures.remove(0);
+        while self.rendered_tokens(&count) > budget
+            && self.view.hidden_failures + 1 < self.failures.len()
+        {
+            self.view.hidden_failures += 1;
         }
     }
 
@@ -339,6 +350,7 @@ impl State {
             self.view = View {
                 folded,
                 shown_chars: mid,
+                ..View::default()
             };
             if self.rendered_tokens(count) <= budget {
                 lo = mid;
@@ -435,10 +447,11 @@ impl State {
     }
 
     fn render_failed_calls(&self) -> String {
-        if self.failures.is_empty() {
+        let shown = &self.failures[self.view.hidden_failures.min(self.failures.len())..];
+        if shown.is_empty() {
             return "(none)".to_string();
         }
-        self.failures
+        shown
             .iter()
             .map(|f| {
                 let mut times = if f.attempts > 1 {
@@ -553,6 +566,31 @@ mod tests {
         assert!(s.blocks_repeat("t", "{}").is_none());
         s.record_failure(5, "t", "{}", "Timeout error...", FailureKind::Transient);
         assert!(s.blocks_repeat("t", "{}").is_some());
+    }
+
+    #[test]
+    fn failures_left_out_of_the_view_still_block_a_repeat() {
+        let mut s = State::default();
+        for i in 0..30 {
+            s.record_failure(
+                i,
+                &format!("tool_{i}"),
+                "{}",
+                "API not working error with a long reason to fill the view",
+                crate::agent::failure::FailureKind::Final,
+            );
+        }
+        let words = |t: &str| t.split_whitespace().count();
+        s.fit(60, words);
+        assert!(
+            !s.render_failures().contains("tool_0 "),
+            "{}",
+            s.render_failures()
+        );
+        assert!(s.render_failures().contains("tool_29"));
+        // The state keeps every failure: the guard still refuses the first failed call again.
+        assert_eq!(s.failures.len(), 30);
+        assert!(s.blocks_repeat("tool_0", "{}").is_some());
     }
 
     #[test]
