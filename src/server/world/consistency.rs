@@ -20,7 +20,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::entities::{Fact, extract, id_field, identifier, tool_of};
-use super::pair_rules::{about_other_entities, agree, relative, same};
+use super::pair_rules::{
+    about_other_entities, about_the_reply, agree, relative, same, same_collection,
+};
 use super::store::entries;
 
 /// The figures of one world folder.
@@ -173,6 +175,7 @@ pub fn check(world: &Path) -> Consistency {
                 // Two records of one reply that share a value are two entities (the merge above).
                 if a.reply == b.reply
                     || (!global && a.tool != b.tool)
+                    || (!global && rows_of_two_collections(value, a, b))
                     || other_queries_in_one_context(value, a, b)
                     || about_other_entities(value, (&a.api, &a.args), (&b.api, &b.args))
                     || !seen.insert(key)
@@ -198,6 +201,19 @@ pub fn check(world: &Path) -> Consistency {
     c.contradicting = c.examples.len();
     c.examples.truncate(MAX_EXAMPLES);
     c
+}
+
+/// A short number that is each record's own `id` in two APIs listing different collections (city
+/// `1374` in `cities`, station `1374` in `stations`): two rows that happen to share a number. A named
+/// id (`playerId` in a scorecard and a ranking) is one entity's, whatever the APIs' names.
+fn rows_of_two_collections(value: &str, a: &Mention, b: &Mention) -> bool {
+    let id = Value::String(value.to_string());
+    let own_id = |m: &Mention| {
+        m.record
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("id") && same(v, &id))
+    };
+    a.api != b.api && own_id(a) && own_id(b) && !same_collection(&a.api, &b.api)
 }
 
 /// Two calls of one API that both pass `value` in but ask otherwise different things (store 1122
@@ -231,7 +247,7 @@ fn score_pair(value: &str, a: &Mention, b: &Mention) -> Option<Vec<String>> {
             // two entities or two pages that share `value`, not one seen twice.
             return None;
         }
-        if a.api != b.api && relative(k) {
+        if (a.api != b.api && relative(k)) || about_the_reply(k) {
             continue;
         }
         shared += 1;
@@ -438,5 +454,45 @@ mod tests {
         assert_eq!(c.contradicting, 0, "{c:?}");
         // The scorecards and the ranking: one pair, not one per round record.
         assert_eq!(c.pairs, 1, "{c:?}");
+    }
+
+    #[test]
+    fn a_city_and_a_station_numbered_alike_are_no_pair_and_a_reply_hash_is_no_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        put(
+            &store,
+            "cities",
+            json!({}),
+            json!([{"id": 1374, "name": "Paris", "country": "FR"}]),
+        );
+        put(
+            &store,
+            "stations",
+            json!({}),
+            json!([{"id": 1374, "name": "Paris (Bercy Seine)", "city_id": 1374, "country": "FR"}]),
+        );
+        put(
+            &store,
+            "order_list",
+            json!({}),
+            json!([{"id": 5, "status": "completed", "response_hash": "a1"}]),
+        );
+        put(
+            &store,
+            "order",
+            json!({"is_id": "5"}),
+            json!({"id": 5, "status": "completed", "response_hash": "b2"}),
+        );
+        let c = check(dir.path());
+        assert_eq!((c.pairs, c.contradicting), (1, 0), "{c:?}");
+        // The order's status differing is still a contradiction.
+        put(
+            &store,
+            "order",
+            json!({"is_id": 5}),
+            json!({"id": 5, "status": "shipped"}),
+        );
+        assert_eq!(check(dir.path()).contradicting, 1);
     }
 }

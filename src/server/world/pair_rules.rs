@@ -7,7 +7,11 @@
 //!   shipping service of product A and of product B) is part of two answers ([`about_other_entities`]);
 //! - lists of dated items are windows of a series: two windows agree on the dates both show
 //!   ([`agree`]: one store's hours for Wednesday, and for Wednesday and Thursday);
-//! - a label with its group in front (`Attack - Right Winger`) is the same label (`Right Winger`).
+//! - a label with its group in front (`Attack - Right Winger`) is the same label (`Right Winger`);
+//! - a short number names a row of one collection: two APIs of one tool listing different collections
+//!   (`cities`, `stations`) number them apart ([`same_collection`]);
+//! - a field about the reply itself (its hash, request id, latency) is no field of the entity
+//!   ([`about_the_reply`]).
 
 use serde_json::{Map, Value};
 
@@ -48,6 +52,48 @@ pub fn relative(k: &str) -> bool {
         matches!(
             w.as_str(),
             "rank" | "ranking" | "position" | "points" | "score" | "events"
+        )
+    })
+}
+
+/// Whether two APIs of one tool (their names, `cities` and `stations`, `get_user_orders` and `get_order`)
+/// list one collection: they share a word of their names, asking words and plurals aside. A short
+/// number (a city `1374`, a station `1374`) is a row of one collection, so it pairs only there.
+pub fn same_collection(a_api: &str, b_api: &str) -> bool {
+    let words = |api: &str| -> Vec<String> {
+        let name = api.rsplit('/').next().unwrap_or(api);
+        tokens(name)
+            .into_iter()
+            .filter(|w| w.len() > 2 && !GENERIC_API_WORDS.contains(&w.as_str()))
+            .map(|w| w.trim_end_matches('s').to_string())
+            .collect()
+    };
+    let theirs = words(b_api);
+    let ours = words(a_api);
+    ours.is_empty() || theirs.is_empty() || ours.iter().any(|w| theirs.contains(w))
+}
+
+/// Words of API names that say how, not what (`get_…`, `list_all_…`, `…_by_id`, `search_…`).
+const GENERIC_API_WORDS: &[&str] = &[
+    "all", "api", "by", "details", "fetch", "find", "for", "get", "info", "list", "search", "the",
+    "v1", "v2", "v3",
+];
+
+/// A field that describes the reply rather than the entity (its hash, a request or trace id, how long
+/// it took): two replies about one entity differ there by nature.
+pub fn about_the_reply(k: &str) -> bool {
+    tokens(k).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "hash"
+                | "etag"
+                | "checksum"
+                | "signature"
+                | "request"
+                | "trace"
+                | "took"
+                | "latency"
+                | "elapsed"
         )
     })
 }
@@ -145,5 +191,27 @@ mod tests {
             &json!("Attack - Left Winger"),
             &json!("Right Winger")
         ));
+    }
+
+    #[test]
+    fn short_numbers_pair_within_one_collection_and_reply_fields_are_not_compared() {
+        assert!(!same_collection(
+            "Travel/flixbus/cities",
+            "Travel/flixbus/stations"
+        ));
+        assert!(same_collection(
+            "Shop/onboarding/get_user_orders",
+            "Shop/onboarding/get_order"
+        ));
+        assert!(same_collection(
+            "Fit/exercisedb/list_by_equipment_exercises",
+            "Fit/exercisedb/list_of_all_exercises"
+        ));
+        assert!(same_collection(
+            "Movies/imdb/get",
+            "Movies/imdb/title_details"
+        ));
+        assert!(about_the_reply("response_hash") && about_the_reply("requestId"));
+        assert!(!about_the_reply("title") && !about_the_reply("order_status"));
     }
 }
