@@ -11,7 +11,8 @@ use super::request_coordination::{
 };
 use super::request_parts::{clauses, sentences, split_fallback};
 use super::request_vocab::{
-    ASKING_PHRASES, CONNECTIVES, FILLER, INFO_VERBS, NOT_PURPOSE_NEXT, NOT_PURPOSE_PREV, REQUESTING,
+    ASKING_PHRASES, CONDITIONS, CONNECTIVES, FILLER, INFO_VERBS, NOT_PURPOSE_NEXT,
+    NOT_PURPOSE_PREV, POINTING_BACK, REQUESTING,
 };
 
 /// Most parts kept per request (as `request_parts::MAX_PARTS`).
@@ -364,9 +365,7 @@ enum Strength {
 fn strength(clause: &str, opening: bool) -> Option<Strength> {
     let lower = clause.to_lowercase();
     // "If it is done, get me the results": the condition asks nothing, what follows it may.
-    let conditional = ["if ", "once ", "when ", "after ", "before "]
-        .iter()
-        .any(|c| lower.starts_with(c));
+    let conditional = CONDITIONS.iter().any(|c| lower.starts_with(c));
     if conditional && let Some(at) = clause.find(", ") {
         return strength(&clause[at + 2..], opening);
     }
@@ -443,11 +442,6 @@ fn is_id(word: &str) -> bool {
     w.chars().filter(|c| c.is_ascii_digit()).count() >= 2
         && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
 }
-
-/// Words by which an ask refers to something named before it.
-const POINTING_BACK: &[&str] = &[
-    "it", "its", "that", "them", "there", "these", "they", "this", "those",
-];
 
 fn has_values(clause: &str) -> bool {
     clause.chars().any(|c| c.is_ascii_digit())

@@ -5,30 +5,12 @@
 //! `request_parts::clauses`, is the evaluator's and stays as it is).
 
 use super::claims::content_words;
-use super::request_vocab::REQUESTING;
+use super::request_vocab::{
+    CONDITIONS, NOT_ACTIONS, OBJECT_STARTS, REQUESTING, WH, WH_PREPOSITIONS,
+};
 
 /// Where a second ask may start.
 const JOINS: &[&str] = &[", and then ", ", then ", " then ", ", and ", " and ", ", "];
-
-/// Words that open a request without being its action: they are not a second ask's first word.
-const NOT_ACTIONS: &[&str] = &[
-    "can", "could", "do", "does", "how", "is", "let", "please", "what", "when", "where", "which",
-    "who", "would", "help", "include",
-];
-
-/// Words an imperative's object starts with ("convert *it*", "make *an* audio file", "read *out*"):
-/// a verb-like word followed by anything else is a noun ("the title and play count").
-const OBJECT_STARTS: &[&str] = &[
-    "a", "all", "an", "any", "each", "every", "her", "his", "how", "if", "it", "its", "me", "my",
-    "our", "out", "some", "that", "the", "their", "them", "these", "this", "those", "to", "up",
-    "us", "what", "whether", "which", "your",
-];
-
-/// Question words, and the prepositions one may follow ("and *from what* time is entry?").
-const WH: &[&str] = &[
-    "what", "what's", "which", "who", "whom", "whose", "when", "where", "how", "why",
-];
-const PREPOSITIONS: &[&str] = &["at", "by", "for", "from", "in", "on", "to", "until", "with"];
 
 /// `clause` cut where a second ask starts: an imperative after an imperative ("…, and convert it"),
 /// or a question word after a question (`question`: the sentence asks with "?").
@@ -87,15 +69,16 @@ fn is_action(word: &str) -> bool {
 fn asks_again(next: &[String]) -> bool {
     let first = next.first().map(String::as_str).unwrap_or("");
     WH.contains(&first)
-        || (PREPOSITIONS.contains(&first) && next.get(1).is_some_and(|w| WH.contains(&w.as_str())))
+        || (WH_PREPOSITIONS.contains(&first)
+            && next.get(1).is_some_and(|w| WH.contains(&w.as_str())))
 }
 
+/// A clause that opens with a condition or a means ("If it rains, …", "Using the tool, …").
 fn starts_conditional(lower: &str) -> bool {
-    [
-        "if ", "once ", "when ", "after ", "before ", "using ", "with ",
-    ]
-    .iter()
-    .any(|c| lower.starts_with(c))
+    CONDITIONS
+        .iter()
+        .chain(&["using ", "with "])
+        .any(|c| lower.starts_with(c))
 }
 
 fn words(text: &str) -> Vec<String> {

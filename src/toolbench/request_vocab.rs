@@ -1,5 +1,6 @@
-//! The words `request_asks` reads a request by: what joins a clause to the one before, what opens a
-//! request to the agent, what asks for information, what is framing, and what makes "to" part of an ask.
+//! The words `request_asks` and `request_coordination` read a request by: what joins a clause to the one
+//! before, what opens a request to the agent, what asks for information, what is framing, what makes "to"
+//! part of an ask, what starts a second ask in one sentence, and what points back at a named thing.
 //! Kept apart from the reading rules so each list can be read (and extended) on its own.
 
 /// Leading words a clause loses: they join it to the one before and ask for nothing themselves.
@@ -276,4 +277,35 @@ pub(super) const NOT_PURPOSE_PREV: &[&str] = &[
 pub(super) const NOT_PURPOSE_NEXT: &[&str] = &[
     "a", "all", "an", "any", "each", "every", "her", "his", "its", "me", "my", "our", "some",
     "that", "the", "their", "them", "these", "this", "those", "us", "your",
+];
+
+/// Words that open a request without being its action: they are not a second ask's first word.
+pub(super) const NOT_ACTIONS: &[&str] = &[
+    "can", "could", "do", "does", "how", "is", "let", "please", "what", "when", "where", "which",
+    "who", "would", "help", "include",
+];
+
+/// Words an imperative's object starts with ("convert *it*", "make *an* audio file", "read *out*"):
+/// a verb-like word followed by anything else is a noun ("the title and play count").
+pub(super) const OBJECT_STARTS: &[&str] = &[
+    "a", "all", "an", "any", "each", "every", "her", "his", "how", "if", "it", "its", "me", "my",
+    "our", "out", "some", "that", "the", "their", "them", "these", "this", "those", "to", "up",
+    "us", "what", "whether", "which", "your",
+];
+
+/// Question words: after a question, one opens a second ask ("…, and what's the weather there?").
+pub(super) const WH: &[&str] = &[
+    "what", "what's", "which", "who", "whom", "whose", "when", "where", "how", "why",
+];
+
+/// Prepositions a question word may follow ("and *from what* time is entry?").
+pub(super) const WH_PREPOSITIONS: &[&str] =
+    &["at", "by", "for", "from", "in", "on", "to", "until", "with"];
+
+/// Words that open a conditional clause ("If it rains, tell me …"): the ask is after its comma.
+pub(super) const CONDITIONS: &[&str] = &["if ", "once ", "when ", "after ", "before "];
+
+/// Words by which an ask refers to something named before it.
+pub(super) const POINTING_BACK: &[&str] = &[
+    "it", "its", "that", "them", "there", "these", "they", "this", "those",
 ];
