@@ -208,7 +208,7 @@ impl GraphSearch {
                     execute::execute(ctx, &again.tasks, parallel, &memory, started, &exec.outputs)
                         .await;
                 progress.details["fallback"] = execution_record(&exec2);
-                progress.runs.extend(exec2.runs.iter().cloned());
+                progress.runs.extend(execute::second_round(&exec2.runs));
             }
         }
         progress.details["memory"] = json!(memory::summary(&memory.items()));

@@ -139,7 +139,7 @@ impl Planner {
                 .run_plan(ctx, &second.plan, started, &exec.outputs)
                 .await;
             progress.details["replan"] = second.record(&again);
-            progress.runs.extend(again.runs.iter().cloned());
+            progress.runs.extend(execute::second_round(&again.runs));
         }
         let (action, tokens, note) = respond::respond(ctx, &task.query, &progress.runs).await?;
         progress.finish = Some((action, tokens, note.into_iter().collect()));
@@ -331,7 +331,9 @@ async fn ask_plan(
 /// Tokens a plan may take: a plan of several calls does not fit the per-action default.
 const PLAN_TOKENS: u32 = 768;
 
-/// Builds the episode of a planning method: every call made (by start time), then `Finish`.
+/// Builds the episode of a planning method: every call made, in the order the plan allows them (by
+/// round, dependency level, then task number: the start times of calls made at once are not
+/// repeatable, and a replay must give the same episode), then `Finish`.
 /// `prompt` names the template recorded as the answer file's system prompt.
 pub async fn conclude(
     method: Method,
@@ -346,7 +348,7 @@ pub async fn conclude(
         .iter()
         .filter(|r| r.observation.is_some())
         .collect();
-    runs.sort_by_key(|r| (r.start_ms, r.id));
+    runs.sort_by_key(|r| (r.order, r.id));
     let mut steps: Vec<Step> = Vec::new();
     for r in runs {
         let Some(mut obs) = r.observation.clone() else {

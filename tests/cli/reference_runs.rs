@@ -60,13 +60,10 @@ fn the_dev_split_reference_runs_replay() {
 #[test]
 fn the_world_consistency_run_replays() {
     // ReAct and plan on the dev split in a world of their own, after the entity-memory fixes of issue 29
-    // (`serve fidelity --world` on its world is the "after" figure of docs/reference-runs.md); ReAct's
-    // answers replay exactly.
+    // (`serve fidelity --world` on its world is the "after" figure of docs/reference-runs.md).
     if shared_toolbench().is_none() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
-    // Plan's answers are not compared: it runs independent calls at once and records them in the order
-    // they finish, which a replay (every reply at hand) does not repeat (as graph's in `mixed`).
-    replays("world", "react");
+    replays("world", "react plan");
 }

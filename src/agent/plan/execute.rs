@@ -51,6 +51,11 @@ pub struct TaskRun {
     pub notes: Vec<String>,
     #[serde(skip)]
     pub observation: Option<Observation>,
+    /// Where the call stands in the plan: its round (0 the plan, 1 a re-plan or fallback) and its
+    /// dependency level in that round. Calls made at once start in no repeatable order, so the
+    /// episode lists them by this, then by task number.
+    #[serde(skip)]
+    pub order: (u32, u32),
 }
 
 /// Turns a task's planned arguments into the ones sent, from the outputs so far.
@@ -180,6 +185,7 @@ pub async fn execute(
                         error,
                         notes,
                         observation: None,
+                        order: (0, 0),
                     });
                 }
             }
@@ -207,8 +213,45 @@ pub async fn execute(
     }
     // In task order, not completion order: the re-planning and answer prompts list the runs, and a
     // prompt that depends on which parallel call came back first cannot be replayed.
+    let levels = levels(tasks);
+    for r in &mut exec.runs {
+        r.order = (0, levels.get(&r.id).copied().unwrap_or(0));
+    }
     exec.runs.sort_by_key(|r| r.id);
     exec
+}
+
+/// The runs of a second round (a re-plan, a fallback): listed after the first round's in the episode.
+pub fn second_round(runs: &[TaskRun]) -> impl Iterator<Item = TaskRun> + '_ {
+    runs.iter().cloned().map(|mut r| {
+        r.order.0 = 1;
+        r
+    })
+}
+
+/// Each task's dependency level among `tasks`: 0 without a dependency on one of them, else one more
+/// than its deepest dependency (a cycle counts once; a dependency outside `tasks` already ran).
+fn levels(tasks: &[ExecTask]) -> BTreeMap<u32, u32> {
+    let deps: BTreeMap<u32, &[u32]> = tasks.iter().map(|t| (t.id, t.deps.as_slice())).collect();
+    fn level(id: u32, deps: &BTreeMap<u32, &[u32]>, seen: &mut Vec<u32>) -> u32 {
+        if seen.contains(&id) {
+            return 0;
+        }
+        seen.push(id);
+        let below = deps
+            .get(&id)
+            .into_iter()
+            .flat_map(|d| d.iter())
+            .filter(|d| deps.contains_key(d))
+            .map(|&d| level(d, deps, seen) + 1)
+            .max()
+            .unwrap_or(0);
+        seen.pop();
+        below
+    }
+    deps.keys()
+        .map(|&id| (id, level(id, &deps, &mut Vec::new())))
+        .collect()
 }
 
 fn skip_failed_dependants(
@@ -248,6 +291,7 @@ fn skipped(t: &ExecTask, at: u64, why: &str) -> TaskRun {
         error: why.to_string(),
         notes: Vec::new(),
         observation: None,
+        order: (0, 0),
     }
 }
 
@@ -284,9 +328,56 @@ async fn call(
         },
         notes,
         observation: Some(obs),
+        order: (0, 0),
     }
 }
 
 fn ms(started: Instant) -> u64 {
     started.elapsed().as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: u32, deps: &[u32]) -> ExecTask {
+        ExecTask {
+            id,
+            tool: format!("t{id}"),
+            args: Map::new(),
+            deps: deps.to_vec(),
+        }
+    }
+
+    #[test]
+    fn calls_made_at_once_are_ordered_by_dependency_level_then_task() {
+        // Task 3 needs nothing and starts with 1; task 2 waits for 1: the episode lists 1, 3, 2
+        // whichever of them a clock saw start first. A dependency outside the round already ran.
+        let tasks = [
+            task(1, &[]),
+            task(2, &[1]),
+            task(3, &[]),
+            task(4, &[2, 9]),
+            task(5, &[5]),
+        ];
+        let levels = levels(&tasks);
+        assert_eq!(
+            levels.into_iter().collect::<Vec<_>>(),
+            [(1, 0), (2, 1), (3, 0), (4, 2), (5, 1)]
+        );
+        let run = |id: u32, order: (u32, u32)| TaskRun {
+            id,
+            tool: String::new(),
+            arguments: String::new(),
+            status: TaskStatus::Done,
+            start_ms: 0,
+            end_ms: 0,
+            error: String::new(),
+            notes: Vec::new(),
+            observation: None,
+            order,
+        };
+        let again: Vec<TaskRun> = second_round(&[run(6, (0, 0))]).collect();
+        assert_eq!(again[0].order, (1, 0));
+    }
 }

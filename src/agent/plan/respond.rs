@@ -162,6 +162,7 @@ mod tests {
             error: String::new(),
             notes: Vec::new(),
             observation: Some(obs),
+            order: (0, 0),
         };
         let runs = [run];
         let read = results_text(&runs, crate::agent::reading::DEFAULT_READ_CHARS);
