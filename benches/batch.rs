@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sum2act::agent::AgentOptions;
-use sum2act::batch::{BatchOptions, NoProgress, SolverJob, StopSignal, run_batch};
-use sum2act::llm::{EndpointSpec, LlmOptions};
-use sum2act::server::ToolOptions;
-use sum2act::setup::{Harness, SolverOptions};
-use sum2act::toolbench::{DataDir, Task};
+use sum2act::harness::{Harness, SolverOptions};
+use sum2act_core::agent::AgentOptions;
+use sum2act_core::batch::{BatchOptions, NoProgress, SolverJob, StopSignal, run_batch};
+use sum2act_core::llm::{EndpointSpec, LlmOptions};
+use sum2act_core::toolbench::{DataDir, Task};
+use sum2act_server::ToolOptions;
 
 /// CPU seconds (user + system) of this process, or of one of its threads, from /proc.
 fn cpu_seconds(stat_path: &str) -> f64 {
@@ -48,7 +48,7 @@ fn data_dir() -> PathBuf {
     if shared.join("queries/G1_instruction.json").is_file() {
         shared
     } else {
-        sum2act::toolbench::sample_dir()
+        sum2act_core::toolbench::sample_dir()
     }
 }
 
@@ -87,7 +87,7 @@ async fn measure(
     let (url, thread, stop) = mock_openai::MockOpenAi::spawn_thread_with_tid(latency);
     let (url, mock_tid) = url;
     let options = SolverOptions {
-        method: sum2act::agent::Method::Sum2act,
+        method: sum2act_core::agent::Method::Sum2act,
         agent: AgentOptions::default(),
         llm: LlmOptions {
             endpoints: vec![EndpointSpec {

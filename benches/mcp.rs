@@ -17,10 +17,10 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value, json};
 
-use sum2act::server::mcp::{CatalogueMcp, serve_stdio};
-use sum2act::server::sample_api;
-use sum2act::tools::mcp::{McpHub, McpOptions, McpSpec, McpTransport};
-use sum2act::tools::{HttpSource, ToolConfig, ToolEnv};
+use sum2act_core::tools::mcp::{McpHub, McpOptions, McpSpec, McpTransport};
+use sum2act_core::tools::{HttpSource, ToolConfig, ToolEnv};
+use sum2act_server::mcp::{CatalogueMcp, serve_stdio};
+use sum2act_server::sample_api;
 
 const TARGET_MS: f64 = 2.0;
 /// Set in the child: serve the sample over stdio instead of measuring.
@@ -91,7 +91,9 @@ async fn measure(calls: usize) -> Result<bool, Box<dyn std::error::Error>> {
         let t = Instant::now();
         let obs = caller.call(&name, &text).await;
         let d_harness = t.elapsed();
-        if r.is_error == Some(true) || obs.failed || obs.source != sum2act::tools::ReplySource::Mcp
+        if r.is_error == Some(true)
+            || obs.failed
+            || obs.source != sum2act_core::tools::ReplySource::Mcp
         {
             return Err(format!("the call failed: {r:?} / {obs:?}").into());
         }

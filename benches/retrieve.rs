@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sum2act::retrieve::{RetrieveOptions, Retriever, minilm};
-use sum2act::toolbench::{DataDir, sample_dir};
+use sum2act_core::toolbench::{DataDir, sample_dir};
+use sum2act_retrieve::{RetrieveOptions, Retriever, minilm};
 
 fn main() -> ExitCode {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/toolbench");
@@ -121,7 +121,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The `--dense` variant, when the sentence encoder is installed.
-fn dense(catalog: &sum2act::toolbench::Catalog, queries: &[String]) {
+fn dense(catalog: &sum2act_core::toolbench::Catalog, queries: &[String]) {
     let Some(dir) = minilm::default_model_dir().filter(|d| d.join("model.safetensors").exists())
     else {
         println!("dense: skipped (no all-MiniLM-L6-v2; scripts/fetch-model.sh minilm)");

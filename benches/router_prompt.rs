@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use sum2act::agent::{
+use sum2act_core::agent::{
     AgentOptions, QuietObserver, SolveContext, Solver, react::React, sum2act::Sum2Act,
 };
-use sum2act::llm::scripted::{ScriptedLlm, reply};
-use sum2act::llm::{Completion, CompletionRequest, ToolCall, count_prompt_tokens};
-use sum2act::prompts::Prompts;
-use sum2act::toolbench::{ApiDoc, Function, Param, Task};
-use sum2act::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
+use sum2act_core::llm::scripted::{ScriptedLlm, reply};
+use sum2act_core::llm::{Completion, CompletionRequest, ToolCall, count_prompt_tokens};
+use sum2act_core::prompts::Prompts;
+use sum2act_core::toolbench::{ApiDoc, Function, Param, Task};
+use sum2act_core::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolSource};
 
 const STEPS: u32 = 20;
 

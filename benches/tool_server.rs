@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
-use sum2act::server::simulate::{parse_template, simulate};
-use sum2act::server::{ServerOptions, VirtualApi, embedded_api, spawn};
-use sum2act::toolbench::naming::param_name;
-use sum2act::toolbench::{ApiDoc, Catalog, DataDir};
-use sum2act::tools::{HttpSource, ToolRequest, ToolSource};
+use sum2act_core::toolbench::naming::param_name;
+use sum2act_core::toolbench::{ApiDoc, Catalog, DataDir};
+use sum2act_core::tools::{HttpSource, ToolRequest, ToolSource};
+use sum2act_server::simulate::{parse_template, simulate};
+use sum2act_server::{ServerOptions, VirtualApi, embedded_api, spawn};
 
 const TARGET_P50_MS: f64 = 5.0;
 
@@ -206,7 +206,7 @@ async fn new_calls(
     let recorded: Vec<&(String, ApiDoc)> = docs
         .iter()
         .filter(|(tool, doc)| {
-            let api = sum2act::toolbench::naming::pure_api_name(&doc.api_name);
+            let api = sum2act_core::toolbench::naming::pure_api_name(&doc.api_name);
             cache
                 .join(&doc.category_name)
                 .join(tool)

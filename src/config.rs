@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::llm::settings::{Endpoint, LlmSection, Price};
-pub use crate::tools::mcp::spec::McpEntry;
-pub use crate::tools::settings::ToolsSection;
+pub use sum2act_core::llm::settings::{Endpoint, LlmSection, Price};
+pub use sum2act_core::tools::mcp::spec::McpEntry;
+pub use sum2act_core::tools::settings::ToolsSection;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -53,11 +53,11 @@ pub struct AgentSection {
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            max_steps: crate::agent::DEFAULT_MAX_STEPS,
-            state_token_budget: crate::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
-            max_reply_bytes: crate::agent::DEFAULT_MAX_REPLY_BYTES,
-            answer_max_tokens: crate::agent::DEFAULT_ANSWER_MAX_TOKENS,
-            observation_read_chars: crate::agent::reading::DEFAULT_READ_CHARS,
+            max_steps: sum2act_core::agent::DEFAULT_MAX_STEPS,
+            state_token_budget: sum2act_core::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
+            max_reply_bytes: sum2act_core::agent::DEFAULT_MAX_REPLY_BYTES,
+            answer_max_tokens: sum2act_core::agent::DEFAULT_ANSWER_MAX_TOKENS,
+            observation_read_chars: sum2act_core::agent::reading::DEFAULT_READ_CHARS,
         }
     }
 }

@@ -14,7 +14,7 @@ pub fn init(verbose: u8) {
         .with_env_filter(filter)
         // Every line passes through the URL redaction: a library's error text may quote a URL with
         // its credentials.
-        .with_writer(|| crate::redact::Redacting(std::io::stderr()))
+        .with_writer(|| sum2act_core::redact::Redacting(std::io::stderr()))
         .with_target(false)
         .try_init();
 }

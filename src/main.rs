@@ -2,12 +2,12 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // First, before code compiled for a newer CPU can run: a native build copied to an older machine.
-    if let Err(e) = sum2act::llm::cpu::check_binary(&sum2act::llm::cpu::binary_features()) {
+    if let Err(e) = sum2act_local::cpu::check_binary(&sum2act_local::cpu::binary_features()) {
         eprintln!("error: {e}");
         return ExitCode::from(1);
     }
     quiet_broken_pipe();
-    sum2act::llm::ensure_openmp_wait_policy();
+    sum2act_local::ensure_openmp_wait_policy();
     let cli = sum2act::cli::Cli::from_env();
     sum2act::logging::init(cli.global.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

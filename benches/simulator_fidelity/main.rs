@@ -1,5 +1,5 @@
 //! How much information the schema simulator's replies carry (issue #18); the measurement itself is
-//! `sum2act::server::fidelity` (also behind `sum2act serve fidelity`).
+//! `sum2act_server::fidelity` (also behind `sum2act serve fidelity`).
 //!
 //! `cargo bench --bench simulator_fidelity [-- --data DIR --dump FILE --sample N --skip K --verbose
 //! --world DIR]`
@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use sum2act::server::fidelity::{Options, dump, measure, query_apis};
-use sum2act::toolbench::DataDir;
+use sum2act_core::toolbench::DataDir;
+use sum2act_server::fidelity::{Options, dump, measure, query_apis};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -60,7 +60,7 @@ fn main() -> Result<(), Error> {
     let report = rt.block_on(measure(&opts))?;
     print!("{}", report.table);
     if let Some(world) = flag(&args, "--world").map(PathBuf::from) {
-        let c = sum2act::server::world::consistency::check(&world);
+        let c = sum2act_server::world::consistency::check(&world);
         print!("{}", c.table(&world, false));
     }
     if report.missed.is_empty() {

@@ -4,8 +4,8 @@
 use clap::Args;
 
 use super::values::named;
-use crate::agent::{AgentOptions, Method, MethodOptions, Strategy};
 use crate::config::Config;
+use sum2act_core::agent::{AgentOptions, Method, MethodOptions, Strategy};
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {

@@ -13,20 +13,21 @@ use super::eval::{EvalArgs, JudgeArgs};
 use super::exit::classify;
 use super::judge_args::{DEFAULT_VOTES, MAX_VOTES};
 use super::llm_args::LlmArgs;
+use super::progress::{ProgressMode, make_progress};
 use super::solver_args::{SolverArgs, start};
 use super::values::{named, subset_name};
 use super::{BadInput, GlobalArgs};
-use crate::agent::toolset::{ToolChoice, ToolSet, add_mcp, task_with};
-use crate::batch::{
-    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, ProgressMode, RunLock,
-    Selection, Shard, SolverJob, StopSignal, Summary, make_progress, run_batch, select_with,
-};
 use crate::config::Config;
-use crate::retrieve::Retriever;
-use crate::setup::ErrorEpisode;
-use crate::toolbench::answer::FinishKind;
-use crate::toolbench::io::write_json_atomic;
-use crate::toolbench::{Catalog, DataDir};
+use sum2act_core::agent::toolset::{ToolChoice, ToolSearch, ToolSet, add_mcp, task_with};
+use sum2act_core::batch::{
+    BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, RunLock, Selection,
+    Shard, SolverJob, StopSignal, Summary, run_batch, select_with,
+};
+use sum2act_core::setup::ErrorEpisode;
+use sum2act_core::toolbench::answer::FinishKind;
+use sum2act_core::toolbench::io::write_json_atomic;
+use sum2act_core::toolbench::{Catalog, DataDir};
+use sum2act_retrieve::Retriever;
 
 #[derive(Debug, Args)]
 pub struct BatchArgs {
@@ -155,7 +156,7 @@ pub async fn run(
     }
     if !gone.is_empty() {
         for why in &gone {
-            eprintln!("error: {}", crate::terminal::safe_line(why));
+            eprintln!("error: {}", sum2act_core::terminal::safe_line(why));
         }
         eprintln!(
             "its calls after that are failed observations in the answer files; restart it and rerun into a new --out"
@@ -199,7 +200,14 @@ fn select(
         _ => None,
     };
     let selection = select_with(data, &args.subsets, args.limit, shard, |subset, query| {
-        task_with(subset, query, choice, catalog, retriever.as_ref()).map_err(|e| e.to_string())
+        task_with(
+            subset,
+            query,
+            choice,
+            catalog,
+            retriever.as_ref().map(|r| r as &dyn ToolSearch),
+        )
+        .map_err(|e| e.to_string())
     })
     .map_err(classify)?;
     for subset in &selection.subsets {
@@ -369,9 +377,9 @@ async fn evaluate(
 
 /// Reply provenance over the run directory's answer files (unreadable files are left out; the
 /// summary table already counts them as unfinished).
-fn run_provenance(dir: &std::path::Path) -> crate::batch::Provenance {
-    let mut p = crate::batch::Provenance::default();
-    if let Ok((files, _)) = crate::batch::scan_run_dir(dir) {
+fn run_provenance(dir: &std::path::Path) -> sum2act_core::batch::Provenance {
+    let mut p = sum2act_core::batch::Provenance::default();
+    if let Ok((files, _)) = sum2act_core::batch::scan_run_dir(dir) {
         for (_, file, _) in &files {
             p.add(file);
         }

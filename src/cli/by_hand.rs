@@ -11,9 +11,9 @@ use clap::{Args, Subcommand};
 
 use super::exit::classify;
 use super::values::named;
-use crate::llm::by_hand::queue::{MAX_REPLY_BYTES, Queue};
-use crate::llm::by_hand::reader::{self, Next, ReplyForm};
-use crate::llm::purpose::ReaderRole;
+use sum2act_core::llm::purpose::ReaderRole;
+use sum2act_server::by_hand::queue::{MAX_REPLY_BYTES, Queue};
+use sum2act_server::by_hand::reader::{self, Next, ReplyForm};
 
 /// Exit code of `next` when nothing of the role was pending within `--wait`.
 pub const EXIT_NOTHING: u8 = 3;

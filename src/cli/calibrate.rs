@@ -16,17 +16,17 @@ use super::judge_args::{JudgeArgs, current_prompt_hashes};
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::calibration::measure::{
+use sum2act_core::llm::LlmClient;
+use sum2act_core::toolbench::io::write_json_atomic;
+use sum2act_eval::calibration::measure::{
     Measurement, RunRows, in_split, labelled_only, pool, rows,
 };
-use crate::eval::calibration::pairs::{self, PairMeasurement};
-use crate::eval::calibration::{Entry, Registry, Split, Verdicts, split_words};
-use crate::eval::headline::MAX_UNUSABLE_SHARE;
-use crate::eval::input::{AnswerSet, EVAL_DIR};
-use crate::eval::labels::{self, LabelEntry};
-use crate::eval::{Calibration, Judge, JudgeMode};
-use crate::llm::LlmClient;
-use crate::toolbench::io::write_json_atomic;
+use sum2act_eval::calibration::pairs::{self, PairMeasurement};
+use sum2act_eval::calibration::{Entry, Registry, Split, Verdicts, split_words};
+use sum2act_eval::headline::MAX_UNUSABLE_SHARE;
+use sum2act_eval::input::{AnswerSet, EVAL_DIR};
+use sum2act_eval::labels::{self, LabelEntry};
+use sum2act_eval::{Calibration, Judge, JudgeMode};
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -97,7 +97,7 @@ pub async fn run(
             if sub.expected.is_empty() {
                 continue;
             }
-            let pr = crate::eval::pass_rate(&sub, &judge, &args.judge.pass_options(mode))
+            let pr = sum2act_eval::pass_rate(&sub, &judge, &args.judge.pass_options(mode))
                 .await
                 .map_err(classify)?;
             unusable.0 += pr.overall.unusable_votes;
@@ -237,7 +237,7 @@ fn report(args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
     }
     print!(
         "{}",
-        crate::eval::calibration::measure::table(model, label_set, ms)
+        sum2act_eval::calibration::measure::table(model, label_set, ms)
     );
     match pairs {
         Some(p) => println!("{}", pairs_line(p)),

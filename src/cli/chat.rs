@@ -9,11 +9,11 @@ use rustyline::error::ReadlineError;
 
 use super::GlobalArgs;
 use super::solver_args::{SolverArgs, start};
-use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet};
 use crate::config::Config;
-use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
 use crate::session::{Control, HELP, Session};
+use sum2act_core::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet};
+use sum2act_retrieve::Retriever;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -56,7 +56,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
     );
 
     let mut editor = DefaultEditor::new()?;
-    let cache = crate::llm::model_cache_dir();
+    let cache = sum2act_core::llm::model_cache_dir();
     let history = cache.parent().unwrap_or(&cache).join("chat_history.txt");
     let _ = editor.load_history(&history);
     loop {
@@ -73,7 +73,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
                 match session.handle(&line).await {
                     Ok(Control::Quit) => break,
                     Ok(Control::Continue) => {}
-                    Err(e) => eprintln!("error: {}", crate::terminal::safe(&e.to_string())),
+                    Err(e) => eprintln!("error: {}", sum2act_core::terminal::safe(&e.to_string())),
                 }
             }
             Err(ReadlineError::Interrupted) => continue,
@@ -87,7 +87,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: ChatArgs) -> anyhow
     let _ = editor.save_history(&history);
     let gone = harness.shutdown().await;
     for why in &gone {
-        eprintln!("error: {}", crate::terminal::safe_line(why));
+        eprintln!("error: {}", sum2act_core::terminal::safe_line(why));
     }
     Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }))
 }

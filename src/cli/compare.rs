@@ -10,12 +10,12 @@ use super::GlobalArgs;
 use super::eval::{JudgeArgs, load_set};
 use super::exit::classify;
 use crate::config::Config;
-use crate::eval::CompareOptions;
-use crate::eval::calibration::Verdicts;
-use crate::eval::input::AnswerSet;
-use crate::eval::input::EVAL_DIR;
-use crate::eval::report;
-use crate::toolbench::io::write_json_atomic;
+use sum2act_core::toolbench::io::write_json_atomic;
+use sum2act_eval::CompareOptions;
+use sum2act_eval::calibration::Verdicts;
+use sum2act_eval::input::AnswerSet;
+use sum2act_eval::input::EVAL_DIR;
+use sum2act_eval::report;
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -66,10 +66,10 @@ pub async fn run(
         .collect();
     let (judge, choice) = args.judge.build(config, &log, &earlier).await?;
     let pass_options = args.judge.pass_options(choice.mode);
-    let ref_pr = crate::eval::pass_rate(&reference, &judge, &pass_options)
+    let ref_pr = sum2act_eval::pass_rate(&reference, &judge, &pass_options)
         .await
         .map_err(classify)?;
-    let cand_pr = crate::eval::pass_rate(&candidate, &judge, &pass_options)
+    let cand_pr = sum2act_eval::pass_rate(&candidate, &judge, &pass_options)
         .await
         .map_err(classify)?;
     let options = CompareOptions {
@@ -78,7 +78,7 @@ pub async fn run(
         resamples: args.resamples,
         concurrency: args.judge.concurrency(),
     };
-    let comparison = crate::eval::compare(
+    let comparison = sum2act_eval::compare(
         (&reference, &ref_pr),
         (&candidate, &cand_pr),
         &judge,
@@ -135,7 +135,7 @@ fn out_dir(args: &CompareArgs) -> PathBuf {
     };
     base.join(format!(
         "compare_{}",
-        crate::toolbench::naming::standardize(&a_name)
+        sum2act_core::toolbench::naming::standardize(&a_name)
     ))
 }
 
@@ -143,16 +143,16 @@ fn out_dir(args: &CompareArgs) -> PathBuf {
 /// the pass-rate judge and of the preference judge (the calibration registry's held-out figures).
 fn print_text(
     args: &CompareArgs,
-    judge: &crate::eval::Judge,
-    comparison: &crate::eval::Comparison,
-    repeats: &[crate::eval::win_rate::GroupComparison],
-    pass_rates: [&crate::eval::PassRate; 2],
+    judge: &sum2act_eval::Judge,
+    comparison: &sum2act_eval::Comparison,
+    repeats: &[sum2act_eval::win_rate::GroupComparison],
+    pass_rates: [&sum2act_eval::PassRate; 2],
 ) -> anyhow::Result<()> {
     let model = judge.model_id();
     let registry = args.judge.registry()?;
     let prompts = super::judge_args::current_prompt_hashes()?;
     // The candidate run's own `eval --labels` measurement first, as `eval` shows it.
-    let own = crate::toolbench::io::read_json::<crate::eval::Calibration>(
+    let own = sum2act_core::toolbench::io::read_json::<sum2act_eval::Calibration>(
         &args.run_b.join(EVAL_DIR).join("calibration.json"),
     )
     .ok();
@@ -193,25 +193,25 @@ fn print_text(
 async fn compare_repeats(
     args: &CompareArgs,
     (reference, candidate): (&AnswerSet, &AnswerSet),
-    judge: &crate::eval::Judge,
+    judge: &sum2act_eval::Judge,
     options: &CompareOptions,
-) -> anyhow::Result<Vec<crate::eval::win_rate::GroupComparison>> {
-    let n = crate::eval::input::repeats_in(&args.run_a)
-        .min(crate::eval::input::repeats_in(&args.run_b));
+) -> anyhow::Result<Vec<sum2act_eval::win_rate::GroupComparison>> {
+    let n = sum2act_eval::input::repeats_in(&args.run_a)
+        .min(sum2act_eval::input::repeats_in(&args.run_b));
     let mut out = Vec::new();
     for r in 1..n {
-        let mut a = crate::eval::input::load_answers_repeat(&args.run_a, r).map_err(classify)?;
-        let mut b = crate::eval::input::load_answers_repeat(&args.run_b, r).map_err(classify)?;
-        crate::eval::repeats::align(&mut a, reference);
-        crate::eval::repeats::align(&mut b, candidate);
+        let mut a = sum2act_eval::input::load_answers_repeat(&args.run_a, r).map_err(classify)?;
+        let mut b = sum2act_eval::input::load_answers_repeat(&args.run_b, r).map_err(classify)?;
+        sum2act_eval::repeats::align(&mut a, reference);
+        sum2act_eval::repeats::align(&mut b, candidate);
         let pass_options = args.judge.pass_options(judge.options().mode);
-        let a_pr = crate::eval::pass_rate(&a, judge, &pass_options)
+        let a_pr = sum2act_eval::pass_rate(&a, judge, &pass_options)
             .await
             .map_err(classify)?;
-        let b_pr = crate::eval::pass_rate(&b, judge, &pass_options)
+        let b_pr = sum2act_eval::pass_rate(&b, judge, &pass_options)
             .await
             .map_err(classify)?;
-        let c = crate::eval::compare((&a, &a_pr), (&b, &b_pr), judge, options)
+        let c = sum2act_eval::compare((&a, &a_pr), (&b, &b_pr), judge, options)
             .await
             .map_err(classify)?;
         out.push(c.overall);

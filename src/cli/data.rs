@@ -6,8 +6,8 @@ use clap::{Args, Subcommand};
 
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::server::simulate::{TemplateClass, parse_template};
-use crate::toolbench::{Catalog, DataDir, SubsetStats};
+use sum2act_core::toolbench::{Catalog, DataDir, SubsetStats};
+use sum2act_server::simulate::{TemplateClass, parse_template};
 
 #[derive(Debug, Args)]
 pub struct DataArgs {

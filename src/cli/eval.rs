@@ -12,12 +12,12 @@ use super::exit::classify;
 pub use super::judge_args::JudgeArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::eval::calibration::{ModeChoice, Verdicts};
-use crate::eval::headline::{self, judge_name};
-use crate::eval::labels::{self, LabelEntry, Matching};
-use crate::eval::report;
-use crate::eval::{AnswerSet, Judge, PassRate};
-use crate::toolbench::io::write_json_atomic;
+use sum2act_core::toolbench::io::write_json_atomic;
+use sum2act_eval::calibration::{ModeChoice, Verdicts};
+use sum2act_eval::headline::{self, judge_name};
+use sum2act_eval::labels::{self, LabelEntry, Matching};
+use sum2act_eval::report;
+use sum2act_eval::{AnswerSet, Judge, PassRate};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -76,7 +76,7 @@ impl EvalArgs {
 pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (input, set, out) = open_input(&args)?;
     // One evaluation at a time writes a report folder (and its judge log).
-    let _lock = crate::batch::RunLock::acquire(&out, "eval", "--out").map_err(classify)?;
+    let _lock = sum2act_core::batch::RunLock::acquire(&out, "eval", "--out").map_err(classify)?;
     let mut files: Vec<PathBuf> = Vec::new();
     if input.is_dir() && input.join("run.json").is_file() {
         files.extend(
@@ -112,7 +112,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         );
     }
     let pass_options = args.judge.pass_options(choice.mode);
-    let pr = crate::eval::pass_rate(&set, &judge, &pass_options)
+    let pr = sum2act_eval::pass_rate(&set, &judge, &pass_options)
         .await
         .map_err(classify)?;
     let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
@@ -122,7 +122,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         out: &out,
     };
     let (calibration, matching) = calibrate(labels, &set, &input, &pr, &known, &mut files)?;
-    let ms = crate::eval::metrics(&set, Some(&pr));
+    let ms = sum2act_eval::metrics(&set, Some(&pr));
     let summary = summary_json(
         &set,
         &judge,
@@ -154,19 +154,19 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
 
 /// The tool metrics' JSON and their printed table.
 struct ToolReport {
-    metrics: Vec<crate::eval::tool_metrics::ToolMetrics>,
+    metrics: Vec<sum2act_eval::tool_metrics::ToolMetrics>,
     table: String,
 }
 
 /// What a judged evaluation produced.
 struct Judged {
     pr: PassRate,
-    ms: Vec<crate::eval::Metrics>,
+    ms: Vec<sum2act_eval::Metrics>,
     summary: serde_json::Value,
-    spread: Option<crate::eval::repeats::InferenceSpread>,
+    spread: Option<sum2act_eval::repeats::InferenceSpread>,
     /// How the judge mode was chosen.
     choice: ModeChoice,
-    calibration: Option<crate::eval::Calibration>,
+    calibration: Option<sum2act_eval::Calibration>,
     matching: Option<Matching>,
     /// (calls logged, calls answered from the log this time).
     calls: (usize, u64),
@@ -203,7 +203,7 @@ fn open_input(args: &EvalArgs) -> anyhow::Result<(PathBuf, AnswerSet, PathBuf)> 
                 .unwrap_or(Path::new("."))
                 .join(format!("eval_{stem}"))
         }
-        None => input.join(crate::eval::input::EVAL_DIR),
+        None => input.join(sum2act_eval::input::EVAL_DIR),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     Ok((input, set, out))
@@ -217,8 +217,8 @@ fn judge_free(
     mut files: Vec<PathBuf>,
     tools: &ToolReport,
 ) -> anyhow::Result<ExitCode> {
-    let ms = crate::eval::metrics(set, None);
-    let evidence = crate::eval::pass_rate::evidence_only(set);
+    let ms = sum2act_eval::metrics(set, None);
+    let evidence = sum2act_eval::pass_rate::evidence_only(set);
     report::write_metrics_csv(&out.join("metrics.csv"), &ms).map_err(classify)?;
     write_json_atomic(&out.join("metrics.json"), &ms)?;
     write_json_atomic(&out.join("evidence.json"), &evidence.queries)?;
@@ -253,8 +253,8 @@ struct Known<'a> {
 impl Known<'_> {
     /// This run's own measurement (`calibration.json` of an earlier `--labels`), else the registry's
     /// held-out figure for the judge model and mode, with the label set it was measured on.
-    fn figure(&self, name: &str) -> anyhow::Result<Option<crate::eval::Calibration>> {
-        let own = crate::toolbench::io::read_json::<crate::eval::Calibration>(
+    fn figure(&self, name: &str) -> anyhow::Result<Option<sum2act_eval::Calibration>> {
+        let own = sum2act_core::toolbench::io::read_json::<sum2act_eval::Calibration>(
             &self.out.join("calibration.json"),
         )
         .ok()
@@ -281,7 +281,7 @@ fn calibrate(
     pr: &PassRate,
     known: &Known<'_>,
     files: &mut Vec<PathBuf>,
-) -> anyhow::Result<(Option<crate::eval::Calibration>, Option<Matching>)> {
+) -> anyhow::Result<(Option<sum2act_eval::Calibration>, Option<Matching>)> {
     let name = judge_name(pr);
     let Some((path, entries)) = labels else {
         return Ok((known.figure(&name)?, None));
@@ -304,8 +304,8 @@ fn summary_json(
     judge: &Judge,
     pr: &PassRate,
     log: &Path,
-    (calibration, choice): (Option<&crate::eval::Calibration>, &ModeChoice),
-    ms: &[crate::eval::Metrics],
+    (calibration, choice): (Option<&sum2act_eval::Calibration>, &ModeChoice),
+    ms: &[sum2act_eval::Metrics],
     tools: &ToolReport,
 ) -> serde_json::Value {
     json!({
@@ -328,7 +328,7 @@ fn summary_json(
             "trust_threshold": headline::TRUSTED_AGREEMENT,
         },
         "variance": "pass_rate ± std: population std over the judge votes (judge variance); ci: bootstrap 95% over queries",
-        "note": crate::eval::headline::MISSING_NOTE,
+        "note": sum2act_eval::headline::MISSING_NOTE,
         "valid": headline::valid(&pr.overall),
         "invalid_reason": headline::invalid_reason(&pr.overall),
         "pass_rate": {"subsets": pr.subsets, "overall": pr.overall},
@@ -413,7 +413,7 @@ fn unusable_exit(pr: &PassRate) -> ExitCode {
 
 /// The data directory a run was made from (its manifest's `data`), when known.
 pub(super) fn run_data(input: &Path) -> Option<PathBuf> {
-    crate::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
+    sum2act_core::toolbench::io::read_json::<serde_json::Value>(&input.join("run.json"))
         .ok()
         .and_then(|m| m["data"].as_str().map(PathBuf::from))
 }
@@ -422,7 +422,7 @@ pub(super) fn run_data(input: &Path) -> Option<PathBuf> {
 fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
     let entries = labels::load(path).map_err(classify)?;
     if let Some(dir) = run_data(input)
-        && let Ok(data) = crate::toolbench::DataDir::open(&dir)
+        && let Ok(data) = sum2act_core::toolbench::DataDir::open(&dir)
     {
         let mut known = std::collections::BTreeMap::new();
         for e in &entries {
@@ -438,7 +438,7 @@ fn load_labels(path: &Path, input: &Path) -> anyhow::Result<Vec<LabelEntry>> {
     Ok(entries)
 }
 
-fn print_labels(m: &Matching, calibration: Option<&crate::eval::Calibration>) {
+fn print_labels(m: &Matching, calibration: Option<&sum2act_eval::Calibration>) {
     match calibration {
         Some(c) => print!("{}", report::calibration_table(c)),
         None => println!("no human label applies to this run's answers"),
@@ -464,23 +464,23 @@ fn print_labels(m: &Matching, calibration: Option<&crate::eval::Calibration>) {
 async fn inference_spread(
     input: &Path,
     set: &AnswerSet,
-    pr: &crate::eval::PassRate,
-    judge: &crate::eval::Judge,
+    pr: &sum2act_eval::PassRate,
+    judge: &sum2act_eval::Judge,
     args: &EvalArgs,
-) -> anyhow::Result<Option<crate::eval::repeats::InferenceSpread>> {
-    let n = crate::eval::input::repeats_in(input);
+) -> anyhow::Result<Option<sum2act_eval::repeats::InferenceSpread>> {
+    let n = sum2act_eval::input::repeats_in(input);
     if n <= 1 || !input.is_dir() {
         return Ok(None);
     }
     let mut rates = vec![pr.overall.pass_rate];
     for r in 1..n {
-        let mut repeat = crate::eval::input::load_answers_repeat(input, r).map_err(classify)?;
-        crate::eval::repeats::align(&mut repeat, set);
+        let mut repeat = sum2act_eval::input::load_answers_repeat(input, r).map_err(classify)?;
+        sum2act_eval::repeats::align(&mut repeat, set);
         let options = args.judge.pass_options(judge.options().mode);
-        let scored = crate::eval::pass_rate(&repeat, judge, &options)
+        let scored = sum2act_eval::pass_rate(&repeat, judge, &options)
             .await
             .map_err(classify)?;
         rates.push(scored.overall.pass_rate);
     }
-    Ok(Some(crate::eval::repeats::InferenceSpread::new(rates)))
+    Ok(Some(sum2act_eval::repeats::InferenceSpread::new(rates)))
 }

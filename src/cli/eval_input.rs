@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::BadInput;
 use super::exit::classify;
-use crate::eval::AnswerSet;
-use crate::toolbench::load_id_file;
+use sum2act_core::toolbench::load_id_file;
+use sum2act_eval::AnswerSet;
 
 /// Loads what `eval`/`compare` score: a run directory, a converted folder, or a converted file.
 pub fn load_set(
@@ -17,8 +17,8 @@ pub fn load_set(
     subsets: &[String],
 ) -> anyhow::Result<AnswerSet> {
     let mut set = match (path.is_file(), subset) {
-        (true, Some(s)) => crate::eval::input::load_converted_file(path, s),
-        _ => crate::eval::load_answers(path),
+        (true, Some(s)) => sum2act_eval::input::load_converted_file(path, s),
+        _ => sum2act_eval::load_answers(path),
     }
     .map_err(classify)?;
     if let Some(dir) = ids.filter(|p| p.is_dir()) {
@@ -82,7 +82,7 @@ pub fn load_set(
 /// shard): a query without an answer file (a shard not merged, a file lost) is missing, not absent
 /// from the denominator. Left as found, with a warning, when the run's data cannot be read.
 fn expect_manifest_queries(path: &Path, set: &mut AnswerSet) {
-    let Ok(Some(manifest)) = crate::batch::Manifest::read(path) else {
+    let Ok(Some(manifest)) = sum2act_core::batch::Manifest::read(path) else {
         return;
     };
     if manifest.data.is_empty() || manifest.subsets.is_empty() {
@@ -91,17 +91,17 @@ fn expect_manifest_queries(path: &Path, set: &mut AnswerSet) {
     let shard = manifest
         .shard
         .as_deref()
-        .and_then(|s| crate::batch::Shard::parse_with_env(s, None).ok())
+        .and_then(|s| sum2act_core::batch::Shard::parse_with_env(s, None).ok())
         .unwrap_or_default();
-    let selected = crate::toolbench::DataDir::open(Path::new(&manifest.data))
-        .map_err(crate::batch::BatchError::from)
+    let selected = sum2act_core::toolbench::DataDir::open(Path::new(&manifest.data))
+        .map_err(sum2act_core::batch::BatchError::from)
         .and_then(|data| {
-            crate::batch::selected_ids(&data, &manifest.subsets, manifest.limit, shard)
+            sum2act_core::batch::selected_ids(&data, &manifest.subsets, manifest.limit, shard)
         });
     match selected {
         Ok(ids) => set.expect_also(
             ids.into_iter()
-                .map(|(subset, id)| crate::eval::QueryKey::new(subset, id)),
+                .map(|(subset, id)| sum2act_eval::QueryKey::new(subset, id)),
         ),
         Err(e) => eprintln!(
             "warning: missing answers are counted against the answer files found, not the queries the run selected ({e})"

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::GlobalArgs;
-use crate::eval::AnswerSet;
-use crate::eval::tool_metrics::{Relevant, ToolMetrics, relevant_functions, table, tool_metrics};
-use crate::toolbench::io::write_json_atomic;
+use sum2act_core::toolbench::io::write_json_atomic;
+use sum2act_eval::AnswerSet;
+use sum2act_eval::tool_metrics::{Relevant, ToolMetrics, relevant_functions, table, tool_metrics};
 
 /// Computes the metrics, writes `OUT/tool_metrics.json` and returns them with their table.
 /// `run_data` is the data directory the run's manifest names.

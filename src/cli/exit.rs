@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use crate::batch::BatchError;
-use crate::eval::EvalError;
-use crate::llm::LlmError;
+use sum2act_core::batch::BatchError;
+use sum2act_core::llm::LlmError;
+use sum2act_eval::EvalError;
 
 /// A problem with what the user gave us (flags, files): exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -28,9 +28,9 @@ impl InputFault for EvalError {
     }
 }
 
-impl InputFault for crate::llm::by_hand::ByHandError {
+impl InputFault for sum2act_server::by_hand::ByHandError {
     fn is_bad_input(&self) -> bool {
-        crate::llm::by_hand::ByHandError::is_bad_input(self)
+        sum2act_server::by_hand::ByHandError::is_bad_input(self)
     }
 }
 
@@ -54,11 +54,11 @@ pub fn classify<E: InputFault>(e: E) -> anyhow::Error {
 pub fn code_of(e: &anyhow::Error) -> ExitCode {
     let bad = e.chain().any(|c| {
         c.is::<BadInput>()
-            || c.downcast_ref::<crate::toolbench::DataError>()
+            || c.downcast_ref::<sum2act_core::toolbench::DataError>()
                 .is_some_and(|e| !e.is_output())
             || c.is::<crate::config::ConfigError>()
-            || c.downcast_ref::<crate::server::ServerError>()
-                .is_some_and(crate::server::ServerError::is_bad_input)
+            || c.downcast_ref::<sum2act_server::ServerError>()
+                .is_some_and(sum2act_server::ServerError::is_bad_input)
             || c.downcast_ref::<LlmError>()
                 .is_some_and(LlmError::is_bad_input)
     });

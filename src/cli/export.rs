@@ -8,7 +8,9 @@ use clap::Args;
 
 use super::exit::classify;
 use super::values::named;
-use crate::batch::export::{CONVERTED_DIR, ExportOutcome, PASS_RATE_DIR, export_stabletoolbench};
+use sum2act_core::batch::export::{
+    CONVERTED_DIR, ExportOutcome, PASS_RATE_DIR, export_stabletoolbench,
+};
 
 /// Formats a run can be exported to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,7 +20,7 @@ pub enum ExportFormat {
     Stabletoolbench,
 }
 
-crate::names::named_values!(ExportFormat, "export format" {
+sum2act_core::names::named_values!(ExportFormat, "export format" {
     Stabletoolbench => "stabletoolbench": "Answer files named and shaped for StableToolBench's convert_to_answer_format.py",
 });
 

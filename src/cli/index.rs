@@ -13,10 +13,10 @@ use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::prompts::Prompts;
-use crate::retrieve::examples::{ExampleRequests, GenerateOptions, generate};
-use crate::retrieve::{RetrieveOptions, Retriever, default_index_dir};
 use indicatif::{ProgressBar, ProgressStyle};
+use sum2act_core::prompts::Prompts;
+use sum2act_retrieve::examples::{ExampleRequests, GenerateOptions, generate};
+use sum2act_retrieve::{RetrieveOptions, Retriever, default_index_dir};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -109,7 +109,7 @@ async fn expand(
     let missing = existing.missing(&catalog).len();
     let todo = options.limit.map_or(missing, |l| l.min(missing));
     let prompts = Prompts::load()?;
-    let client = crate::llm::build(&llm.resolve(config)?).await?;
+    let client = sum2act_local::build(&llm.resolve(config)?).await?;
     eprintln!(
         "expand: {todo} of {missing} APIs without example requests, with {}",
         client.model_id()
@@ -183,7 +183,7 @@ fn build(
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         let how = match retriever.source() {
-            crate::retrieve::IndexSource::Cached => "up to date",
+            sum2act_retrieve::IndexSource::Cached => "up to date",
             _ => "built",
         };
         println!(

@@ -7,13 +7,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::GlobalArgs;
-use crate::agent::Method;
-use crate::agent::toolset::ToolSet;
-use crate::retrieve::{default_index_dir, fingerprint};
-use crate::toolbench::{Catalog, Function};
-use crate::tools::graph::ToolGraph;
-use crate::tools::graph_cache::{GraphSource, load_or_build};
-use crate::tools::graph_catalogue::CatalogueGraph;
+use sum2act_core::agent::Method;
+use sum2act_core::agent::toolset::ToolSet;
+use sum2act_core::toolbench::{Catalog, Function};
+use sum2act_core::tools::graph::ToolGraph;
+use sum2act_core::tools::graph_cache::{GraphSource, load_or_build};
+use sum2act_core::tools::graph_catalogue::CatalogueGraph;
+use sum2act_retrieve::{default_index_dir, fingerprint};
 
 pub fn run(global: &GlobalArgs, json: bool, sample: usize) -> anyhow::Result<ExitCode> {
     let (_, catalog) = super::open_data(global)?;

@@ -13,16 +13,16 @@ use super::exit::classify;
 use super::llm_args::LlmArgs;
 use super::values::named;
 use crate::config::Config;
-use crate::eval::calibration::{ModeChoice, Registry};
-use crate::eval::judge::{
+use sum2act_core::llm::{LlmClient, LlmError};
+use sum2act_core::prompts::Prompts;
+use sum2act_eval::calibration::{ModeChoice, Registry};
+use sum2act_eval::judge::{
     DEFAULT_JUDGE_SEED as DEFAULT_SEED, DEFAULT_JUDGE_TEMPERATURE as DEFAULT_TEMPERATURE,
     DEFAULT_OBSERVATION_CHARS, DEFAULT_PROMPT_CHARS, prompt_chars_for_context, prompt_hashes,
 };
-use crate::eval::pass_rate::DEFAULT_JUDGE_CONCURRENCY;
-pub use crate::eval::pass_rate::DEFAULT_VOTES;
-use crate::eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
-use crate::llm::{LlmClient, LlmError};
-use crate::prompts::Prompts;
+use sum2act_eval::pass_rate::DEFAULT_JUDGE_CONCURRENCY;
+pub use sum2act_eval::pass_rate::DEFAULT_VOTES;
+use sum2act_eval::{Judge, JudgeCache, JudgeMode, JudgeOptions, PassRateOptions};
 
 /// The most judge votes per query `--votes` accepts.
 pub const MAX_VOTES: i64 = 15;
@@ -91,12 +91,12 @@ impl JudgeArgs {
 
     /// The judge model.
     pub async fn llm(&self, config: &Config) -> anyhow::Result<Arc<dyn LlmClient>> {
-        async { crate::llm::build(&self.llm_options(config)?).await }
+        async { sum2act_local::build(&self.llm_options(config)?).await }
             .await
             .context("building the judge model")
     }
 
-    fn llm_options(&self, config: &Config) -> Result<crate::llm::LlmOptions, LlmError> {
+    fn llm_options(&self, config: &Config) -> Result<sum2act_core::llm::LlmOptions, LlmError> {
         let mut llm_args = self.llm.clone();
         if let Some(j) = &self.judge {
             llm_args.model = Some(j.clone());
@@ -148,7 +148,7 @@ impl JudgeArgs {
             Some(n) => n,
             None => {
                 let llm_options = self.llm_options(config).map_err(classify)?;
-                if crate::llm::uses_embedded_model(&llm_options) {
+                if sum2act_core::llm::uses_embedded_model(&llm_options) {
                     prompt_chars_for_context(llm_options.context, defaults.max_tokens)
                 } else {
                     DEFAULT_PROMPT_CHARS

@@ -13,8 +13,8 @@ use super::GlobalArgs;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
 use crate::config::Config;
-use crate::llm::Purpose;
-use crate::llm::{self, CompletionRequest, LlmClient, LlmOptions, Message, ToolChoice};
+use sum2act_core::llm::Purpose;
+use sum2act_core::llm::{self, CompletionRequest, LlmClient, LlmOptions, Message, ToolChoice};
 
 #[derive(Debug, Args)]
 pub struct LlmCmdArgs {
@@ -112,7 +112,7 @@ async fn check(
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     let loading = Instant::now();
-    let client: Arc<dyn LlmClient> = llm::build(args).await.map_err(classify)?;
+    let client: Arc<dyn LlmClient> = sum2act_local::build(args).await.map_err(classify)?;
     let load_ms = loading.elapsed().as_millis();
     let request =
         CompletionRequest::new("check", vec![Message::user(prompt)]).with_max_tokens(max_tokens);
@@ -130,11 +130,11 @@ async fn check(
     });
     #[cfg(feature = "local-model")]
     if llm::uses_embedded_model(args) {
-        report["wait_policy"] = json!(llm::wait::current().to_string());
-        let cpu = llm::cpu::features();
+        report["wait_policy"] = json!(sum2act_local::wait::current().to_string());
+        let cpu = sum2act_local::cpu::features();
         report["cpu"] = json!({
-            "compiled": llm::cpu::compiled_level(&cpu),
-            "unused": llm::cpu::unused(&cpu),
+            "compiled": sum2act_local::cpu::compiled_level(&cpu),
+            "unused": sum2act_local::cpu::unused(&cpu),
         });
     }
     if tools {
@@ -230,7 +230,8 @@ async fn complete(
     #[cfg(feature = "local-model")]
     if llm::uses_embedded_model(args) && args.record.is_none() {
         let path = llm::resolve_model_path(args).map_err(classify)?;
-        let model = llm::local::LocalModel::shared(&path, Default::default()).map_err(classify)?;
+        let model = sum2act_local::model::LocalModel::shared(&path, Default::default())
+            .map_err(classify)?;
         let (c, s) = model.complete_with_stats(request).await.map_err(classify)?;
         let speed = json!({
             "prompt_tokens": s.prompt_tokens,

@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::values::named;
 use crate::config::Config;
-use crate::llm::wait::SpinSetting;
-use crate::llm::{DEFAULT_PARALLEL, EndpointSpec, LlmError, LlmOptions};
+use sum2act_core::llm::{DEFAULT_PARALLEL, EndpointSpec, LlmError, LlmOptions};
+use sum2act_local::wait::SpinSetting;
 
 /// StableToolBench's name for the endpoint (its scripts export it), read when ours is not set.
 pub const OPENAI_API_BASE: &str = "OPENAI_API_BASE";
@@ -132,7 +132,7 @@ impl LlmArgs {
                     Some(var) => Some(std::env::var(var).map_err(|_| {
                         LlmError::Config(format!(
                             "endpoint {} takes its key from ${var}, which is not set",
-                            crate::redact::url(&e.base_url)
+                            sum2act_core::redact::url(&e.base_url)
                         ))
                     })?),
                     None => default_key.clone(),

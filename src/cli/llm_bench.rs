@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::BadInput;
 use super::exit::classify;
-use crate::llm::{self, LlmOptions};
+use sum2act_core::llm::{self, LlmOptions};
 
 /// What `llm bench` was asked to measure.
 pub struct BenchPlan {
@@ -23,18 +23,18 @@ pub async fn bench(args: &LlmOptions, plan: BenchPlan) -> anyhow::Result<ExitCod
     }
     let model = load(args, &plan).await?;
     if plan.quick {
-        let report = llm::bench::speed(&model, plan.tokens)
+        let report = sum2act_local::bench::speed(&model, plan.tokens)
             .await
             .map_err(classify)?;
         println!("{}", serde_json::to_string(&report)?);
         if let Some(path) = &plan.out {
-            crate::toolbench::io::write_json_atomic(path, &report)?;
+            sum2act_core::toolbench::io::write_json_atomic(path, &report)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let report = llm::bench::run(
+    let report = sum2act_local::bench::run(
         &model,
-        &llm::bench::BenchOptions {
+        &sum2act_local::bench::BenchOptions {
             concurrency: plan.concurrency,
             tokens: plan.tokens,
         },
@@ -44,36 +44,39 @@ pub async fn bench(args: &LlmOptions, plan: BenchPlan) -> anyhow::Result<ExitCod
     .map_err(classify)?;
     print_report(&report);
     if let Some(path) = &plan.out {
-        crate::toolbench::io::write_json_atomic(path, &report)?;
+        sum2act_core::toolbench::io::write_json_atomic(path, &report)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The embedded model with as many sequences as the largest concurrency (one for `--quick`).
-async fn load(args: &LlmOptions, plan: &BenchPlan) -> anyhow::Result<llm::local::LocalModel> {
+async fn load(
+    args: &LlmOptions,
+    plan: &BenchPlan,
+) -> anyhow::Result<sum2act_local::model::LocalModel> {
     let path = llm::resolve_model_path(args).map_err(classify)?;
     let parallel = if plan.quick {
         1
     } else {
         plan.concurrency.iter().copied().max().unwrap_or(1) as u32
     };
-    let options = llm::local::LocalOptions {
+    let options = sum2act_local::model::LocalOptions {
         context: args.context,
         threads: args.threads,
         parallel,
         ..Default::default()
     };
-    tokio::task::spawn_blocking(move || llm::local::LocalModel::load(&path, options))
+    tokio::task::spawn_blocking(move || sum2act_local::model::LocalModel::load(&path, options))
         .await?
         .map_err(classify)
 }
 
-fn print_report(report: &llm::bench::BenchReport) {
+fn print_report(report: &sum2act_local::bench::BenchReport) {
     println!(
         "model {} on {} threads, threads wait: {}",
         report.model,
         report.threads,
-        llm::wait::current()
+        sum2act_local::wait::current()
     );
     println!(
         "prefill {:.1} tok/s ({} tokens), decode {:.1} tok/s",

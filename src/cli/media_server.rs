@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::GlobalArgs;
-use crate::media::{MediaOptions, serve_stdio};
-use crate::toolbench::DataDir;
+use sum2act_core::toolbench::DataDir;
+use sum2act_server::media::{MediaOptions, serve_stdio};
 
 #[derive(Debug, Args)]
 pub struct MediaServerArgs {

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::exit::classify;
-use crate::batch::merge::{MergeOptions, merge};
-use crate::batch::{RunLock, Summary, scan_run_dir};
+use sum2act_core::batch::merge::{MergeOptions, merge};
+use sum2act_core::batch::{RunLock, Summary, scan_run_dir};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {

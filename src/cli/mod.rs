@@ -22,6 +22,7 @@ mod llm_args;
 mod llm_bench;
 mod media_server;
 mod merge;
+mod progress;
 mod report;
 mod retrieve;
 mod retriever_args;
@@ -133,11 +134,17 @@ pub async fn run(cli: Cli) -> ExitCode {
 /// in `data stats`: skipping it would quietly drop the queries that use its tool (exit 2, naming it).
 pub(crate) fn open_data(
     global: &GlobalArgs,
-) -> Result<(crate::toolbench::DataDir, crate::toolbench::Catalog), crate::toolbench::DataError> {
-    let data = crate::toolbench::DataDir::open_or_default(global.data.as_deref())?;
+) -> Result<
+    (
+        sum2act_core::toolbench::DataDir,
+        sum2act_core::toolbench::Catalog,
+    ),
+    sum2act_core::toolbench::DataError,
+> {
+    let data = sum2act_core::toolbench::DataDir::open_or_default(global.data.as_deref())?;
     let load = data.catalog()?;
     if let Some(first) = load.broken.first() {
-        return Err(crate::toolbench::DataError::Other(format!(
+        return Err(sum2act_core::toolbench::DataError::Other(format!(
             "{} tool file(s) cannot be read; fix or remove them (`sum2act data stats` lists them all). First: {first}",
             load.broken.len()
         )));
@@ -149,11 +156,14 @@ pub(crate) fn open_data(
 /// a remote tool server may know the tool).
 pub(crate) fn warn_missing_tools(
     subset: &str,
-    queries: &[crate::toolbench::Query],
-    catalog: &crate::toolbench::Catalog,
+    queries: &[sum2act_core::toolbench::Query],
+    catalog: &sum2act_core::toolbench::Catalog,
 ) {
-    for missing in crate::toolbench::missing_tools(queries, catalog) {
-        eprintln!("warning: {}: {missing}", crate::terminal::safe_line(subset));
+    for missing in sum2act_core::toolbench::missing_tools(queries, catalog) {
+        eprintln!(
+            "warning: {}: {missing}",
+            sum2act_core::terminal::safe_line(subset)
+        );
     }
 }
 

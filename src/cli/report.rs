@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::exit::classify;
-use crate::batch::report::write_report;
+use sum2act_eval::html_report::write_report;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::retrieve::{
+use sum2act_retrieve::{
     Bm25Baseline, Half, RetrieveOptions, Retriever, Weights, default_index_dir, evaluate,
 };
 

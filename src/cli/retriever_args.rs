@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::retrieve::dense::TextEncoder;
-use crate::retrieve::examples::ExampleRequests;
-use crate::retrieve::minilm::{self, MiniLm};
-use crate::retrieve::{RetrieveOptions, default_index_dir};
+use sum2act_retrieve::dense::TextEncoder;
+use sum2act_retrieve::examples::ExampleRequests;
+use sum2act_retrieve::minilm::{self, MiniLm};
+use sum2act_retrieve::{RetrieveOptions, default_index_dir};
 
 #[derive(Debug, Clone, Args)]
 pub struct RetrieverArgs {

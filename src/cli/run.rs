@@ -10,15 +10,17 @@ use clap::Args;
 
 use super::solver_args::{SolverArgs, start};
 use super::{BadInput, GlobalArgs};
-use crate::agent::FinishKind;
-use crate::agent::toolset::{DEFAULT_K, ToolChoice, ToolSet, add_mcp, instruction_task, task_with};
-use crate::batch::{Solved, keep_episode};
 use crate::config::Config;
-use crate::retrieve::Retriever;
 use crate::session::print::PrintObserver;
 use crate::session::print_outcome;
-use crate::setup::ErrorEpisode;
-use crate::toolbench::{Catalog, DataDir, Task};
+use sum2act_core::agent::FinishKind;
+use sum2act_core::agent::toolset::{
+    DEFAULT_K, ToolChoice, ToolSearch, ToolSet, add_mcp, instruction_task, task_with,
+};
+use sum2act_core::batch::{Solved, keep_episode};
+use sum2act_core::setup::ErrorEpisode;
+use sum2act_core::toolbench::{Catalog, DataDir, Task};
+use sum2act_retrieve::Retriever;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -69,8 +71,12 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         harness.shutdown().await;
         return Err(no_tools().into());
     }
-    let path =
-        crate::batch::answer_path(&args.out, &task.subset, task.query_id, env.method().name());
+    let path = sum2act_core::batch::answer_path(
+        &args.out,
+        &task.subset,
+        task.query_id,
+        env.method().name(),
+    );
 
     println!(
         "method: {} · model: {} · tools: {}",
@@ -78,7 +84,10 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         env.llm.model_id(),
         env.tools.describe()
     );
-    println!("request: {}", crate::terminal::safe_line(&task.query));
+    println!(
+        "request: {}",
+        sum2act_core::terminal::safe_line(&task.query)
+    );
     println!(
         "functions: {}",
         task.functions
@@ -110,7 +119,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     );
     let gone = harness.shutdown().await;
     for why in &gone {
-        eprintln!("error: {}", crate::terminal::safe_line(why));
+        eprintln!("error: {}", sum2act_core::terminal::safe_line(why));
     }
     if !failed {
         return Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }));
@@ -126,7 +135,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     }
     eprintln!(
         "error: the episode stopped early: {}",
-        crate::terminal::safe_line(&error)
+        sum2act_core::terminal::safe_line(&error)
     );
     if episode.counters.unreachable_tool_calls > 0 {
         eprintln!("check --tool-server, then run the query again");
@@ -174,7 +183,12 @@ fn resolve_task(
             "nothing to solve: give an instruction, or --query-id N [--subset NAME]".into(),
         )
         .into()),
-        (Some(text), None) => Ok(instruction_task(text, choice, catalog, retriever.as_ref())?),
+        (Some(text), None) => Ok(instruction_task(
+            text,
+            choice,
+            catalog,
+            retriever.as_ref().map(|r| r as &dyn ToolSearch),
+        )?),
         (None, Some(id)) => {
             let subsets = match &args.subset {
                 Some(s) => vec![s.clone()],
@@ -199,7 +213,13 @@ fn resolve_task(
                 1 => {
                     let (subset, q) = &found[0];
                     super::warn_missing_tools(subset, std::slice::from_ref(q), catalog);
-                    Ok(task_with(subset, q, choice, catalog, retriever.as_ref())?)
+                    Ok(task_with(
+                        subset,
+                        q,
+                        choice,
+                        catalog,
+                        retriever.as_ref().map(|r| r as &dyn ToolSearch),
+                    )?)
                 }
                 _ => {
                     let names: Vec<&str> = found.iter().map(|(s, _)| s.as_str()).collect();

@@ -14,11 +14,11 @@ use super::tool_args::FaultArgs;
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use crate::server::mcp::{CatalogueMcp, McpServe, serve_http, serve_stdio};
-use crate::server::{
+use sum2act_core::toolbench::DataDir;
+use sum2act_server::mcp::{CatalogueMcp, McpServe, serve_http, serve_stdio};
+use sum2act_server::{
     ServerOptions, SimulationMode, VirtualApi, embedded_api, import_stb_cache, serve_until,
 };
-use crate::toolbench::DataDir;
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -104,7 +104,7 @@ pub async fn run(
     let llm = match args.simulation {
         SimulationMode::Schema => None,
         _ => Some(
-            async { crate::llm::build(&args.llm.resolve(config)?).await }
+            async { sum2act_local::build(&args.llm.resolve(config)?).await }
                 .await
                 .context("loading the simulator model")?,
         ),

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{BadInput, GlobalArgs};
-use crate::server::fidelity::{Options, measure};
-use crate::toolbench::DataDir;
+use sum2act_core::toolbench::DataDir;
+use sum2act_server::fidelity::{Options, measure};
 
 #[derive(Debug, Args)]
 pub struct FidelityArgs {
@@ -30,7 +30,7 @@ pub async fn run(global: &GlobalArgs, args: &FidelityArgs) -> anyhow::Result<Exi
         if !world.is_dir() {
             return Err(BadInput(format!("--world {}: not a folder", world.display())).into());
         }
-        let c = crate::server::world::consistency::check(world);
+        let c = sum2act_server::world::consistency::check(world);
         print!("{}", c.table(world, args.all_violations));
         return Ok(ExitCode::SUCCESS);
     }

@@ -13,9 +13,9 @@ use super::GlobalArgs;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
 use crate::config::Config;
-use crate::llm::by_hand::{ByHand, ByHandOptions, Commands};
-use crate::llm::replay::Recorder;
-use crate::llm::{self, LlmClient};
+use sum2act_core::llm::LlmClient;
+use sum2act_core::llm::replay::Recorder;
+use sum2act_server::by_hand::{ByHand, ByHandOptions, Commands};
 
 #[derive(Debug, Args)]
 pub struct ServeLlmArgs {
@@ -45,10 +45,10 @@ pub async fn run(
         Some(dir) => by_hand(dir, args.llm.record.as_deref())?,
         None => {
             let options = args.llm.resolve(config).map_err(classify)?;
-            llm::build(&options).await.map_err(classify)?
+            sum2act_local::build(&options).await.map_err(classify)?
         }
     };
-    let listener = llm::server::bind(SocketAddr::new(args.host, args.port))
+    let listener = sum2act_server::llm_endpoint::bind(SocketAddr::new(args.host, args.port))
         .await
         .map_err(classify)?;
     let addr = listener.local_addr()?;
@@ -61,7 +61,7 @@ pub async fn run(
             dir.display()
         );
     }
-    llm::server::serve_with(listener, client, args.limits.limits()).await?;
+    sum2act_server::llm_endpoint::serve_with(listener, client, args.limits.limits()).await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -12,10 +12,10 @@ use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
 use super::tool_args::ToolArgs;
 use crate::config::Config;
-use crate::server::ServerError;
-use crate::setup::{Harness, SetupError, SolverOptions};
-use crate::toolbench::DataDir;
-use crate::tools::mcp::McpSpec;
+use crate::harness::{Harness, SetupError, SolverOptions};
+use sum2act_core::toolbench::DataDir;
+use sum2act_core::tools::mcp::McpSpec;
+use sum2act_server::ServerError;
 
 #[derive(Debug, Args)]
 pub struct SolverArgs {
@@ -64,10 +64,10 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::agent::AgentOptions;
-    use crate::llm::LlmOptions;
-    use crate::server::FaultConfig;
-    use crate::tools::ToolConfig;
+    use sum2act_core::agent::AgentOptions;
+    use sum2act_core::llm::LlmOptions;
+    use sum2act_core::tools::ToolConfig;
+    use sum2act_server::FaultConfig;
 
     #[derive(Parser)]
     struct Flags {
@@ -83,7 +83,7 @@ mod tests {
         let config = Config::default();
         let o = flags.solver.resolve(&config, None, Vec::new()).unwrap();
         let d = AgentOptions::default();
-        assert_eq!(o.method, crate::agent::Method::default());
+        assert_eq!(o.method, sum2act_core::agent::Method::default());
         assert_eq!(
             (
                 o.agent.max_steps,

@@ -8,12 +8,12 @@ use clap::Args;
 
 use super::BadInput;
 use super::values::named;
-use crate::agent::toolset::{ToolChoice, ToolSet};
 use crate::config::Config;
-use crate::server::faults::DEFAULT_TIMEOUT_DELAY_MS;
-use crate::server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
-use crate::tools::ToolConfig;
-use crate::tools::mcp::McpSpec;
+use sum2act_core::agent::toolset::{ToolChoice, ToolSet};
+use sum2act_core::tools::ToolConfig;
+use sum2act_core::tools::mcp::McpSpec;
+use sum2act_server::faults::DEFAULT_TIMEOUT_DELAY_MS;
+use sum2act_server::{FaultConfig, FaultMix, SimulationMode, ToolOptions};
 
 /// StableToolBench's name for the tool server (its client reads it), read when ours is not set.
 pub const SERVICE_URL: &str = "SERVICE_URL";

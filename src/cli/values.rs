@@ -24,9 +24,9 @@ where
 }
 
 /// The value parser of a flag naming a subset: a plain name, never a path (see
-/// [`crate::toolbench::check_subset_name`]); clap names the flag in its error (exit 2).
+/// [`sum2act_core::toolbench::check_subset_name`]); clap names the flag in its error (exit 2).
 pub fn subset_name(s: &str) -> Result<String, String> {
-    crate::toolbench::check_subset_name(s).map(|()| s.to_string())
+    sum2act_core::toolbench::check_subset_name(s).map(|()| s.to_string())
 }
 
 /// A non-empty environment variable that stands for a flag under another tool's name (read after the

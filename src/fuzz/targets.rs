@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::fuzz;
-use crate::agent::parse;
-use crate::llm::{Completion, ToolCall};
+use sum2act_core::agent::parse;
+use sum2act_core::llm::{Completion, ToolCall};
 
 /// Valid examples the mutations start from.
 const ACTIONS: &[&str] = &[
@@ -33,8 +33,8 @@ fn fuzz_model_output_actions() {
         };
         g.record(&text);
         let _ = parse::action_from_text(&text);
-        let _ = crate::tools::observation::parse_finish(&text);
-        let _ = crate::tools::observation::parse_lenient_object(&text);
+        let _ = sum2act_core::tools::observation::parse_finish(&text);
+        let _ = sum2act_core::tools::observation::parse_lenient_object(&text);
         let completion = Completion {
             content: text.clone(),
             tool_calls: vec![ToolCall {
@@ -189,7 +189,7 @@ fn fuzz_python_repr_cache_keys() {
             repr.clone()
         };
         g.record(&text);
-        let parsed = crate::server::pyrepr::parse(&text);
+        let parsed = sum2act_server::pyrepr::parse(&text);
         if text == repr && exact {
             match parsed {
                 Ok(v) if v == value => {}
@@ -203,7 +203,7 @@ fn fuzz_python_repr_cache_keys() {
 
 /// Sample files the loader target mutates.
 fn loader_corpus() -> Vec<(&'static str, String)> {
-    let sample = crate::toolbench::sample_dir();
+    let sample = sum2act_core::toolbench::sample_dir();
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
     let queries: Value = serde_json::from_str(&read(sample.join("queries/G1_instruction.json")))
         .unwrap_or(Value::Null);
@@ -231,10 +231,10 @@ fn loader_corpus() -> Vec<(&'static str, String)> {
 
 #[test]
 fn fuzz_query_tool_and_answer_loaders() {
-    use crate::toolbench::io::parse_json;
-    use crate::toolbench::{Query, ToolFile};
+    use sum2act_core::toolbench::io::parse_json;
+    use sum2act_core::toolbench::{Query, ToolFile};
     let corpus = loader_corpus();
-    let catalog = crate::toolbench::DataDir::open_or_default(None)
+    let catalog = sum2act_core::toolbench::DataDir::open_or_default(None)
         .and_then(|d| d.catalog())
         .map(|l| l.catalog)
         .ok();
@@ -249,9 +249,9 @@ fn fuzz_query_tool_and_answer_loaders() {
         match parse_json::<Vec<Query>>(path, &text) {
             Ok(queries) => {
                 if let Some(c) = &catalog {
-                    let _ = crate::toolbench::missing_tools(&queries, c);
+                    let _ = sum2act_core::toolbench::missing_tools(&queries, c);
                     for q in &queries {
-                        let _ = crate::toolbench::Task::from_query("G1", q, c);
+                        let _ = sum2act_core::toolbench::Task::from_query("G1", q, c);
                     }
                 }
             }
@@ -262,11 +262,11 @@ fn fuzz_query_tool_and_answer_loaders() {
         }
         let _ = parse_json::<ToolFile>(path, &text);
         if let Ok(v) = serde_json::from_str::<Value>(&text) {
-            let _ = crate::batch::EpisodeView::from_answer(&v);
-            let _ = crate::agent::Episode::from_json(&v);
-            let _ = crate::toolbench::answer::convert(&v, "sum2act");
+            let _ = sum2act_core::batch::EpisodeView::from_answer(&v);
+            let _ = sum2act_core::agent::Episode::from_json(&v);
+            let _ = sum2act_core::toolbench::answer::convert(&v, "sum2act");
         }
-        let _ = crate::eval::input::finish_answer_text(&text);
+        let _ = sum2act_eval::input::finish_answer_text(&text);
         // Now and then through the evaluator's run-directory reader, from a file.
         if kind == "answer"
             && case_no.is_multiple_of(10)
@@ -275,7 +275,7 @@ fn fuzz_query_tool_and_answer_loaders() {
             let sub = d.path().join("G1_instruction");
             let _ = std::fs::create_dir_all(&sub);
             let _ = std::fs::write(sub.join("1_sum2act.json"), &text);
-            let _ = crate::eval::input::load_answers(d.path());
+            let _ = sum2act_eval::input::load_answers(d.path());
         }
         Ok(())
     });
@@ -291,7 +291,7 @@ fn fuzz_virtual_requests() {
     else {
         panic!("no runtime");
     };
-    let api = crate::server::sample_api().unwrap_or_else(|e| panic!("{e}"));
+    let api = sum2act_server::sample_api().unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<(String, String, String)> = api
         .catalog()
         .tools()
@@ -320,7 +320,7 @@ fn fuzz_virtual_requests() {
             text = g.mutate(&text);
         }
         g.record(&text);
-        let response = rt.block_on(crate::server::routes::virtual_api(
+        let response = rt.block_on(sum2act_server::routes::virtual_api(
             State(api.clone()),
             axum::http::HeaderMap::new(),
             Ok(Bytes::from(text)),
@@ -439,8 +439,8 @@ fn fuzz_json_schema_to_gbnf() {
         };
         g.record(&schema.to_string());
         #[cfg(feature = "local-model")]
-        let _ = crate::llm::local::bounded_schema(&schema);
-        match crate::llm::gbnf::grammar(&schema) {
+        let _ = sum2act_local::model::bounded_schema(&schema);
+        match sum2act_local::gbnf::grammar(&schema) {
             Ok(grammar) => {
                 grammars += 1;
                 check_grammar(&grammar).map_err(|e| format!("{e}\ngrammar:\n{grammar}"))

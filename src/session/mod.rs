@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::agent::sum2act::{State, Sum2Act};
-use crate::agent::toolset::{ToolChoice, add_mcp, instruction_task};
-use crate::agent::{AgentError, Episode, Observer};
-use crate::retrieve::Retriever;
-use crate::setup::SolverEnv;
-use crate::toolbench::{Catalog, DataError, Task};
+use sum2act_core::agent::sum2act::{State, Sum2Act};
+use sum2act_core::agent::toolset::{ToolChoice, ToolSearch, add_mcp, instruction_task};
+use sum2act_core::agent::{AgentError, Episode, Observer};
+use sum2act_core::setup::SolverEnv;
+use sum2act_core::toolbench::{Catalog, DataError, Task};
+use sum2act_retrieve::Retriever;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -122,7 +122,7 @@ impl Session {
             request,
             self.toolset,
             &self.catalog,
-            self.retriever.as_deref(),
+            self.retriever.as_deref().map(|r| r as &dyn ToolSearch),
         )?;
         task.query_id = self.episodes.len() as u64 + 1;
         if let Some(hub) = self.env.tools.mcp() {
@@ -148,7 +148,7 @@ impl Session {
     fn save(&self, path: &Path) -> Result<(), DataError> {
         let episodes: Vec<_> = self.episodes.iter().map(Episode::to_json).collect();
         let doc = json!({"state": self.state.to_value(), "episodes": episodes});
-        crate::toolbench::io::write_json_atomic(path, &doc)
+        sum2act_core::toolbench::io::write_json_atomic(path, &doc)
     }
 }
 
@@ -157,9 +157,9 @@ pub fn print_outcome(ep: &Episode) {
     let c = &ep.counters;
     println!("══ {} ══", ep.finish.as_str());
     if !ep.answer.is_empty() {
-        println!("{}", crate::terminal::safe(&ep.answer));
+        println!("{}", sum2act_core::terminal::safe(&ep.answer));
     } else if let Some(e) = &ep.error {
-        println!("(stopped: {})", crate::terminal::safe_line(e));
+        println!("(stopped: {})", sum2act_core::terminal::safe_line(e));
     } else {
         println!("(no answer)");
     }

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 
-use crate::agent::{Observer, Step};
-use crate::terminal::{safe, safe_line};
-use crate::text::clip;
+use sum2act_core::agent::{Observer, Step};
+use sum2act_core::terminal::{safe, safe_line};
+use sum2act_core::text::clip;
 
 /// Prints steps to stdout.
 pub struct PrintObserver {

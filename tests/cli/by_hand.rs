@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use common::{Served, Test, mock_openai};
 use serde_json::{Value, json};
-use sum2act::llm::openai::OpenAiClient;
-use sum2act::llm::{CompletionRequest, LlmClient, Message, ToolChoice};
+use sum2act_core::llm::openai::OpenAiClient;
+use sum2act_core::llm::{CompletionRequest, LlmClient, Message, ToolChoice};
 
 /// `serve-llm --by-hand DIR --port 0` with extra flags.
 fn serve(dir: &Path, extra: &[&str]) -> Served {

@@ -16,8 +16,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use sum2act::llm::openai::OpenAiClient;
-use sum2act::llm::{
+use sum2act_core::llm::openai::OpenAiClient;
+use sum2act_core::llm::{
     self, CompletionRequest, EndpointSpec, LlmClient, LlmError, LlmOptions, Message, ToolChoice,
 };
 
@@ -128,7 +128,7 @@ async fn retries_429_after_retry_after_and_counts_server_tokens() {
     let mut limited = status(429, r#"{"error":{"message":"slow down"}}"#);
     limited.headers.push(("retry-after", "1".into()));
     let (url, mock) = start(vec![limited, ok(chat_reply("hello", Some((42, 7))))]).await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     let started = Instant::now();
     let c = client.complete(&ask("hi")).await.unwrap();
     assert_eq!(c.content, "hello");
@@ -160,7 +160,7 @@ async fn counts_tokens_locally_when_the_server_reports_none_and_prices_them() {
             completion: 1.0,
         },
     );
-    let client = llm::build(&options).await.unwrap();
+    let client = sum2act_local::build(&options).await.unwrap();
     let c = client.complete(&ask("hello world")).await.unwrap();
     assert_eq!(
         c.usage.completion_tokens, 2,
@@ -180,7 +180,7 @@ async fn server_errors_are_retried_with_backoff() {
         ok(chat_reply("fine", Some((1, 1)))),
     ])
     .await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     assert_eq!(client.complete(&ask("x")).await.unwrap().content, "fine");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);
 }
@@ -216,7 +216,7 @@ async fn unknown_model_is_a_typed_error() {
         r#"{"error":{"message":"The model `nope` does not exist","code":"model_not_found"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::ModelNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("does not exist"));
@@ -230,7 +230,7 @@ async fn context_overflow_is_a_typed_error() {
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
     )])
     .await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(
         matches!(err, LlmError::RemoteContextOverflow { .. }),
@@ -249,7 +249,7 @@ async fn unreachable_endpoint_is_retried_then_reported() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let mut a = args(&url);
     a.retries = 1;
-    let client = llm::build(&a).await.unwrap();
+    let client = sum2act_local::build(&a).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::Unreachable { .. }), "{err:?}");
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")));
@@ -268,7 +268,7 @@ async fn invalid_json_replies_are_typed_errors() {
         ),
     ])
     .await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     let err = client.complete(&ask("x")).await.unwrap_err();
     assert!(matches!(err, LlmError::InvalidResponse(_)), "{err:?}");
     let json_req = ask("x").with_json_schema("answer", json!({"type": "object"}));
@@ -294,7 +294,7 @@ async fn tools_and_json_schema_reach_the_server_and_calls_come_back() {
         "usage": {"prompt_tokens": 5, "completion_tokens": 6}
     }))])
     .await;
-    let client = llm::build(&args(&url)).await.unwrap();
+    let client = sum2act_local::build(&args(&url)).await.unwrap();
     let req = ask("x").with_tools(
         vec![json!({"name": "lookup", "parameters": {}})],
         ToolChoice::Required,
@@ -327,7 +327,7 @@ async fn fails_over_to_a_second_endpoint() {
         retries: 0,
         ..LlmOptions::default()
     };
-    let client = llm::build(&options).await.unwrap();
+    let client = sum2act_local::build(&options).await.unwrap();
     assert_eq!(client.complete(&ask("1")).await.unwrap().content, "a");
     assert_eq!(client.complete(&ask("2")).await.unwrap().content, "b");
     assert_eq!(mock.hits.lock().unwrap().len(), 2);

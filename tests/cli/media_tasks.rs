@@ -9,10 +9,10 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sum2act::media::MediaTool;
-use sum2act::server::VirtualApi;
-use sum2act::toolbench::{DataDir, Function, Query};
-use sum2act::tools::{ReplySource, ToolSource};
+use sum2act_core::toolbench::{DataDir, Function, Query};
+use sum2act_core::tools::{ReplySource, ToolSource};
+use sum2act_server::VirtualApi;
+use sum2act_server::media::MediaTool;
 
 use crate::common::mcp::{McpChild, binary, installed, text};
 use crate::common::{Test, sample, tools};

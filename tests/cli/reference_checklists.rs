@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use sum2act::toolbench::request_asks::asks;
-use sum2act::toolbench::request_split::checklist_from_split;
+use sum2act_core::toolbench::request_asks::asks;
+use sum2act_core::toolbench::request_split::checklist_from_split;
 
 /// Words that say how something is asked, not what.
 const ASKING: &[&str] = &[

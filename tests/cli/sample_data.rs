@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::Value;
-use sum2act::toolbench::naming::{pure_api_name, standardize};
-use sum2act::toolbench::{Catalog, DataDir, Query, load_queries};
+use sum2act_core::toolbench::naming::{pure_api_name, standardize};
+use sum2act_core::toolbench::{Catalog, DataDir, Query, load_queries};
 
 /// StableToolBench's six subsets (the sample's and the shared data's).
 const SUBSETS: [&str; 6] = [

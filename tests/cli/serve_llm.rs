@@ -7,10 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
-use sum2act::llm::openai::OpenAiClient;
-use sum2act::llm::replay::Recorder;
-use sum2act::llm::scripted::ScriptedLlm;
-use sum2act::llm::{CompletionRequest, LlmClient, LlmError, Message};
+use sum2act_core::llm::openai::OpenAiClient;
+use sum2act_core::llm::replay::Recorder;
+use sum2act_core::llm::scripted::ScriptedLlm;
+use sum2act_core::llm::{CompletionRequest, LlmClient, LlmError, Message};
 
 /// Kills the server when the test ends, pass or fail.
 struct Child(std::process::Child);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::Test;
 use common::tools::call;
 use serde_json::json;
-use sum2act::tools::ReplySource;
+use sum2act_core::tools::ReplySource;
 
 const WEATHER: [&str; 3] = ["Weather", "SkyCast Weather", "Current weather"];
 

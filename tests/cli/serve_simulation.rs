@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use crate::common::tools::{
     catalog, config, data_dir, default_args, functions, server, write_record_desk,
 };
-use sum2act::server::simulate::{gives_shape, parse_template};
-use sum2act::server::{SimulationMode, VirtualApi};
-use sum2act::toolbench::{Catalog, Function};
-use sum2act::tools::{ReplySource, ToolEnv};
+use sum2act_core::toolbench::{Catalog, Function};
+use sum2act_core::tools::{ReplySource, ToolEnv};
+use sum2act_server::simulate::{gives_shape, parse_template};
+use sum2act_server::{SimulationMode, VirtualApi};
 
 /// A temporary catalogue of one tool with an API whose reply shape must be inferred and one with a
 /// data template: the LLM-simulation tests need both, whether or not `../shared/toolbench` is present.
@@ -33,7 +33,7 @@ fn inferred_api(catalog: &Catalog) -> Function {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_simulation_answers_and_falls_back_to_the_schema() {
-    use sum2act::llm::scripted::ScriptedLlm;
+    use sum2act_core::llm::scripted::ScriptedLlm;
     let (_tmp, catalog) = inferred_and_templated_catalog();
     // An API without a template that carries data: the model's reply is taken as it is.
     let f = inferred_api(&catalog);
@@ -107,7 +107,7 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
     assert!(
         matches!(
             seen[0].response_format,
-            sum2act::llm::ResponseFormat::JsonSchema { .. }
+            sum2act_core::llm::ResponseFormat::JsonSchema { .. }
         ),
         "{:?}",
         seen[0].response_format
@@ -117,7 +117,7 @@ async fn llm_simulation_answers_and_falls_back_to_the_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hybrid_simulation_asks_the_model_only_where_the_shape_is_inferred() {
-    use sum2act::llm::scripted::ScriptedLlm;
+    use sum2act_core::llm::scripted::ScriptedLlm;
     let (_tmp, catalog) = inferred_and_templated_catalog();
     let inferred = inferred_api(&catalog);
     let templated = functions(&catalog)

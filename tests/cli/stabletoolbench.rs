@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use sum2act::batch::Manifest;
-use sum2act::toolbench::answer::FinishKind;
-use sum2act::toolbench::answer::{
+use sum2act_core::batch::Manifest;
+use sum2act_core::toolbench::answer::FinishKind;
+use sum2act_core::toolbench::answer::{
     ChainStep, Generation, Node, NodeType, cot_answer_file, dfs_answer_file,
 };
 
@@ -110,7 +110,7 @@ fn chain(nodes: Vec<Node>) -> Node {
 }
 
 fn call_nodes(s: &ChainStep, depth: u32) -> Vec<Node> {
-    sum2act::toolbench::answer::chain_nodes(std::slice::from_ref(s), depth)
+    sum2act_core::toolbench::answer::chain_nodes(std::slice::from_ref(s), depth)
 }
 
 /// A dfsdt run: an answer, a give-up (valid, but no `train_messages`), and a search that ran dry.

@@ -14,10 +14,10 @@ use axum::routing::post;
 use serde_json::json;
 
 use crate::common::tools::{catalog, config, data_dir, functions, loopback};
-use sum2act::server::CatalogSource;
-use sum2act::toolbench::Function;
-use sum2act::tools::observation::reply_text;
-use sum2act::tools::{Finish, HttpSource, ToolConfig, ToolEnv};
+use sum2act_core::toolbench::Function;
+use sum2act_core::tools::observation::reply_text;
+use sum2act_core::tools::{Finish, HttpSource, ToolConfig, ToolEnv};
+use sum2act_server::CatalogSource;
 
 /// (status, body) of the mock's reply to request number `i`.
 type Script = fn(usize) -> (u16, String);

@@ -10,12 +10,12 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 
 use crate::common::tools::{catalog, config, data_dir, default_args, functions, request, server};
-use sum2act::server::simulate::gives_shape;
-use sum2act::server::{FaultConfig, FaultKind, FaultMix, VirtualApi, World, WorldOptions};
-use sum2act::toolbench::Catalog;
-use sum2act::toolbench::naming::pure_api_name;
-use sum2act::tools::observation::reply_text;
-use sum2act::tools::{ReplySource, ToolConfig, ToolEnv, ToolError, ToolRequest, ToolSource};
+use sum2act_core::toolbench::Catalog;
+use sum2act_core::toolbench::naming::pure_api_name;
+use sum2act_core::tools::observation::reply_text;
+use sum2act_core::tools::{ReplySource, ToolConfig, ToolEnv, ToolError, ToolRequest, ToolSource};
+use sum2act_server::simulate::gives_shape;
+use sum2act_server::{FaultConfig, FaultKind, FaultMix, VirtualApi, World, WorldOptions};
 
 /// The first recorded call of the data's response cache whose API is in the catalogue.
 fn first_cached(dir: &Path, catalog: &Catalog) -> Option<(String, String, String, String, Value)> {

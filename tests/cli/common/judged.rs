@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use sum2act::toolbench::answer::{ChainStep, Generation, cot_answer_file};
+use sum2act_core::toolbench::answer::{ChainStep, Generation, cot_answer_file};
 
 /// How the mock judge behaves.
 #[derive(Default)]

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use sum2act::server::{ServerHandle, VirtualApi, spawn};
-use sum2act::toolbench::{Catalog, Function};
-use sum2act::tools::{HttpSource, ToolConfig, ToolRequest};
+use sum2act_core::toolbench::{Catalog, Function};
+use sum2act_core::tools::{HttpSource, ToolConfig, ToolRequest};
+use sum2act_server::{ServerHandle, VirtualApi, spawn};
 
 /// The shared ToolBench data when present, else the shipped sample.
 pub fn data_dir() -> PathBuf {
@@ -112,7 +112,7 @@ pub fn default_args(f: &Function) -> Map<String, Value> {
         } else {
             p.default.clone()
         };
-        args.insert(sum2act::toolbench::naming::param_name(&p.name), v);
+        args.insert(sum2act_core::toolbench::naming::param_name(&p.name), v);
     }
     args
 }
@@ -123,7 +123,7 @@ pub fn call_unknown(
     category: &str,
     tool: &str,
     api: &str,
-) -> Result<sum2act::tools::ToolReply, sum2act::tools::ToolError> {
+) -> Result<sum2act_core::tools::ToolReply, sum2act_core::tools::ToolError> {
     call(url, [category, tool, api], json!({}))
 }
 
@@ -132,8 +132,8 @@ pub fn call(
     url: &str,
     [category, tool, api]: [&str; 3],
     input: Value,
-) -> Result<sum2act::tools::ToolReply, sum2act::tools::ToolError> {
-    use sum2act::tools::ToolSource;
+) -> Result<sum2act_core::tools::ToolReply, sum2act_core::tools::ToolError> {
+    use sum2act_core::tools::ToolSource;
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         HttpSource::new(url, None)

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 
 use super::{CONVERT, MODEL_ARGS};
 use crate::common;
-use sum2act::server::pyrepr::to_repr;
-use sum2act::server::{VirtualApi, spawn};
-use sum2act::toolbench::{Catalog, Function};
-use sum2act::tools::{HttpSource, ReplySource, ToolConfig, ToolEnv, ToolRequest, ToolSource};
+use sum2act_core::toolbench::{Catalog, Function};
+use sum2act_core::tools::{HttpSource, ReplySource, ToolConfig, ToolEnv, ToolRequest, ToolSource};
+use sum2act_server::pyrepr::to_repr;
+use sum2act_server::{VirtualApi, spawn};
 
 /// A `/virtual` peer that logs request bodies and answers like StableToolBench's server: a cache hit
 /// by `str(json.loads(tool_input))`, else a reply whose keys are deliberately not sorted.
@@ -205,7 +205,7 @@ async fn stb_compat_simulates_missing_parameters_and_serves_uncatalogued_cache_e
     };
     for compat in [false, true] {
         let api = VirtualApi::new(catalog.clone(), Some(cache.clone())).with_stb_compat(compat);
-        let source = sum2act::server::CatalogSource::from_api(Arc::new(api));
+        let source = sum2act_server::CatalogSource::from_api(Arc::new(api));
         let r = source.call(&missing).await.unwrap();
         assert_eq!(r.error.starts_with("Parameter error"), !compat, "{r:?}");
         let r = source.call(&outside).await.unwrap();

@@ -1,0 +1,35 @@
+//! ToolBench data model and formats: queries, tool files, naming rules, function schemas.
+//! Everything above this layer speaks in these types.
+
+pub mod answer;
+pub mod canonical;
+mod catalog;
+pub mod claims;
+mod dataset;
+mod error;
+mod finish;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
+pub mod io;
+pub mod json_repair;
+pub mod method;
+mod missing;
+mod model;
+pub mod naming;
+pub mod request_asks;
+mod request_coordination;
+pub mod request_parts;
+pub mod request_split;
+mod request_vocab;
+mod schema;
+pub mod stb_export;
+
+pub use catalog::{Catalog, CatalogLoad};
+pub use dataset::{
+    DATA_ENV, DataDir, MAX_QUERY_BYTES, MAX_SUBSET_NAME, SubsetStats, Task, check_query_text,
+    check_subset_name, load_id_file, load_queries, sample_dir, source_root,
+};
+pub use error::DataError;
+pub use missing::{MissingTool, missing_tools};
+pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
+pub use schema::{Backend, FINISH, Function, finish_schema, function_schemas};

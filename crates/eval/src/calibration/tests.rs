@@ -1,0 +1,191 @@
+use std::collections::BTreeMap;
+
+use super::*;
+
+fn entry(model: &str, mode: Verdicts, split: Split, agreement: f64) -> Entry {
+    Entry {
+        judge_model: model.into(),
+        mode,
+        label_set: "eval/labels/x.json".into(),
+        split,
+        n: 40,
+        agreement,
+        kappa: agreement - 0.3,
+        confusion: vec![vec![10, 2, 0], vec![3, 25, 0]],
+        prompts: BTreeMap::from([("judge_part".to_string(), "aaaa".to_string())]),
+        votes: 1,
+        measured: String::new(),
+        command: String::new(),
+    }
+}
+
+fn registry() -> Registry {
+    Registry {
+        format: 2,
+        description: String::new(),
+        entries: vec![
+            entry("strong", Verdicts::Evidence, Split::Calibrate, 0.92),
+            entry("strong", Verdicts::Tooleval, Split::Calibrate, 0.83),
+            entry("strong", Verdicts::Tooleval, Split::Report, 0.99),
+            entry("strong", Verdicts::Evidence, Split::Report, 0.90),
+            entry("small", Verdicts::Evidence, Split::All, 0.65),
+            entry("small", Verdicts::Tooleval, Split::All, 0.50),
+            entry("strong", Verdicts::Preference, Split::Calibrate, 0.99),
+        ],
+    }
+}
+
+fn prompts(hash: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([("judge_part".to_string(), hash.to_string())])
+}
+
+#[test]
+fn the_default_mode_is_the_best_measured_on_the_calibrate_half() {
+    let r = registry();
+    let c = r.choose("strong", &prompts("aaaa"));
+    assert_eq!(c.mode, JudgeMode::Evidence, "{}", c.why);
+    assert_eq!(c.chosen_by, "registry");
+    assert!(
+        c.why.contains("92.0%") && c.why.contains("calibrate half"),
+        "{}",
+        c.why
+    );
+    // The report half is never used to choose (tooleval's 99% there does not count).
+    assert_eq!(
+        r.choose("small", &prompts("aaaa")).mode,
+        JudgeMode::Evidence
+    );
+    // An unmeasured model takes the best-measured mode of any model, and says whose.
+    let other = r.choose("new-model", &prompts("aaaa"));
+    assert_eq!(other.mode, JudgeMode::Evidence);
+    assert!(other.why.contains("strong's"), "{}", other.why);
+    // Figures of earlier prompts count only when nothing newer exists, and say so.
+    let old = r.choose("strong", &prompts("bbbb"));
+    assert!(old.why.contains("earlier prompts"), "{}", old.why);
+    // An exact tie goes to the evidence judge, whatever the order of the entries.
+    for order in [[0, 1], [1, 0]] {
+        let tied = [
+            entry("tie", Verdicts::Tooleval, Split::All, 0.5),
+            entry("tie", Verdicts::Evidence, Split::All, 0.5),
+        ];
+        let r = Registry {
+            format: 2,
+            description: String::new(),
+            entries: order.iter().map(|&i| tied[i].clone()).collect(),
+        };
+        assert_eq!(r.choose("tie", &prompts("aaaa")).mode, JudgeMode::Evidence);
+    }
+    let empty = Registry::default().choose("strong", &prompts("aaaa"));
+    assert_eq!(
+        (empty.mode, empty.chosen_by),
+        (JudgeMode::Evidence, "default")
+    );
+}
+
+#[test]
+fn the_printed_figure_is_the_held_out_one() {
+    let r = registry();
+    let f = r
+        .figure("strong", Verdicts::Evidence, &prompts("aaaa"))
+        .unwrap();
+    assert_eq!((f.split, f.agreement), (Split::Report, 0.90));
+    let c = f.calibration();
+    assert_eq!(c.confusion, [[10, 2, 0], [3, 25, 0]]);
+    assert_eq!(
+        (c.label_set.as_str(), c.split.as_str()),
+        ("eval/labels/x.json", "report")
+    );
+    assert!(
+        r.figure("small", Verdicts::Preference, &prompts("aaaa"))
+            .is_none()
+    );
+}
+
+#[test]
+fn halves_are_fixed_by_query_and_split_the_queries() {
+    let keys: Vec<QueryKey> = (0..200)
+        .map(|i| QueryKey::new("G1_instruction", i))
+        .collect();
+    let calibrate = keys.iter().filter(|k| half(k) == Split::Calibrate).count();
+    assert!((80..=120).contains(&calibrate), "{calibrate} of 200");
+    // Stable across machines and releases: a few known values.
+    assert_eq!(
+        half(&QueryKey::new("G1_instruction", 101)),
+        half(&QueryKey::new("G1_instruction", 101))
+    );
+    for k in &keys {
+        assert!(Split::All.holds(k));
+        assert_ne!(Split::Calibrate.holds(k), Split::Report.holds(k));
+    }
+    assert_eq!("report".parse::<Split>(), Ok(Split::Report));
+    assert!("half".parse::<Split>().is_err());
+}
+
+#[test]
+fn the_registry_round_trips_and_replaces_a_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reg.json");
+    let mut r = Registry::load(&path).unwrap();
+    assert!(r.entries.is_empty());
+    r.record(entry("m", Verdicts::Evidence, Split::Report, 0.7));
+    r.record(entry("m", Verdicts::Evidence, Split::Report, 0.8));
+    r.record(entry("m", Verdicts::Evidence, Split::Calibrate, 0.6));
+    r.save(&path).unwrap();
+    let back = Registry::load(&path).unwrap();
+    assert_eq!(back.entries.len(), 2);
+    assert_eq!(back.entries[1].agreement, 0.8);
+    std::fs::write(&path, "{\"format\": 2}").unwrap();
+    let err = Registry::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("reg.json") && err.contains("registry"),
+        "{err}"
+    );
+    assert!(
+        Registry::shipped().format == 2,
+        "the shipped registry parses"
+    );
+}
+
+#[test]
+fn pooled_runs_give_per_method_rates_and_only_labels_stale_everywhere() {
+    use super::measure::{RunRows, pool};
+    use crate::Label::{Solved, Unsolved};
+    use crate::labels::Matching;
+    let run = |method: &str,
+               pairs: Vec<(&str, crate::Label, crate::Label, f64)>,
+               stale: &[&str]| RunRows {
+        method: method.into(),
+        matching: Matching {
+            pairs: pairs
+                .iter()
+                .map(|(n, h, j, _)| (n.to_string(), *h, *j))
+                .collect(),
+            scores: pairs.iter().map(|p| p.3).collect(),
+            stale: stale.iter().map(|s| s.to_string()).collect(),
+            ..Matching::default()
+        },
+    };
+    let runs = vec![
+        // Two versions of one method: the label of G1/2 matches the second run's answer.
+        run(
+            "sum2act",
+            vec![("G1/1 sum2act", Solved, Solved, 1.0)],
+            &["G1/2 sum2act"],
+        ),
+        run(
+            "sum2act",
+            vec![("G1/2 sum2act", Unsolved, Solved, 2.0 / 3.0)],
+            &["G1/1 sum2act", "G1/3 sum2act"],
+        ),
+        run("react", vec![("G1/1 react", Unsolved, Unsolved, 0.0)], &[]),
+    ];
+    let m = pool("j", Verdicts::Evidence, Split::All, &runs).unwrap();
+    assert_eq!(m.calibration.n, 3);
+    assert_eq!(m.calibration.confusion, [[1, 0, 0], [1, 1, 0]]);
+    assert_eq!(m.stale, vec!["G1/3 sum2act".to_string()]);
+    let s = m.methods.iter().find(|r| r.method == "sum2act").unwrap();
+    assert_eq!((s.n, s.labelled), (2, 50.0));
+    assert!((s.judged - 250.0 / 3.0).abs() < 1e-9);
+    assert!((s.difference() - (250.0 / 3.0 - 50.0)).abs() < 1e-9);
+    assert!(pool("j", Verdicts::Evidence, Split::All, &[]).is_none());
+}
