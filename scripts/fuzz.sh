@@ -33,7 +33,7 @@ fi
 
 # Build once, then run the test binary itself for each target (a copy, so rebuilding the crate
 # meanwhile does not change what is being fuzzed).
-bin=$(cargo test --lib --no-run --message-format=json 2>/dev/null \
+bin=$(cargo test -p sum2act --lib --no-run --message-format=json 2>/dev/null \
   | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1)
 if [ -z "$bin" ]; then
   echo "could not build the test binary" >&2

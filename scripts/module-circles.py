@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
-"""Dependency circles between sibling modules of the crate (`scripts/module-circles.py [src]`): every
-`crate::`, `super::` and `self::` path in non-test code is an edge between files, lifted to the children
-of their closest common module; a strongly connected group of siblings is a circle. Prints 0 when none."""
-import os, re, sys
-root = sys.argv[1] if len(sys.argv) > 1 else 'src'
+"""Dependency circles between sibling modules of a crate (`scripts/module-circles.py [SRC]`; without SRC,
+each crate of the workspace: `src` and `crates/*/src`): every `crate::`, `super::` and `self::` path in
+non-test code is an edge between files, lifted to the children of their closest common module; a strongly
+connected group of siblings is a circle. Prints 0 when none. Crates cannot form circles: Cargo refuses."""
+import os, re, subprocess, sys
+if len(sys.argv) == 1:
+    roots = ['src'] + sorted(os.path.join('crates', c, 'src') for c in os.listdir('crates'))
+    for r in roots:
+        print(f"{r}: ", end='', flush=True)
+        subprocess.run([sys.executable, __file__, r], check=True)
+    sys.exit(0)
+root = sys.argv[1]
 crate = sys.argv[2] if len(sys.argv) > 2 else 'crate'
 mods = {}
 for dp, dn, fn in os.walk(root):

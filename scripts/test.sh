@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --browser
 cargo fmt --check
+# CI builds our crates from scratch, where incremental compilation only writes caches nobody reads: a third
+# of the build on 2 cores. Set CARGO_INCREMENTAL=1 to keep them between local runs of this script.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 if driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"; then
-  # clippy-driver compiles our crate exactly as rustc would, plus the lints; dependencies build as usual.
+  # clippy-driver compiles our crates exactly as rustc would, plus the lints; dependencies build as usual.
   # `cargo clippy` instead would check every dependency again (minutes on 2 cores).
   export RUSTC_WORKSPACE_WRAPPER="$driver"
   export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"

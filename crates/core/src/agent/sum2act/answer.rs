@@ -1,9 +1,9 @@
-//! The Sum2Act final answer, made before `Finish` runs so the answer file, the episode and the
-//! evaluator see the same text: written again from the whole facts when the router saw them shortened,
-//! keeping what an earlier draft (sent back by the nudge) stated, checked against what the episode
-//! observed (`grounded.rs`), and with the values facts name by reference put back whole. Step 3 of the
-//! loop, the gate: a `Finish` with an answer runs only when every part is answered or failed (one
-//! nudge), and only with what the episode observed.
+//! Step 3 of the Sum2Act loop, the gate: a `Finish` with an answer runs only when every part is
+//! answered or failed (an early one spends the episode's one nudge, `guard::nudge`), and only with what
+//! the episode observed. The final answer is made here, before `Finish` runs, so the answer file, the
+//! episode and the evaluator see the same text: written again from the whole facts when the router saw
+//! them shortened, keeping what an earlier draft (sent back by the nudge) stated, checked against what
+//! the episode observed (`grounded.rs`), and with the values facts name by reference put back whole.
 
 use serde_json::Value;
 

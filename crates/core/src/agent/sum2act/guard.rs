@@ -1,8 +1,10 @@
 //! Step 2 of the Sum2Act loop, the guard: repeats are caught by the code, not left to the model.
 //! Proposing a call whose result is already in the state means the router has nothing new to do: it
-//! is asked to finish. A call that already failed is not run again (a retry of a timeout or a 429 is
-//! not a repeat); after a few such repeats, it must finish too. While parts of the request are open,
-//! the episode's one *nudge* sends a repeat (or an early `Finish`) back, naming them.
+//! is asked to finish (`common::force_finish`, shared with the other methods: when the model will not,
+//! the harness gives up for it). A call that already failed is not run again (a retry of a timeout or
+//! a 429 is not a repeat); after a few such repeats, it must finish too. While parts of the request are
+//! open, the episode's one *nudge* sends a repeat back, naming them (the gate, `answer.rs`, spends it on
+//! an early `Finish`; `run::Nudge` remembers whether it is spent).
 
 use crate::agent::common::{self, harness_observation};
 use crate::agent::parse::{Action, call_key};

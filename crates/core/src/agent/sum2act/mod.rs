@@ -5,13 +5,17 @@
 //!
 //! This file is the loop; each stage of a step has a file beside it:
 //! 1. propose: `router.rs`;
-//! 2. guard against repeats (and the one nudge while parts are open): `guard.rs`;
-//! 3. gate a `Finish`, making its answer final and grounded: `answer.rs`, `grounded.rs`;
+//! 2. guard against repeats (and the one nudge while parts are open), forcing a `Finish` when there is
+//!    nothing new to do: `guard.rs`;
+//! 3. gate a `Finish` (an early one spends the nudge), making its answer final and grounded: `answer.rs`,
+//!    `grounded.rs`;
 //! 4. execute: the tool caller (`SolveContext::act`);
 //! 5. summarise into the state: `state_manager.rs` (with `parts.rs`, the checklist's hooks, and
 //!    `lessons.rs`), over `state.rs` and `checklist.rs`;
-//! 6. finish: the episode ends when `Finish` runs (an answer or a give-up), when the model cannot be
-//!    reached, or when the step budget is spent; `run.rs` records each step and concludes the episode.
+//! 6. finish: the episode ends when `Finish` runs (an answer or a give-up, the model's or the
+//!    harness's), when the router's model cannot be reached (the state manager's failing is only a
+//!    noted failure), or when the step budget is spent; `run.rs` records each step and concludes the
+//!    episode. An `AgentError` (a prompt that cannot be rendered) ends it with no episode.
 
 mod answer;
 pub mod checklist;
