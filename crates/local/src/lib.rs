@@ -6,13 +6,12 @@
 //!
 //! - `model`: the engine (one thread owns llama.cpp's context; concurrent episodes share one decode);
 //! - `gbnf`: JSON schema → GBNF grammar, for structured output;
-//! - `cpu`: the CPU features llama.cpp was built for, checked before loading;
+//! - `cpu`: the CPU features this binary and llama.cpp were built for, checked before anything runs;
 //! - `wait`: OpenMP's spin policy, set before the first thread starts;
 //! - `bench`: `sum2act llm bench`, tokens per second of the embedded model.
 
 #[cfg(feature = "local-model")]
 pub mod bench;
-#[cfg(feature = "local-model")]
 pub mod cpu;
 pub mod gbnf;
 #[cfg(feature = "local-model")]

@@ -156,3 +156,32 @@ pub fn response_json(c: &Completion, id: &str) -> Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tools_formats_and_parts() {
+        let body = json!({
+            "model": "x",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+            "tool_choice": {"type": "function", "function": {"name": "f"}},
+            "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "object"}}},
+            "max_tokens": 7
+        });
+        let r = parse_request(&body).unwrap();
+        assert_eq!(r.messages[0].content, "hi");
+        assert_eq!(r.tools[0]["name"], "f");
+        assert_eq!(r.tool_choice, ToolChoice::Function("f".into()));
+        assert_eq!(r.max_tokens, 7);
+        assert!(matches!(
+            r.response_format,
+            ResponseFormat::JsonSchema { .. }
+        ));
+        let err =
+            parse_request(&json!({"messages": [{"role": "robot", "content": "x"}]})).unwrap_err();
+        assert!(err.contains("messages[0].role"), "{err}");
+    }
+}

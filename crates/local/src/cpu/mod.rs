@@ -22,7 +22,7 @@ pub struct Feature {
     pub present: bool,
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", feature = "local-model"))]
 mod x86 {
     use std::os::raw::c_int;
 
@@ -67,13 +67,14 @@ mod x86 {
     }
 }
 
-/// The instruction sets that matter to llama.cpp on this architecture (none are checked elsewhere).
+/// The instruction sets that matter to llama.cpp on this architecture (none are checked elsewhere;
+/// none without the embedded model).
 pub fn features() -> Vec<Feature> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", feature = "local-model"))]
     {
         x86::features()
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", feature = "local-model")))]
     {
         Vec::new()
     }

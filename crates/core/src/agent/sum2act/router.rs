@@ -107,13 +107,13 @@ pub fn offered_functions(functions: &[Function]) -> Vec<Value> {
         .collect()
 }
 
-/// The router's user prompt: the request, its checklist, the facts and failures so far, and a notice
-/// (the open parts after a nudge, or that the last proposal repeated itself).
+/// The router's user prompt: the request, its checklist, the facts and failures so far, how many steps
+/// came before, and a notice (the open parts after a nudge, or that the last proposal repeated itself).
 fn router_prompt(
     ctx: &SolveContext,
     task: &Task,
     state: &State,
-    step: u32,
+    steps_done: u32,
     repeated: bool,
     open_parts: bool,
 ) -> Result<String, AgentError> {
@@ -135,7 +135,7 @@ fn router_prompt(
             ("checklist", &checklist),
             // The name custom prompt folders from before the checklist use.
             ("subtasks", &checklist),
-            ("step", &step.to_string()),
+            ("step", &steps_done.to_string()),
             ("facts", &state.render_facts()),
             ("failures", &state.render_failures()),
             ("redundant", &state.render_redundant()),
