@@ -52,7 +52,7 @@ impl RunLock {
         let note = format!(
             "pid {} · sum2act {command} · since {}\n",
             std::process::id(),
-            super::manifest::now()
+            super::manifest::timestamp()
         );
         let written = file
             .set_len(0)

@@ -64,7 +64,7 @@ fn one() -> u32 {
 impl Manifest {
     /// A manifest for a new run; timestamps are set now.
     pub fn new(method: &str, model: &str) -> Self {
-        let now = now();
+        let now = timestamp();
         Manifest {
             format: 1,
             method: method.to_string(),
@@ -151,7 +151,7 @@ impl Manifest {
 }
 
 /// The current time, RFC 3339 in UTC.
-pub fn now() -> String {
+pub fn timestamp() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 

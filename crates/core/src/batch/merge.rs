@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::manifest::now;
+use super::manifest::timestamp;
 use super::plan::Shard;
 use super::summary::scan_run_dir;
 use super::{BatchError, Manifest};
@@ -74,7 +74,7 @@ pub fn merge(
     let mut manifest = reference.clone();
     manifest.shard = None;
     manifest.merged_shards = merged_shards.iter().map(Shard::to_string).collect();
-    manifest.updated = now();
+    manifest.updated = timestamp();
     let mut subsets: BTreeSet<String> = manifest.subsets.iter().cloned().collect();
     let mut outcome = MergeOutcome {
         copied: 0,

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 pub use fail_fast::FAIL_FAST_AFTER;
 pub use job::{Job, JobError, Solved};
 pub use lock::{LOCK_FILE, RunLock};
-pub use manifest::{MANIFEST_FILE, Manifest, now};
+pub use manifest::{MANIFEST_FILE, Manifest, timestamp};
 pub use plan::{
     SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
     select, select_with, selected_ids,

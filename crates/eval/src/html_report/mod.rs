@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use sum2act_core::batch::{BatchError, Manifest, now, scan_run_dir};
+use sum2act_core::batch::{BatchError, Manifest, scan_run_dir, timestamp};
 use sum2act_core::toolbench::answer::OUR_KEY;
 use sum2act_core::toolbench::io::{read_json, write_atomic};
 
@@ -66,7 +66,7 @@ pub fn render_report(run_dirs: &[PathBuf]) -> Result<(String, ReportStats), Batc
     }
     stats.runs = runs.len();
     let data = json!({
-        "generated": now(),
+        "generated": timestamp(),
         "version": env!("CARGO_PKG_VERSION"),
         "runs": runs,
     });
