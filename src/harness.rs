@@ -4,6 +4,7 @@
 //! (flags > env > config file > defaults) before; nothing here reads a flag or the config file.
 
 use std::sync::Arc;
+
 use sum2act_core::agent::{AgentOptions, Method};
 use sum2act_core::llm::{LlmError, LlmOptions};
 use sum2act_core::prompts::{PromptError, Prompts};

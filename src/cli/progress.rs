@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -85,9 +84,7 @@ impl Progress for Bars {
             bar.set_position(*done as u64);
             bars.insert(name.clone(), (bar, 0));
         }
-        let total: usize = subsets.iter().map(|s| s.1).sum();
-        let done: usize = subsets.iter().map(|s| s.2).sum();
-        self.totals.done.store(done as u64, Ordering::Relaxed);
+        let (total, done) = self.totals.begin(subsets);
         let total_bar = self.multi.add(self.total.clone());
         total_bar.set_length(total as u64);
         total_bar.set_position(done as u64);

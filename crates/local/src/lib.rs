@@ -20,7 +20,7 @@ pub mod wait;
 
 use std::sync::Arc;
 
-use sum2act_core::llm::{LlmClient, LlmError, LlmOptions, resolve_model_path};
+use sum2act_core::llm::{LlmClient, LlmError, LlmOptions};
 
 pub use wait::ensure_openmp_wait_policy;
 
@@ -31,7 +31,7 @@ pub async fn build(options: &LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError>
 
 #[cfg(feature = "local-model")]
 fn load(options: &LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError> {
-    let path = resolve_model_path(options)?;
+    let path = sum2act_core::llm::resolve_model_path(options)?;
     let local = model::LocalOptions {
         context: options.context,
         threads: options.threads,
@@ -42,9 +42,7 @@ fn load(options: &LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError> {
 }
 
 #[cfg(not(feature = "local-model"))]
-fn load(options: &LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError> {
-    let _ = resolve_model_path;
-    let _ = options;
+fn load(_options: &LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError> {
     Err(LlmError::Config(
         "this build has no embedded model (feature `local-model` is off); set OPENAI_BASE_URL or --base-url".into(),
     ))

@@ -34,8 +34,8 @@ impl Progress for NoProgress {
 /// Running totals shared by every display.
 #[derive(Default)]
 pub struct Totals {
-    pub total: AtomicU64,
-    pub done: AtomicU64,
+    total: AtomicU64,
+    done: AtomicU64,
     answered: AtomicU64,
     tokens: AtomicU64,
     /// Micro-dollars, so an atomic integer can hold it.
@@ -43,6 +43,16 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// The batch starts with `subsets` (name, selected, already finished): the queries in all and
+    /// those already finished, which the totals start from.
+    pub fn begin(&self, subsets: &[(String, usize, usize)]) -> (usize, usize) {
+        let total: usize = subsets.iter().map(|s| s.1).sum();
+        let done: usize = subsets.iter().map(|s| s.2).sum();
+        self.total.store(total as u64, Ordering::Relaxed);
+        self.done.store(done as u64, Ordering::Relaxed);
+        (total, done)
+    }
+
     /// Counts a finished episode; the number finished so far.
     pub fn record(&self, ep: &EpisodeView) -> u64 {
         if ep.answered() {
@@ -54,6 +64,11 @@ impl Totals {
             Ordering::Relaxed,
         );
         self.done.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The queries in all, as the batch started.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
     }
 
     /// "answered A/D · T tokens · $C".
@@ -99,10 +114,7 @@ impl Default for PlainProgress {
 
 impl Progress for PlainProgress {
     fn start(&self, subsets: &[(String, usize, usize)]) {
-        let total: usize = subsets.iter().map(|s| s.1).sum();
-        let done: usize = subsets.iter().map(|s| s.2).sum();
-        self.totals.total.store(total as u64, Ordering::Relaxed);
-        self.totals.done.store(done as u64, Ordering::Relaxed);
+        let (total, done) = self.totals.begin(subsets);
         let parts: Vec<String> = subsets
             .iter()
             .map(|(s, n, d)| format!("{s} {d}/{n}"))
@@ -117,7 +129,7 @@ impl Progress for PlainProgress {
         let done = self.totals.record(ep);
         eprintln!(
             "[{done}/{}] {} {}: {} in {} steps, {} llm calls, {} tokens, {:.2} s · {} · {:.0} s elapsed",
-            self.totals.total.load(Ordering::Relaxed),
+            self.totals.total(),
             ep.subset,
             ep.query_id,
             ep.finish,
