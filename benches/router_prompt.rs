@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use sum2act_core::agent::{
-    AgentOptions, QuietObserver, SolveContext, Solver, react::React, sum2act::Sum2Act,
+    AgentOptions, Budget, QuietObserver, SolveContext, Solver, react::React, sum2act::Sum2Act,
 };
 use sum2act_core::llm::scripted::{ScriptedLlm, reply};
 use sum2act_core::llm::{Completion, CompletionRequest, ToolCall, count_prompt_tokens};
@@ -121,8 +121,11 @@ fn main() {
     };
     // A small state budget so the cap is reached within 20 steps (the default is 600 tokens).
     let options = AgentOptions {
-        max_steps: STEPS,
-        max_depth: 3 * STEPS,
+        budget: Budget {
+            max_steps: STEPS,
+            max_depth: Some(3 * STEPS),
+            ..Budget::default()
+        },
         state_token_budget: 250,
         ..AgentOptions::default()
     };

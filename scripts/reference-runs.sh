@@ -10,10 +10,14 @@
 #   scripts/reference-runs.sh table  SET [METHODS]      the replay, then the method table from what it produced
 #                                                        (labels: eval/labels/strong_SET*.json; REF_HALF=tune|report|all)
 #
-# SET: dev (../shared/toolbench, the first REF_N=8 queries of every subset; `world` is the same queries in a
-# world of its own: the simulated-world consistency run of react and plan), sample (the shipped sample's
-# G1_instruction), mixed (the shipped sample's media subset, with the media tool server over MCP).
-# METHODS default: sum2act react dfsdt plan graph. MODE: evidence or tooleval.
+# SET: equal (../shared/toolbench, queries 9-16 of every subset: the report half no change was made for, all
+# five methods under the one budget, and react/dfsdt again under ToolBench's published settings as
+# `react@toolbench`, `dfsdt@toolbench`, all in one world), dev (the first REF_N=8 queries of every subset,
+# recorded before the one budget; `world` is the same queries in a world of its own: the simulated-world
+# consistency run of react and plan), sample (the shipped sample's G1_instruction), mixed (the shipped
+# sample's media subset, with the media tool server over MCP).
+# METHODS default: sum2act react dfsdt plan graph (equal: and react@toolbench dfsdt@toolbench); a run is
+# METHOD or METHOD@BUDGET (`--budget BUDGET`). MODE: evidence or tooleval.
 #
 # Environment: BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
 # (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
@@ -36,7 +40,30 @@ if [ -z "$bin" ]; then
   bin=target/debug/sum2act
 fi
 
+# The dev split's queries FROM+1..FROM+N of every subset as a data folder of their own (the tools and the
+# response cache are the shared ones): `batch` then runs them all.
+slice_data() { # DEST FROM N
+  python3 - "$data" "$1" "$2" "$3" <<'PY'
+import json, os, sys
+src, dest, start, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+os.makedirs(os.path.join(dest, "queries"), exist_ok=True)
+for name in ("tools", "response_cache"):
+    link = os.path.join(dest, name)
+    if os.path.isdir(os.path.join(src, name)) and not os.path.lexists(link):
+        os.symlink(os.path.abspath(os.path.join(src, name)), link)
+for f in sorted(os.listdir(os.path.join(src, "queries"))):
+    if f.endswith(".json"):
+        queries = json.load(open(os.path.join(src, "queries", f)))
+        json.dump(queries[start:start + n], open(os.path.join(dest, "queries", f), "w"))
+PY
+}
+
 case "$set_name" in
+  equal)
+    data="${SUM2ACT_SHARED:-../shared/toolbench}"
+    [ -d "$data/queries" ] || { echo "reference-runs: no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
+    select=()
+    tools=() ;;
   dev|world)
     data="${SUM2ACT_SHARED:-../shared/toolbench}"
     [ -d "$data/queries" ] || { echo "reference-runs: no dev split at $data (set SUM2ACT_SHARED)" >&2; exit 2; }
@@ -56,18 +83,40 @@ case "$set_name" in
   *) echo "reference-runs: unknown set '$set_name' (dev, world, sample, mixed)" >&2; exit 2 ;;
 esac
 
-methods_or_default() { echo "${1:-sum2act react dfsdt plan graph}"; }
+methods_or_default() {
+  if [ "$set_name" = equal ]; then
+    echo "${1:-sum2act react dfsdt plan graph react@toolbench dfsdt@toolbench}"
+  else
+    echo "${1:-sum2act react dfsdt plan graph}"
+  fi
+}
+
+# The budget flags of a run: METHOD@BUDGET names its preset; the sets recorded before the one budget
+# replay with the settings they were recorded under (ReAct and DFSDT: ToolBench's; the planners: no
+# assumed inputs).
+budget_flags() { # RUN
+  local run="$1"
+  case "$run" in
+    *@*) echo --budget "${run#*@}"; return ;;
+  esac
+  [ "$set_name" = equal ] && return
+  case "$run" in
+    react|dfsdt) echo --budget toolbench ;;
+    plan|graph) echo --assume-missing off ;;
+  esac
+}
 endpoint() {
   [ -n "${BY_HAND_URL:-}" ] || { echo "reference-runs: set BY_HAND_URL to the serve-llm --by-hand endpoint" >&2; exit 2; }
   # Readers may take minutes: no LLM timeout the harness would cause (docs/strong-model.md).
   echo --base-url "$BY_HAND_URL" --model strong --llm-timeout 86400
 }
 
-batch() { # batch METHOD OUT LLM-FLAGS...
-  local method="$1" out="$2"
+batch() { # batch RUN OUT LLM-FLAGS...
+  local run="$1" out="$2"
   shift 2
-  "$bin" --data "$data" batch "${select[@]}" "${tools[@]}" --method "$method" --tool-simulation llm \
-    --world "$work/world" --concurrency "${REF_CONCURRENCY:-4}" --progress plain --out "$out" "$@"
+  "$bin" --data "$data" batch "${select[@]}" "${tools[@]}" --method "${run%@*}" $(budget_flags "$run") \
+    --tool-simulation llm --world "$work/world" --concurrency "${REF_CONCURRENCY:-4}" --progress plain \
+    --out "$out" "$@"
 }
 
 judge() { # judge METHOD MODE OUT LLM-FLAGS...
@@ -142,6 +191,7 @@ case "$action" in
   record)
     args=($(endpoint))
     mkdir -p "$work/world" "$work/rec" "$work/runs"
+    if [ "$set_name" = equal ]; then slice_data "$work/data" 8 8; data="$work/data"; fi
     [ -n "${n:-}" ] && echo "$n" > "$work/limit"
     pids=()
     for method in $(methods_or_default "${1:-}"); do
@@ -156,6 +206,7 @@ case "$action" in
   judge)
     mode="${1:?which judge mode: evidence or tooleval}"
     args=($(endpoint))
+    [ "$set_name" = equal ] && data="$work/data"
     mkdir -p "$work/judge/$mode" "$work/judge-rec/$mode"
     pids=()
     for method in $(methods_or_default "${2:-}"); do
@@ -170,7 +221,7 @@ case "$action" in
   pack)
     mkdir -p "$(dirname "$archive")"
     # The figures a replay is compared with, not the judge's log (judge-rec holds its replies) or converted copies.
-    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --exclude='*.log' \
+    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --exclude='*.log' --exclude=./data \
       --exclude='judge_log.jsonl' --exclude='converted' --exclude='*.lock' --exclude='.lock' -cJf "$archive" .
     ls -l "$archive" ;;
   unpack)
@@ -183,6 +234,7 @@ case "$action" in
     work="$tmp"
     n="$(cat "$tmp/limit" 2>/dev/null || echo "${n:-8}")"
     [ "$set_name" = dev ] && select=(--subsets "$subsets" --limit "$n")
+    if [ "$set_name" = equal ]; then slice_data "$tmp/data" 8 8; data="$tmp/data"; fi
     out="$tmp/replayed"
     # The methods replay side by side (they only read the recorded world); reports print in order.
     pids=(); methods=()

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use sum2act_core::agent::budget::BudgetSection;
 pub use sum2act_core::llm::settings::{Endpoint, LlmSection, Price};
 pub use sum2act_core::tools::mcp::spec::McpEntry;
 pub use sum2act_core::tools::settings::ToolsSection;
@@ -30,6 +31,8 @@ pub struct Config {
     pub llm: LlmSection,
     pub tools: ToolsSection,
     pub agent: AgentSection,
+    /// The one budget every method runs under (`agent::Budget`).
+    pub budget: BudgetSection,
     /// USD per million tokens, by model id.
     pub prices: BTreeMap<String, Price>,
     /// MCP servers whose tools the agents get (`[[mcp]]`, with `--tools ...+mcp`).
@@ -39,25 +42,20 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentSection {
-    pub max_steps: u32,
     /// Token budget of the Sum2Act state shown to the router.
     pub state_token_budget: u32,
     /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
     pub max_reply_bytes: usize,
     /// Tokens of a call that writes a final answer or a Sum2Act state update.
     pub answer_max_tokens: u32,
-    /// Characters of an observation read by Sum2Act's state manager and plan/graph's answer call.
-    pub observation_read_chars: usize,
 }
 
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            max_steps: sum2act_core::agent::DEFAULT_MAX_STEPS,
             state_token_budget: sum2act_core::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
             max_reply_bytes: sum2act_core::agent::DEFAULT_MAX_REPLY_BYTES,
             answer_max_tokens: sum2act_core::agent::DEFAULT_ANSWER_MAX_TOKENS,
-            observation_read_chars: sum2act_core::agent::reading::DEFAULT_READ_CHARS,
         }
     }
 }
@@ -82,16 +80,19 @@ impl Config {
 
     /// Refuses limits of 0, as the flags that set them do.
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let limits: [(&'static str, u64); 5] = [
-            ("agent.max_steps", self.agent.max_steps.into()),
-            (
-                "agent.state_token_budget",
-                self.agent.state_token_budget.into(),
-            ),
-            ("llm.timeout_secs", self.llm.timeout_secs),
-            ("llm.context", self.llm.context.into()),
-            ("tools.timeout_secs", self.tools.timeout_secs),
-        ];
+        let budget = self.budget.limits();
+        let set = budget.iter().filter_map(|(k, v)| Some((*k, (*v)?)));
+        let limits: Vec<(&'static str, u64)> = set
+            .chain([
+                (
+                    "agent.state_token_budget",
+                    self.agent.state_token_budget.into(),
+                ),
+                ("llm.timeout_secs", self.llm.timeout_secs),
+                ("llm.context", self.llm.context.into()),
+                ("tools.timeout_secs", self.tools.timeout_secs),
+            ])
+            .collect();
         match limits.iter().find(|(_, v)| *v == 0) {
             Some((field, _)) => Err(ConfigError::Zero {
                 path: path.to_path_buf(),

@@ -3,6 +3,7 @@
 
 use clap::Args;
 
+use super::budget_args::BudgetArgs;
 use super::values::named;
 use crate::config::Config;
 use sum2act_core::agent::{AgentOptions, Method, MethodOptions, Strategy};
@@ -12,12 +13,8 @@ pub struct AgentArgs {
     /// Agent method.
     #[arg(long, default_value_t = Method::default(), value_parser = named::<Method>(Method::NAMES))]
     pub method: Method,
-    /// Actions per episode (default: config `agent.max_steps`, else 30).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
-    pub max_steps: Option<u32>,
-    /// LLM calls per episode (DFSDT's max_query_count).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
-    pub max_llm_calls: Option<u32>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
     #[arg(long, value_name = "TOKENS", allow_negative_numbers = true, value_parser = at_least_one())]
     pub state_budget: Option<u32>,
@@ -25,9 +22,6 @@ pub struct AgentArgs {
     /// splitter finds one part (a request with several parts is always split this way).
     #[arg(long)]
     pub decompose: bool,
-    /// ReAct/DFSDT chain length limit in tree levels (ToolBench's single_chain_max_step).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
-    pub max_depth: Option<u32>,
     /// ReAct: independent tries (CoT@n).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub tries: Option<u32>,
@@ -41,11 +35,6 @@ pub struct AgentArgs {
     /// at --max-tokens, asked again (default: config `agent.answer_max_tokens`, else 2048).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub answer_max_tokens: Option<u32>,
-    /// Characters of an observation read by Sum2Act's state manager and plan/graph's answer call
-    /// (default: config `agent.observation_read_chars`, else 16384). ReAct and DFSDT see the tool
-    /// caller's cut (--max-observation-length, ToolBench's 1024).
-    #[arg(long, value_name = "CHARS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub observation_read_chars: Option<u64>,
     /// ReAct/DFSDT: run exact repeats of earlier calls again instead of asking the model to finish
     /// (ToolBench's behaviour).
     #[arg(long)]
@@ -85,22 +74,16 @@ impl AgentArgs {
     pub fn options(&self, config: &Config) -> AgentOptions {
         let d = AgentOptions::default();
         AgentOptions {
-            max_steps: self.max_steps.unwrap_or(config.agent.max_steps),
-            max_llm_calls: self.max_llm_calls.unwrap_or(d.max_llm_calls),
+            budget: self.budget.resolve(&config.budget),
             state_token_budget: self.state_budget.unwrap_or(config.agent.state_token_budget)
                 as usize,
             decompose: self.decompose,
-            max_depth: self.max_depth.unwrap_or(d.max_depth),
             tries: self.tries.unwrap_or(d.tries),
             width: self.width.unwrap_or(d.width),
             max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
             answer_max_tokens: self
                 .answer_max_tokens
                 .unwrap_or(config.agent.answer_max_tokens)
-                .max(1),
-            observation_read_chars: self
-                .observation_read_chars
-                .map_or(config.agent.observation_read_chars, |n| n as usize)
                 .max(1),
             repeat_guard: !self.no_repeat_guard,
             max_reply_bytes: config.agent.max_reply_bytes.max(1024),
@@ -120,28 +103,35 @@ impl AgentArgs {
         }
     }
 
-    /// The effective options as JSON, for run manifests.
+    /// The options of this run's method as JSON, for run manifests: those every method has, and
+    /// those of its own method only (the budget is recorded apart, by `Budget::record`).
     pub fn manifest_value(&self, config: &Config) -> serde_json::Value {
         let o = self.options(config);
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "method": self.method.name(),
-            "max_steps": o.max_steps,
-            "max_llm_calls": o.max_llm_calls,
-            "state_token_budget": o.state_token_budget,
-            "decompose": o.decompose,
-            "max_depth": o.max_depth,
-            "tries": o.tries,
-            "width": o.width,
             "max_tokens": o.max_tokens,
             "answer_max_tokens": o.answer_max_tokens,
-            "observation_read_chars": o.observation_read_chars,
-            "repeat_guard": o.repeat_guard,
             "max_reply_bytes": o.max_reply_bytes,
-            "parallel": o.methods.parallel,
-            "strategy": o.methods.strategy.as_str(),
-            "beam_width": o.methods.beam_width,
-            "threshold": o.methods.threshold,
-            "max_path": o.methods.max_path,
-        })
+        });
+        let own = match self.method {
+            Method::Sum2act => serde_json::json!({
+                "state_token_budget": o.state_token_budget,
+                "decompose": o.decompose,
+            }),
+            Method::React => serde_json::json!({"tries": o.tries, "repeat_guard": o.repeat_guard}),
+            Method::Dfsdt => serde_json::json!({"width": o.width, "repeat_guard": o.repeat_guard}),
+            Method::Plan => serde_json::json!({"parallel": o.methods.parallel}),
+            Method::Graph => serde_json::json!({
+                "parallel": o.methods.parallel,
+                "strategy": o.methods.strategy.as_str(),
+                "beam_width": o.methods.beam_width,
+                "threshold": o.methods.threshold,
+                "max_path": o.methods.max_path,
+            }),
+        };
+        if let (Some(all), Some(own)) = (v.as_object_mut(), own.as_object()) {
+            all.extend(own.clone());
+        }
+        v
     }
 }

@@ -121,9 +121,11 @@ pub async fn run(
     manifest.subsets = selection.subsets.clone();
     manifest.limit = args.limit;
     manifest.shard = (shard.count > 1).then(|| shard.to_string());
-    manifest.tools = format!("{} · tool set {choice}", env.tools.describe());
+    manifest.tools = env.tools.settings();
+    manifest.tools["tool_set"] = Value::String(choice.to_string());
     manifest.prompts = env.prompts.hashes();
     manifest.agent = args.solver.agent.manifest_value(config);
+    manifest.budget = env.options.budget.record(env.method(), &manifest.prompts);
     manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
     if let Some(existing) = Manifest::read(&args.out).map_err(classify)? {
         manifest

@@ -40,6 +40,10 @@ pub struct CompareArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Compare runs made under different settings (budget, tools, prompts, a method's options),
+    /// which are otherwise refused; the differences are still named.
+    #[arg(long)]
+    pub allow_differences: bool,
     #[command(flatten)]
     pub judge: JudgeArgs,
 }
@@ -49,6 +53,10 @@ pub async fn run(
     config: &Config,
     args: CompareArgs,
 ) -> anyhow::Result<ExitCode> {
+    super::settings_check::check_runs(
+        &[args.run_a.clone(), args.run_b.clone()],
+        args.allow_differences,
+    )?;
     let reference = load_set(&args.run_a, None, None, &args.subsets)?;
     let candidate = load_set(&args.run_b, None, None, &args.subsets)?;
     let out = out_dir(&args);

@@ -2,6 +2,7 @@
 
 pub mod agent_args;
 mod batch;
+mod budget_args;
 mod by_hand;
 mod calibrate;
 mod chat;
@@ -30,6 +31,7 @@ mod run;
 mod serve;
 mod serve_fidelity;
 mod serve_llm;
+mod settings_check;
 mod solver_args;
 mod tool_args;
 mod values;

@@ -16,9 +16,14 @@ pub struct ReportArgs {
     /// Output file (default: report.html inside the first RUN_DIR).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Put runs made under different settings side by side, which is otherwise refused; the
+    /// differences are still named.
+    #[arg(long)]
+    pub allow_differences: bool,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    super::settings_check::check_runs(&args.runs, args.allow_differences)?;
     let out = args
         .out
         .clone()

@@ -84,18 +84,12 @@ mod tests {
         let o = flags.solver.resolve(&config, None, Vec::new()).unwrap();
         let d = AgentOptions::default();
         assert_eq!(o.method, sum2act_core::agent::Method::default());
+        assert_eq!(o.agent.budget, d.budget);
         assert_eq!(
-            (
-                o.agent.max_steps,
-                o.agent.state_token_budget,
-                o.agent.max_tokens
-            ),
-            (d.max_steps, d.state_token_budget, d.max_tokens)
+            (o.agent.state_token_budget, o.agent.max_tokens),
+            (d.state_token_budget, d.max_tokens)
         );
-        assert_eq!(
-            (o.agent.answer_max_tokens, o.agent.observation_read_chars),
-            (d.answer_max_tokens, d.observation_read_chars)
-        );
+        assert_eq!(o.agent.answer_max_tokens, d.answer_max_tokens);
         assert_eq!(o.agent.max_reply_bytes, d.max_reply_bytes);
         let l = LlmOptions::default();
         assert_eq!(

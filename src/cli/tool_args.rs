@@ -92,9 +92,6 @@ pub struct ToolArgs {
     /// has its own timeout and falls back to the schema simulator).
     #[arg(long, value_name = "SECS")]
     pub simulator_timeout: Option<u64>,
-    /// Observation length in characters before it is cut (ToolBench: 1024).
-    #[arg(long, value_name = "N")]
-    pub max_observation_length: Option<usize>,
     /// Reject calls with parameters the API does not declare (default: pass them to the API, as
     /// ToolBench does).
     #[arg(long)]
@@ -140,9 +137,6 @@ impl ToolArgs {
         }
         if let Some(s) = self.simulator_timeout {
             calls.simulator_timeout = Some(Duration::from_secs(s.max(1)));
-        }
-        if let Some(n) = self.max_observation_length {
-            calls.max_observation_length = n;
         }
         calls.strict_params = self.strict_params;
         let toolbench_key = self.toolbench_key.clone().or_else(|| {

@@ -70,7 +70,7 @@ fn limits_of_zero_are_refused_naming_the_flag_or_the_field() {
             .stderr_has(flag);
     }
     let config = out.path().join("zero.toml");
-    std::fs::write(&config, "[agent]\nmax_steps = 0\n").unwrap();
+    std::fs::write(&config, "[budget]\nmax_steps = 0\n").unwrap();
     Test::new()
         .arg("--config")
         .arg(&config)
@@ -79,7 +79,7 @@ fn limits_of_zero_are_refused_naming_the_flag_or_the_field() {
         .arg(out.path())
         .run()
         .failure(2)
-        .stderr_has("`agent.max_steps` must be at least 1");
+        .stderr_has("`budget.max_steps` must be at least 1");
 }
 
 /// An OpenAI-compatible endpoint that never answers in time.

@@ -5,27 +5,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::llm::{Completion, CompletionRequest, LlmClient, LlmError};
-use crate::prompts::Prompts;
+use crate::prompts::{PromptError, PromptName, Prompts};
 use crate::text::cap_text;
 use crate::tools::observation::ObservationCode;
 use crate::tools::{Observation, ReplySource, ToolCaller};
 
+use super::budget::Budget;
 use super::episode::{Counters, ErrorCause, Step};
 use super::sampling::Sampling;
 
 /// Limits and switches shared by all methods.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
-    /// Steps (actions) per episode; Sum2Act's default is 30.
-    pub max_steps: u32,
-    /// LLM-call budget (DFSDT's `max_query_count`, 200 by default).
-    pub max_llm_calls: u32,
+    /// The one budget every method runs under (observation, steps, calls, prompt policies).
+    pub budget: Budget,
     /// Token budget of the Sum2Act state shown to the router.
     pub state_token_budget: usize,
     /// Split the task into subtasks before the Sum2Act loop.
     pub decompose: bool,
-    /// ReAct/DFSDT chain limit in tree levels (ToolBench's `single_chain_max_step`, 12).
-    pub max_depth: u32,
     /// Independent tries of ReAct (CoT@n).
     pub tries: u32,
     /// DFSDT tree width.
@@ -36,9 +33,6 @@ pub struct AgentOptions {
     /// fit `max_tokens`): Sum2Act's state manager and answer call, plan/graph's answer call, and a
     /// `Finish` of any method that was cut at `max_tokens` (asked again once with this budget).
     pub answer_max_tokens: u32,
-    /// Characters of an observation read by the steps that digest it (Sum2Act's state manager,
-    /// plan/graph's answer call). ReAct and DFSDT see the tool caller's cut (ToolBench's 1,024).
-    pub observation_read_chars: usize,
     /// ReAct/DFSDT: an exact repeat of a call already made on the same chain is not run again; the
     /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
     /// where a small model can spend its whole budget repeating one call.
@@ -53,8 +47,6 @@ pub struct AgentOptions {
 
 /// Default of `AgentOptions::answer_max_tokens`.
 pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
-/// Actions per episode (`--max-steps`, `agent.max_steps`).
-pub const DEFAULT_MAX_STEPS: u32 = 30;
 
 /// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
 /// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
@@ -66,16 +58,13 @@ pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
-            max_steps: DEFAULT_MAX_STEPS,
-            max_llm_calls: 200,
+            budget: Budget::default(),
             state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
             decompose: false,
-            max_depth: 12,
             tries: 1,
             width: 2,
             max_tokens: 384,
             answer_max_tokens: DEFAULT_ANSWER_MAX_TOKENS,
-            observation_read_chars: super::reading::DEFAULT_READ_CHARS,
             repeat_guard: true,
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             methods: Default::default(),
@@ -121,6 +110,9 @@ impl SolveContext {
         options: AgentOptions,
         observer: Arc<dyn Observer>,
     ) -> Self {
+        // The budget is the one place the observation cut is set: the caller cuts what ReAct and
+        // DFSDT keep at the number the other methods' readers use.
+        let tools = tools.with_observation_chars(options.budget.observation_chars);
         SolveContext {
             llm,
             tools,
@@ -179,8 +171,17 @@ impl SolveContext {
         result
     }
 
-    /// Runs a tool action and counts it.
+    /// Runs a tool action and counts it. A tool call past the budget's `max_tool_calls` is not made:
+    /// the model is told the budget is spent and to finish with what it has.
     pub async fn act(&self, name: &str, arguments: &str) -> Observation {
+        if name != crate::toolbench::FINISH && self.tool_calls_spent() {
+            let limit = self.options.budget.max_tool_calls.unwrap_or_default();
+            let why = format!(
+                "not called: this episode's budget of {limit} tool calls is spent. Call Finish now with what the results above hold."
+            );
+            self.update(|c| c.over_budget_calls += 1);
+            return super::common::harness_observation(name, arguments, &why);
+        }
         let obs = self.tools.call(name, arguments).await;
         if obs.finish.is_none() {
             self.update(|c| {
@@ -230,6 +231,29 @@ impl SolveContext {
     /// Counts a successful call whose result added nothing new (kept apart from failed calls).
     pub fn count_redundant_call(&self) {
         self.update(|c| c.redundant_calls += 1);
+    }
+
+    /// Whether the episode made as many tool calls as its budget allows.
+    pub fn tool_calls_spent(&self) -> bool {
+        let done = self.counters.lock().map(|c| c.tool_calls).unwrap_or(0);
+        self.options
+            .budget
+            .max_tool_calls
+            .is_some_and(|n| done >= u64::from(n))
+    }
+
+    /// Whether the episode made as many model calls as its budget allows: a method's loop ends there.
+    pub fn llm_calls_spent(&self) -> bool {
+        self.llm_calls() >= u64::from(self.options.budget.max_llm_calls)
+    }
+
+    /// What a prompt's `{assume_missing}` placeholder gets: the policy's fragment `name` when the
+    /// budget's policy is on, else nothing.
+    pub fn assume_missing(&self, name: PromptName) -> Result<String, PromptError> {
+        match self.options.budget.assume_missing_fragment(name) {
+            Some(n) => self.prompts.render(n, &[]),
+            None => Ok(String::new()),
+        }
     }
 
     pub fn llm_calls(&self) -> u64 {

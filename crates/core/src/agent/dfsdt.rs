@@ -100,9 +100,16 @@ impl Solver for Dfsdt {
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx
-            .prompts
-            .render(PromptName::ReactSystem, &[("tools", &tools)])?;
+        let system = ctx.prompts.render(
+            PromptName::ReactSystem,
+            &[
+                ("tools", &tools),
+                (
+                    "assume_missing",
+                    &ctx.assume_missing(PromptName::AssumeMissing)?,
+                ),
+            ],
+        )?;
         let root = TreeNode {
             node: Node::new(NodeType::ActionInput, "", 0),
             children: Vec::new(),
@@ -151,8 +158,9 @@ impl Dfsdt {
             .unwrap_or_default();
         let root = build_tree(&search.nodes, 0);
         let forward_args = json!({
-            "single_chain_max_step": ctx.options.max_depth, "tree_beam_size": self.width,
-            "max_query_count": ctx.options.max_llm_calls, "answer": 1, "with_filter": false
+            "single_chain_max_step": ctx.options.budget.max_depth.unwrap_or(ctx.options.budget.max_steps),
+            "tree_beam_size": self.width, "max_query_count": ctx.options.budget.max_llm_calls,
+            "answer": 1, "with_filter": false
         });
         let details = json!({
             "tree_size": root.size(), "tree_max_length": root.max_length(), "expansions": search.expansions,
@@ -197,7 +205,13 @@ impl Dfsdt {
                 s.give_up.get_or_insert(n);
                 return Ok(Backoff::Unwind(1));
             }
-            if s.nodes[n].node.depth >= s.ctx.options.max_depth || s.nodes[n].node.pruned {
+            let on_path = path_steps(&s.nodes, n).len();
+            let open = s
+                .ctx
+                .options
+                .budget
+                .chain_open(on_path, s.nodes[n].node.depth);
+            if !open || s.nodes[n].node.pruned {
                 s.nodes[n].node.pruned = true;
                 return Ok(Backoff::NextSibling);
             }
@@ -228,7 +242,7 @@ impl Dfsdt {
                     }
                     Err(e) => Err(e),
                 };
-                if s.ctx.llm_calls() >= u64::from(s.ctx.options.max_llm_calls) {
+                if s.ctx.llm_calls_spent() {
                     s.out_of_budget = true;
                     return Ok(Backoff::Stop);
                 }
@@ -371,7 +385,7 @@ fn diversity_prompt(s: &Search<'_>, n: usize) -> Result<String, AgentError> {
         .map(|o| format!("Your last observation before these attempts was: {o}"))
         .unwrap_or_default();
     Ok(s.ctx.prompts.render(
-        PromptName::DfsDiversity,
+        s.ctx.options.budget.retry_prompt.prompt(),
         &[("previous", &previous), ("former_observation", &former)],
     )?)
 }

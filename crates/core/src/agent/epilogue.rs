@@ -94,11 +94,19 @@ pub fn conclude(
         Layout::Chain => {
             let winner = (ending.finish == FinishKind::GiveAnswer).then_some(0);
             let chains = [chain_steps(&ending.steps)];
-            cot_answer_file(&generation, &chains, winner, ctx.options.max_steps)
+            cot_answer_file(&generation, &chains, winner, ctx.options.budget.max_steps)
         }
         Layout::Tries { tries, winner } => {
             let chains: Vec<_> = tries.iter().map(|c| chain_steps(c)).collect();
-            cot_answer_file(&generation, &chains, winner, ctx.options.max_depth)
+            cot_answer_file(
+                &generation,
+                &chains,
+                winner,
+                ctx.options
+                    .budget
+                    .max_depth
+                    .unwrap_or(ctx.options.budget.max_steps),
+            )
         }
         Layout::Tree {
             root,

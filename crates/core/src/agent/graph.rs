@@ -496,6 +496,10 @@ async fn fill_missing(
             ("query", query),
             ("subtask", &sub.task),
             ("calls", &lines.join("\n")),
+            (
+                "assume_missing",
+                &ctx.assume_missing(PromptName::AssumeMissing)?,
+            ),
         ],
     )?;
     let request = CompletionRequest::new(Purpose::Arguments, vec![Message::user(prompt)])

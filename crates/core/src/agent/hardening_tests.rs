@@ -223,8 +223,11 @@ fn soak_a_model_that_ignores_tool_choice_never_runs_to_the_limit() {
     // Step and depth limits far above what a repeat-free run of this call set can take, so only a
     // Finish or the harness's give-up may end an episode.
     let options = AgentOptions {
-        max_steps: 30,
-        max_depth: 90,
+        budget: Budget {
+            max_steps: 30,
+            max_depth: Some(90),
+            ..Budget::default()
+        },
         ..AgentOptions::default()
     };
     let mut ends = std::collections::BTreeMap::new();
@@ -435,7 +438,10 @@ fn a_forced_finish_that_repeats_a_failed_finish_ends_the_episode() {
             Box::new(move |_, _| Ok(bad())),
             "-",
             AgentOptions {
-                max_depth: 90,
+                budget: Budget {
+                    max_depth: Some(90),
+                    ..Budget::default()
+                },
                 ..AgentOptions::default()
             },
         );

@@ -3,6 +3,7 @@
 //! Every method gets the same context (model, tool caller, prompts, limits) and returns the same
 //! `Episode`, so an A/B comparison differs only in the method.
 
+pub mod budget;
 mod common;
 mod context;
 pub mod dfsdt;
@@ -24,9 +25,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use crate::toolbench::method::Method;
+pub use budget::{Budget, Preset};
 pub use context::{
-    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_STEPS,
-    DEFAULT_STATE_TOKEN_BUDGET, Observer, QuietObserver, SolveContext,
+    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_STATE_TOKEN_BUDGET,
+    Observer, QuietObserver, SolveContext,
 };
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};
@@ -67,6 +69,8 @@ pub fn solver(method: Method, options: &AgentOptions) -> Arc<dyn Solver> {
         Method::Graph => Arc::new(graph::GraphSearch::new(options)),
     }
 }
+#[cfg(test)]
+mod budget_tests;
 #[cfg(test)]
 mod hardening_tests;
 #[cfg(test)]

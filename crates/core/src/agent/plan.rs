@@ -90,7 +90,14 @@ impl Planner {
         let tools = common::tool_listing(ctx.tools.functions());
         let prompt = ctx.prompts.render(
             PromptName::Plan,
-            &[("tools", &tools), ("query", &task.query)],
+            &[
+                ("tools", &tools),
+                ("query", &task.query),
+                (
+                    "assume_missing",
+                    &ctx.assume_missing(PromptName::AssumeMissing)?,
+                ),
+            ],
         )?;
         let messages = vec![Message::user(prompt)];
         let first = plan_round(
@@ -355,7 +362,7 @@ pub async fn conclude(
             continue;
         };
         // Recorded as the answer call read it, so what the answer states can be checked against it.
-        obs.text = super::reading::recorded_text(&obs, ctx.options.observation_read_chars);
+        obs.text = super::reading::recorded_text(&obs, ctx.options.budget.observation_chars);
         let action = Action {
             thought: format!("task {}", r.id),
             name: r.tool.clone(),
@@ -377,14 +384,22 @@ pub async fn conclude(
         step.notes = notes;
         epilogue::record(ctx, &mut steps, step);
     }
-    let system = ctx.prompts.template(prompt).unwrap_or_default();
+    // The template as recorded, with the budget's policy in it (the other placeholders stay).
+    let policy = ctx
+        .assume_missing(PromptName::AssumeMissing)
+        .unwrap_or_default();
+    let system = ctx
+        .prompts
+        .template(prompt)
+        .unwrap_or_default()
+        .replace("{assume_missing}", &policy);
     let ending = Ending {
         finish,
         steps,
         details: progress.details,
         error,
     };
-    epilogue::conclude(method, task, ctx, system, Layout::Chain, ending)
+    epilogue::conclude(method, task, ctx, &system, Layout::Chain, ending)
 }
 
 #[cfg(test)]

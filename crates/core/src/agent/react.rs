@@ -42,9 +42,16 @@ impl Solver for React {
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx
-            .prompts
-            .render(PromptName::ReactSystem, &[("tools", &tools)])?;
+        let system = ctx.prompts.render(
+            PromptName::ReactSystem,
+            &[
+                ("tools", &tools),
+                (
+                    "assume_missing",
+                    &ctx.assume_missing(PromptName::AssumeMissing)?,
+                ),
+            ],
+        )?;
         let mut tries: Vec<Vec<Step>> = Vec::new();
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
         for t in 0..self.tries {
@@ -135,7 +142,7 @@ async fn run_chain(
         harness_ended: false,
     };
     let mut depth = 0;
-    while depth < ctx.options.max_depth {
+    while ctx.options.budget.chain_open(chain.steps.len(), depth) && !ctx.llm_calls_spent() {
         let index = (earlier_steps + chain.steps.len() + 1) as u32;
         match step(ctx, &mut messages, &mut chain.steps, index, t).await {
             StepOutcome::Acted(ended) => {

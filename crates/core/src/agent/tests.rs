@@ -166,7 +166,10 @@ fn sum2act_failure_is_recorded_and_not_repeated() {
 #[test]
 fn sum2act_stops_at_step_limit_with_bounded_prompts() {
     let options = AgentOptions {
-        max_steps: 6,
+        budget: Budget {
+            max_steps: 6,
+            ..Budget::default()
+        },
         ..AgentOptions::default()
     };
     let turns: Vec<Completion> = (0..6)
@@ -323,7 +326,10 @@ fn sum2act_state_carries_over() {
 #[test]
 fn react_sees_history_and_respects_depth() {
     let options = AgentOptions {
-        max_depth: 6,
+        budget: Budget {
+            max_depth: Some(6),
+            ..Budget::default()
+        },
         ..AgentOptions::default()
     };
     let h = harness(vec![weather(), broken(), weather()], options);
@@ -433,7 +439,10 @@ fn is_diverse(r: &CompletionRequest) -> bool {
 #[test]
 fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
     let options = AgentOptions {
-        max_depth: 2 * LEVELS,
+        budget: Budget {
+            max_depth: Some(2 * LEVELS),
+            ..Budget::default()
+        },
         width: 2,
         ..AgentOptions::default()
     };
@@ -507,7 +516,10 @@ fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
 #[test]
 fn dfsdt_give_up_backs_off_an_extra_level() {
     let options = AgentOptions {
-        max_depth: 4 * LEVELS,
+        budget: Budget {
+            max_depth: Some(4 * LEVELS),
+            ..Budget::default()
+        },
         width: 2,
         ..AgentOptions::default()
     };
@@ -529,8 +541,11 @@ fn dfsdt_give_up_backs_off_an_extra_level() {
 #[test]
 fn dfsdt_stops_at_budget() {
     let options = AgentOptions {
-        max_depth: 100,
-        max_llm_calls: 3,
+        budget: Budget {
+            max_depth: Some(100),
+            max_llm_calls: 3,
+            ..Budget::default()
+        },
         width: 2,
         ..AgentOptions::default()
     };
@@ -550,7 +565,10 @@ fn dfsdt_stops_at_budget() {
 #[test]
 fn dfsdt_only_give_up_reports_give_up() {
     let options = AgentOptions {
-        max_depth: LEVELS,
+        budget: Budget {
+            max_depth: Some(LEVELS),
+            ..Budget::default()
+        },
         width: 1,
         ..AgentOptions::default()
     };

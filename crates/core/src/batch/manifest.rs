@@ -35,17 +35,22 @@ pub struct Manifest {
     /// `I/N` when this directory holds one shard.
     #[serde(default)]
     pub shard: Option<String>,
-    /// The tool source (embedded server, remote URL), as the tool layer describes it.
+    /// The tool environment field by field (`ToolEnv::settings`), with the tool set; older runs
+    /// hold one descriptive string.
     #[serde(default)]
-    pub tools: String,
+    pub tools: Value,
     #[serde(default)]
     pub seed: Option<u64>,
     /// SHA-256 prefix of every prompt template in use.
     #[serde(default)]
     pub prompts: BTreeMap<String, String>,
-    /// The agent options.
+    /// The options of this run's method (those that apply to it only).
     #[serde(default)]
     pub agent: Value,
+    /// The budget the method ran under, as `agent::Budget::record` writes it: limits, policies,
+    /// what its model read of a reply, the hashes of its prompts. `Null` in runs made before it.
+    #[serde(default)]
+    pub budget: Value,
     /// The config file's content (it holds names of key variables, never keys; scrubbed anyway).
     #[serde(default)]
     pub config: Value,
@@ -66,7 +71,7 @@ impl Manifest {
     pub fn new(method: &str, model: &str) -> Self {
         let now = timestamp();
         Manifest {
-            format: 1,
+            format: 2,
             method: method.to_string(),
             model: model.to_string(),
             sum2act_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -76,10 +81,11 @@ impl Manifest {
             subsets: Vec::new(),
             limit: None,
             shard: None,
-            tools: String::new(),
+            tools: Value::Null,
             seed: None,
             prompts: BTreeMap::new(),
             agent: Value::Null,
+            budget: Value::Null,
             config: Value::Null,
             merged_from: Vec::new(),
             merged_shards: Vec::new(),
@@ -100,7 +106,7 @@ impl Manifest {
         let mut clean = self.clone();
         scrub(&mut clean.config);
         scrub(&mut clean.agent);
-        clean.tools = crate::redact::text(&clean.tools);
+        scrub(&mut clean.tools);
         clean.data = crate::redact::text(&clean.data);
         clean.model = crate::redact::text(&clean.model);
         write_json_atomic(&run_dir.join(MANIFEST_FILE), &clean)?;

@@ -17,6 +17,7 @@ pub mod provenance;
 mod runner;
 #[cfg(test)]
 mod runner_tests;
+pub mod settings;
 mod solver_job;
 mod stop;
 mod summary;

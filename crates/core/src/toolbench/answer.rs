@@ -30,6 +30,9 @@ pub struct Counters {
     /// failure: such an episode is kept as an `error`, not as a result).
     #[serde(skip_serializing_if = "is_zero")]
     pub unreachable_tool_calls: u64,
+    /// Tool calls the model asked for past the budget's `max_tool_calls` (not made).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub over_budget_calls: u64,
     pub steps: u64,
     pub wall_ms: u64,
     pub cost_usd: f64,

@@ -94,7 +94,24 @@ impl ToolEnv {
         &self.source
     }
 
-    /// For manifests and logs: the source and the limits (never a key).
+    /// For run manifests, field by field so two runs can be compared: the source and the limits
+    /// (never a key).
+    pub fn settings(&self) -> Value {
+        let c = &self.config;
+        serde_json::json!({
+            "source": crate::redact::text(&self.source.describe()),
+            "mcp": self.mcp.as_ref().map(|h| h.describe()),
+            "timeout_s": c.timeout.as_secs_f64(),
+            "simulator_timeout_s": c.simulator_timeout.map(|d| d.as_secs_f64()),
+            "retries": c.retries,
+            "global_per_minute": c.global_per_minute,
+            "per_tool_per_minute": c.per_tool_per_minute,
+            "cache_calls": c.cache_calls,
+            "strict_params": c.strict_params,
+        })
+    }
+
+    /// For logs: the source and the limits (never a key).
     pub fn describe(&self) -> String {
         let c = &self.config;
         let limit = |v: Option<u32>| v.map_or("none".to_string(), |n| format!("{n}/min"));
@@ -137,6 +154,16 @@ pub struct ToolCaller {
 }
 
 impl ToolCaller {
+    /// Cuts observation texts at `chars` (the run's budget: what every method's model reads).
+    pub fn with_observation_chars(mut self, chars: usize) -> Self {
+        if self.env.config.max_observation_length != chars {
+            let mut config = (*self.env.config).clone();
+            config.max_observation_length = chars;
+            self.env.config = Arc::new(config);
+        }
+        self
+    }
+
     /// Stores the episode's files in `dir` (beside its answer file: `{stem}.resources`).
     pub fn with_resource_dir(mut self, dir: PathBuf) -> Self {
         self.resources = Arc::new(Mutex::new(ResourceStore::new(Some(dir))));

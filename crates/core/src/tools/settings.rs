@@ -18,8 +18,10 @@ pub struct ToolsSection {
     /// The tool simulator's own limit in seconds, once a server said it is simulating (none: no limit).
     pub simulator_timeout_secs: Option<u64>,
     pub retries: u32,
-    pub max_observation_length: usize,
 }
+
+/// Characters of a reply kept by the tool caller unless the run's budget says otherwise.
+pub const DEFAULT_OBSERVATION_CHARS: usize = 16_384;
 
 impl Default for ToolsSection {
     fn default() -> Self {
@@ -31,7 +33,6 @@ impl Default for ToolsSection {
             timeout_secs: 15,
             simulator_timeout_secs: None,
             retries: 2,
-            max_observation_length: 1024,
         }
     }
 }
@@ -39,7 +40,8 @@ impl Default for ToolsSection {
 /// Limits and behaviour of tool calls for a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolConfig {
-    /// Observation text length before `...` is appended (ToolBench: 1024).
+    /// Observation text length before `...` is appended: the run's budget (`agent::Budget`) sets it,
+    /// so what ReAct and DFSDT keep is what the other methods read.
     pub max_observation_length: usize,
     /// Per attempt: ToolBench's timeout, charged to the API's answer, never to a simulator's thinking
     /// (a server that says it is simulating gets [`ToolConfig::simulator_timeout`] for the rest).
@@ -72,7 +74,7 @@ impl Default for ToolConfig {
 impl ToolConfig {
     pub fn from_section(s: &ToolsSection) -> Self {
         ToolConfig {
-            max_observation_length: s.max_observation_length,
+            max_observation_length: DEFAULT_OBSERVATION_CHARS,
             timeout: Duration::from_secs(s.timeout_secs.max(1)),
             simulator_timeout: s
                 .simulator_timeout_secs

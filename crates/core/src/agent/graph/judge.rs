@@ -168,7 +168,7 @@ impl Scorer for LlmScorer<'_> {
                 .filter(|c| !cache.contains_key(c))
                 .collect()
         };
-        let over_budget = self.ctx.llm_calls() >= u64::from(self.ctx.options.max_llm_calls);
+        let over_budget = self.ctx.llm_calls_spent();
         if !missing.is_empty() {
             let asked = if over_budget {
                 None

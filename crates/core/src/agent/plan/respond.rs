@@ -63,7 +63,7 @@ pub async fn respond(
             ("query", query),
             (
                 "results",
-                &results_text(runs, ctx.options.observation_read_chars),
+                &results_text(runs, ctx.options.budget.observation_chars),
             ),
         ],
     )?;

@@ -71,7 +71,7 @@ pub(super) async fn check(run: &mut Run<'_>, n: u32, mut p: Proposal) -> Stage {
 pub(super) fn may_nudge(run: &Run<'_>, n: u32) -> bool {
     run.guard.nudge == Nudge::Unused
         && !run.state.checklist.unanswered().is_empty()
-        && n < run.ctx.options.max_steps
+        && n < run.ctx.options.budget.max_steps
 }
 
 /// The proposal is not run: the step records why, and the next router prompt names the open parts.

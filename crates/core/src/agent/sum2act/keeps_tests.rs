@@ -492,13 +492,16 @@ fn fault_4_a_shortened_view_has_the_answer_written_from_the_whole_facts() {
 }
 
 #[test]
-fn fault_5_react_keeps_the_toolbench_cut() {
+fn fault_5_react_keeps_the_toolbench_cut_under_toolbench_settings() {
     let h = harness(
         MOVIE,
         vec![call("details_for_imdb", "Inception"), finish("8.8")],
         Box::new(|_| update(&[], &[])),
         Source::default().with("details", vec![Ok(inception())]),
-        AgentOptions::default(),
+        AgentOptions {
+            budget: crate::agent::Budget::preset(crate::agent::Preset::Toolbench),
+            ..AgentOptions::default()
+        },
     );
     run(react::React::new(&h.ctx.options).solve(&h.task, &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     let second = &h.llm.requests()[1];

@@ -74,7 +74,10 @@ impl Sum2Act {
         state: State,
     ) -> Result<(Episode, State), AgentError> {
         let mut run = Run::start(task, ctx, state).await?;
-        for n in 1..=ctx.options.max_steps {
+        for n in 1..=ctx.options.budget.max_steps {
+            if ctx.llm_calls_spent() {
+                break;
+            }
             match step(&mut run, n).await? {
                 StepOutcome::Next => {}
                 StepOutcome::Finished(kind) => return Ok(run.conclude(kind, None)),

@@ -120,7 +120,13 @@ fn router_prompt(
     let notice = if open_parts {
         ctx.prompts.render(
             PromptName::RouterOpenParts,
-            &[("open", &state.checklist.render_open())],
+            &[
+                ("open", &state.checklist.render_open()),
+                (
+                    "assume_missing",
+                    &ctx.assume_missing(PromptName::AssumeMissingOpenParts)?,
+                ),
+            ],
         )?
     } else if repeated {
         ctx.prompts.render(PromptName::RouterRepeat, &[])?

@@ -96,9 +96,16 @@ impl<'a> Run<'a> {
         mut state: State,
     ) -> Result<Run<'a>, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx
-            .prompts
-            .render(PromptName::RouterSystem, &[("tools", &tools)])?;
+        let system = ctx.prompts.render(
+            PromptName::RouterSystem,
+            &[
+                ("tools", &tools),
+                (
+                    "assume_missing",
+                    &ctx.assume_missing(PromptName::AssumeMissingRouter)?,
+                ),
+            ],
+        )?;
         let subtasks = request_parts(task, ctx, &tools).await?;
         state.checklist = Checklist::new(&subtasks);
         Ok(Run {
@@ -122,7 +129,7 @@ impl<'a> Run<'a> {
         obs: &mut Observation,
         notes: &mut Vec<String>,
     ) -> Result<(), AgentError> {
-        obs.text = reading::recorded_text(obs, self.ctx.options.observation_read_chars);
+        obs.text = reading::recorded_text(obs, self.ctx.options.budget.observation_chars);
         let (ctx, task, state) = (self.ctx, self.task, &mut self.state);
         let summary = summarise(ctx, task, state, n, action, obs, notes).await?;
         if summary == Summary::Answered {

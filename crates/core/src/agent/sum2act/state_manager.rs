@@ -43,7 +43,7 @@ pub async fn summarise(
         on_failure(ctx, state, action, obs, &reason, kind);
         return Ok(Summary::Failed);
     }
-    let mut reading = reading::read(obs, n, ctx.options.observation_read_chars);
+    let mut reading = reading::read(obs, n, ctx.options.budget.observation_chars);
     let Some(mut update) = ask_state_manager(ctx, task, state, action, &reading, notes).await?
     else {
         let reason = "the state manager's reply about this result was unreadable";
@@ -67,7 +67,7 @@ pub async fn summarise(
         task,
         action,
         obs,
-        ctx.options.observation_read_chars,
+        ctx.options.budget.observation_chars,
         &mut update,
         notes,
     );
@@ -89,7 +89,7 @@ pub async fn summarise(
                 &update,
                 k,
                 obs,
-                ctx.options.observation_read_chars,
+                ctx.options.budget.observation_chars,
             );
             Summary::Answered
         }
