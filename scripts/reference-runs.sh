@@ -251,7 +251,7 @@ case "$action" in
     if [ "$action" = table ]; then
       labels=(); for f in eval/labels/strong_"$set_name"*.json; do [ -f "$f" ] && labels+=(--labels "$f"); done
       python3 scripts/reference_table.py --work "$out" "${labels[@]}" --data "$data" --half "${REF_HALF:-all}" \
-        --methods "$(methods_or_default "${1:-}")"
+        --methods "$(methods_or_default "${1:-}")" --bin "$bin" ${REF_ALLOW_DIFFERENCES:+--allow-differences}
     fi
     exit "$status" ;;
   *) echo "reference-runs: unknown action '$action'" >&2; exit 2 ;;

@@ -2,14 +2,17 @@
 """The method table of the strong-model reference runs (scripts/reference-runs.sh table).
 
 usage: reference_table.py --work DIR --labels LABELS.json [--data DATA --half tune|report|all] [--methods "..."]
+                          [--bin SUM2ACT] [--allow-differences]
 
 DIR is a reference set's folder: runs/<method>/ (answer files with our record) and judge/<mode>/<method>/
-(`sum2act eval` output: verdicts.csv). Per method: solved by the hand labels with a bootstrap 95% CI over
-queries, each judge mode's pass rate beside its agreement (and Cohen's kappa) with the labels on the same
+(`sum2act eval` output: verdicts.csv). A run named METHOD@BUDGET ran under that budget preset; runs of one
+budget form one table, and `sum2act settings` must find that they differ only in the method (else the table is
+refused, naming the settings, unless --allow-differences). Per method: solved by the hand labels with a Wilson
+95% interval, each judge mode's pass rate beside its agreement (and Cohen's kappa) with the labels on the same
 answers, parts delivered of parts asked (labels), LLM calls and tokens per query; then solved by labels per
 subset. --half picks the dev split's halves by position in each subset file (tune: the first 4 queries,
 report: the next 4), so development figures and reported figures never mix."""
-import argparse, csv, glob, hashlib, json, os, random
+import argparse, csv, glob, hashlib, json, math, os, subprocess, sys
 
 from method_table import final_text  # the final answer as `sum2act eval` hashes it
 
@@ -44,6 +47,7 @@ def episodes(work, method, keep):
             "hash": hashlib.sha256(final_text(d).strip().encode()).hexdigest()[:16],
             "calls": c.get("llm_calls", 0),
             "tokens": c.get("prompt_tokens", 0) + c.get("completion_tokens", 0),
+            "tool_calls": c.get("tool_calls", 0),
         }
     return out
 
@@ -68,12 +72,30 @@ def kappa(pairs):
     return 1.0 if pe == 1 else (po - pe) / (1 - pe)
 
 
-def ci(values, seed=7, rounds=2000):
-    if not values:
+def ci(values, z=1.96):
+    """Wilson score 95% interval of a proportion, in percent (never [100-100] at n of n)."""
+    n = len(values)
+    if not n:
         return (0.0, 0.0)
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(rounds))
-    return (100 * means[int(0.025 * rounds)], 100 * means[int(0.975 * rounds) - 1])
+    p = sum(values) / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
+
+
+def check_settings(binary, work, methods, allow):
+    """`sum2act settings` over the runs of one table: refuses (exit 2) runs that differ in more than the method."""
+    if not binary:
+        return
+    dirs = [os.path.join(work, "runs", m) for m in methods if os.path.isdir(os.path.join(work, "runs", m))]
+    if len(dirs) < 2:
+        return
+    args = [binary, "settings", *dirs] + (["--allow-differences"] if allow else [])
+    r = subprocess.run(args, capture_output=True, text=True)
+    sys.stderr.write(r.stderr)
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+    print(r.stdout.strip())
 
 
 def main():
@@ -83,26 +105,40 @@ def main():
     ap.add_argument("--data")
     ap.add_argument("--half", default="all", choices=("tune", "report", "all"))
     ap.add_argument("--methods", default="sum2act react dfsdt plan graph")
+    ap.add_argument("--bin", help="the sum2act binary, to check the runs' settings")
+    ap.add_argument("--allow-differences", action="store_true")
     a = ap.parse_args()
+    groups = {}
+    for m in a.methods.split():
+        groups.setdefault(m.split("@")[1] if "@" in m else "", []).append(m)
+    for budget, methods in groups.items():
+        if budget:
+            print(f"\n## runs under the `{budget}` budget\n")
+        table(a, methods)
+
+
+def table(a, methods):
     labels = {}
     for f in a.labels:
         for l in json.load(open(f))["labels"]:
             labels[(l["subset"], l["query_id"], l["method"], l["model"], l["answer_hash"])] = l
     keep = chosen(a.data, a.half)
     rows, by_subset = [], {}
-    for m in a.methods.split():
+    check_settings(a.bin, a.work, methods, a.allow_differences)
+    for m in methods:
         eps = episodes(a.work, m, keep)
         if not eps:
             continue
-        lab = {k: labels.get((k[0], k[1], m, e["model"], e["hash"])) for k, e in eps.items()}
+        lab = {k: labels.get((k[0], k[1], m.split("@")[0], e["model"], e["hash"])) for k, e in eps.items()}
         solved = [1.0 if l and l["label"] == "Solved" else 0.0 for l in lab.values() if l]
         lo, hi = ci(solved)
         row = {
-            "method": m, "n": len(eps), "labelled": len(solved), "solved": int(sum(solved)), "lo": lo, "hi": hi,
+            "method": m.split("@")[0], "n": len(eps), "labelled": len(solved), "solved": int(sum(solved)), "lo": lo, "hi": hi,
             "asked": sum(len(l.get("parts_asked", [])) for l in lab.values() if l),
             "delivered": sum(len(l.get("parts_delivered", [])) for l in lab.values() if l),
             "calls": sum(e["calls"] for e in eps.values()) / len(eps),
             "tokens": sum(e["tokens"] for e in eps.values()) / len(eps),
+            "tool_calls": sum(e["tool_calls"] for e in eps.values()) / len(eps),
         }
         for mode in MODES:
             v = verdicts(a.work, mode, m)
@@ -120,16 +156,16 @@ def main():
     fmt = lambda x, f: "-" if x is None else f.format(x)
     print(f"half: {a.half}")
     print("| method | solved by labels [95% CI] | evidence judge pass (agreement, kappa) | tooleval judge pass "
-          "(agreement, kappa) | parts delivered / asked | LLM calls / query | tokens / query |")
-    print("|---|---|---|---|---|---|---|")
+          "(agreement, kappa) | parts delivered / asked | LLM calls / query | tool calls / query | tokens / query |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         judge = [f"{fmt(r[m], '{:.1f}')} ({fmt(r[m + '_agree'], '{:.0f}%')}, {fmt(r[m + '_kappa'], '{:.2f}')})" for m in MODES]
         print(f"| {r['method']} | {r['solved']} of {r['labelled']} ({100 * r['solved'] / max(r['labelled'], 1):.1f}) "
               f"[{r['lo']:.1f}–{r['hi']:.1f}] | {judge[0]} | {judge[1]} | {r['delivered']}/{r['asked']} | "
-              f"{r['calls']:.1f} | {r['tokens']:,.0f} |")
-    methods = [r["method"] for r in rows]
-    print("\n| subset | " + " | ".join(methods) + " |")
-    print("|---|" + "---|" * len(methods))
+              f"{r['calls']:.1f} | {r['tool_calls']:.1f} | {r['tokens']:,.0f} |")
+    names = [r["method"] for r in rows]
+    print("\n| subset | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
     for s in sorted(by_subset):
         cells = [f"{by_subset[s][m][0]}/{by_subset[s][m][1]}" if m in by_subset[s] else "-" for m in methods]
         print(f"| {s} | " + " | ".join(cells) + " |")
@@ -139,7 +175,7 @@ def main():
             eps = episodes(a.work, m, keep)
             v = verdicts(a.work, mode, m)
             for k, e in eps.items():
-                l = labels.get((k[0], k[1], m, e["model"], e["hash"]))
+                l = labels.get((k[0], k[1], m.split("@")[0], e["model"], e["hash"]))
                 if l and l["label"] != "Unsure" and k in v:
                     pairs.append((l["label"], v[k]))
         if pairs:

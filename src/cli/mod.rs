@@ -102,6 +102,9 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// Write a self-contained HTML report (pass rates, costs, trajectory viewer) for run directories.
     Report(report::ReportArgs),
+    /// Check that runs differ only in the method or the model: the budget, tools, prompts and options
+    /// they differ in besides are named (exit 2).
+    Settings(settings_check::SettingsArgs),
     /// Check the configured model (the embedded one by default): answer a prompt, show tokens and speed.
     Llm(llm::LlmCmdArgs),
     /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback;
@@ -182,6 +185,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Merge(args) => merge::run(args),
         Command::Export(args) => export::run(args),
         Command::Report(args) => report::run(args),
+        Command::Settings(args) => settings_check::run(args),
         Command::Llm(args) => llm::run(&cli.global, &config, args).await,
         Command::ServeLlm(args) => serve_llm::run(&cli.global, &config, *args).await,
         Command::ByHand(args) => by_hand::run(args).await,

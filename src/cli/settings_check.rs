@@ -1,8 +1,11 @@
-//! The check `compare` and `report` make before they put runs side by side: the runs must differ
-//! only in what is compared (the method, or the model). Other differences are named and refused
-//! (exit 2) unless `--allow-differences` says to go on.
+//! The check `compare`, `report` and `settings` (the method tables' check) make before they put
+//! runs side by side: the runs must differ only in what is compared (the method, or the model).
+//! Other differences are named and refused (exit 2) unless `--allow-differences` says to go on.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
 
 use super::BadInput;
 use sum2act_core::batch::{Manifest, settings};
@@ -40,4 +43,43 @@ pub fn check_runs(runs: &[PathBuf], allow: bool) -> Result<(), BadInput> {
     Err(BadInput(format!(
         "{what}\nRun them again under the same settings, or pass --allow-differences to compare them anyway."
     )))
+}
+
+#[derive(Debug, Args)]
+pub struct SettingsArgs {
+    /// Run directories to check against each other.
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Name the differences but exit 0.
+    #[arg(long)]
+    pub allow_differences: bool,
+}
+
+/// `sum2act settings RUN...`: what the runs compare and the budget they share, or the settings
+/// they differ in besides (exit 2).
+pub fn run(args: SettingsArgs) -> anyhow::Result<ExitCode> {
+    check_runs(&args.runs, args.allow_differences)?;
+    let first = Manifest::read(&args.runs[0]).ok().flatten();
+    let refs: Vec<Manifest> = args
+        .runs
+        .iter()
+        .filter_map(|d| Manifest::read(d).ok().flatten())
+        .collect();
+    let check = settings::check(&refs.iter().collect::<Vec<_>>());
+    let compared = if check.compared.is_empty() {
+        "nothing (one method, one model)".to_string()
+    } else {
+        check.compared.join(" and ")
+    };
+    println!("{} runs compare {compared}", args.runs.len());
+    if let Some(b) = first.map(|m| m.budget).filter(|b| !b.is_null()) {
+        let mut shown = b.clone();
+        if let Some(o) = shown.as_object_mut() {
+            o.remove("prompts");
+            o.remove("reads");
+            o.remove("retry_prompt");
+        }
+        println!("budget: {shown}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

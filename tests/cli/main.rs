@@ -5,6 +5,7 @@ mod common;
 
 mod batch;
 mod broken_pipe;
+mod budget;
 mod by_hand;
 mod calibrate;
 mod eval;

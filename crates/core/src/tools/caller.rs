@@ -99,7 +99,7 @@ impl ToolEnv {
     pub fn settings(&self) -> Value {
         let c = &self.config;
         serde_json::json!({
-            "source": crate::redact::text(&self.source.describe()),
+            "source": crate::redact::text(&self.source.identity()),
             "mcp": self.mcp.as_ref().map(|h| h.describe()),
             "timeout_s": c.timeout.as_secs_f64(),
             "simulator_timeout_s": c.simulator_timeout.map(|d| d.as_secs_f64()),

@@ -253,6 +253,14 @@ impl ToolSource for HttpSource {
         }
     }
 
+    fn identity(&self) -> String {
+        // A labelled source is a server this process started: its port is an accident of the run.
+        match &self.label {
+            Some(label) => label.clone(),
+            None => self.describe(),
+        }
+    }
+
     fn describe(&self) -> String {
         // Credentials in the URL (user:password@host, a key parameter) stay out of manifests and logs.
         match &self.label {

@@ -92,6 +92,12 @@ pub trait ToolSource: Send + Sync {
     /// A short description for manifests and logs (never includes a key).
     fn describe(&self) -> String;
 
+    /// What the source is, for comparing runs: `describe` without what differs between two runs of
+    /// one setup (the port an embedded server happened to get).
+    fn identity(&self) -> String {
+        self.describe()
+    }
+
     /// This source's own limit per attempt, instead of ToolBench's timeout: a source that does real
     /// work here (an MCP server's OCR or speech recognition on a busy machine) is no slow web API.
     fn attempt_timeout(&self) -> Option<std::time::Duration> {
