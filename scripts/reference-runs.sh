@@ -19,7 +19,8 @@
 # METHODS default: sum2act react dfsdt plan graph (equal: and react@toolbench dfsdt@toolbench); a run is
 # METHOD or METHOD@BUDGET (`--budget BUDGET`). MODE: evidence or tooleval.
 #
-# Environment: BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
+# Environment: REF_JUDGE=0 (replay the answers, not the judge: the dev, world, sample and mixed sets were judged
+# before the judge of issue 41), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
 # (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
 # in flight per method, default 4), SUM2ACT_SHARED (default ../shared/toolbench).
 #
@@ -173,6 +174,8 @@ replay_method() { # METHOD: replays its run and judges from $tmp, compares; mess
       "readers, scripts/reference-runs.sh record $set_name $method (docs/strong-model.md)" >&2
     status=1
   fi
+  # REF_JUDGE=0: answers only (a set whose judge was recorded with judge prompts since changed).
+  [ "${REF_JUDGE:-1}" = 0 ] && return "$status"
   for mode_dir in "$tmp"/judge-rec/*/; do
     [ -d "$mode_dir$method" ] || continue
     mode="$(basename "$mode_dir")"

@@ -446,7 +446,7 @@ impl Judge {
                 sum2act_core::llm::purpose::Purpose::Judge,
                 vec![Message::user(rendered.to_string())],
             )
-            .with_json_schema("verdict", call.reading.schema.clone())
+            .with_json_schema(schema_name(call.kind), call.reading.schema.clone())
             .with_temperature(self.options.temperature)
             .with_max_tokens(self.options.max_tokens);
             request.seed = Some(
@@ -501,6 +501,14 @@ struct Call<'a> {
     vote: u32,
     /// The query the call is about (for the log).
     ctx: &'a str,
+}
+
+/// The name of the reply's JSON schema: what the reply is (a list of parts is no verdict).
+fn schema_name(kind: &str) -> &'static str {
+    match kind {
+        "split" => "parts",
+        _ => "verdict",
+    }
 }
 
 /// Takes the verdict out of a parsed reply, `None` when it has none.
