@@ -455,3 +455,42 @@ fn a_forced_finish_that_repeats_a_failed_finish_ends_the_episode() {
         );
     }
 }
+
+#[test]
+fn an_unreachable_state_manager_ends_the_episode_and_the_call_is_not_a_failure() {
+    let turns = AtomicUsize::new(0);
+    let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        if req.purpose == "state" {
+            return Err(LlmError::Unreachable {
+                endpoint: "http://127.0.0.1:9/v1".into(),
+                message: "connection refused".into(),
+            });
+        }
+        Ok(match turns.fetch_add(1, Ordering::SeqCst) {
+            0 => weather("Paris"),
+            _ => finish("21 C"),
+        })
+    }));
+    let ctx = context_with(
+        llm,
+        task().functions,
+        Arc::new(Source::default()),
+        ToolConfig::default(),
+        AgentOptions::default(),
+    );
+    let ep = solve("sum2act", &ctx);
+    assert_eq!(ep.finish, FinishKind::Error, "{:?}", ep.steps);
+    assert_eq!(ep.counters.failed_tool_calls, 0);
+    let failures = ep.steps[0].state.as_ref().map(|s| s["failures"].clone());
+    assert_eq!(
+        failures,
+        Some(json!([])),
+        "the call that worked is no failure"
+    );
+    assert!(
+        ep.steps[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("state manager unavailable"))
+    );
+}

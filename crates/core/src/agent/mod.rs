@@ -59,7 +59,10 @@ pub trait Solver: Send + Sync {
 /// The methods a user can pick with `--method`.
 pub const METHODS: [Method; 5] = Method::ALL;
 
-/// Builds the solver for `--method NAME`.
+/// Builds the solver for `--method NAME`. A method's own options (DFSDT's width, ReAct's tries,
+/// plan's parallelism, graph's search) are fixed here; the budget every method shares (steps, calls,
+/// the observation cut, `max_depth` included) comes with each episode's context, so it is read in one
+/// place for all methods.
 pub fn solver(method: Method, options: &AgentOptions) -> Arc<dyn Solver> {
     match method {
         Method::Sum2act => Arc::new(sum2act::Sum2Act::new(options)),

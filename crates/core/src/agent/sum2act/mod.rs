@@ -111,10 +111,10 @@ async fn step(run: &mut Run<'_>, n: u32) -> Result<StepOutcome, AgentError> {
     // `Finish`, 6. finish: the episode ends with an answer or a give-up.
     let outcome = match &obs.finish {
         Some(f) => StepOutcome::Finished(finish_kind(f)),
-        None => {
-            run.summarise(n, &p.action, &mut obs, &mut p.notes).await?;
-            StepOutcome::Next
-        }
+        None => match run.summarise(n, &p.action, &mut obs, &mut p.notes).await? {
+            Some(e) => StepOutcome::ModelFailed(e),
+            None => StepOutcome::Next,
+        },
     };
     run.record(n, p, obs);
     Ok(outcome)

@@ -121,23 +121,27 @@ impl<'a> Run<'a> {
     }
 
     /// Step 5: the state manager reads the observation (up to the read cap, which the step then
-    /// records) and folds it into the state, which is then fitted to its token budget.
+    /// records) and folds it into the state, which is then fitted to its token budget. `Some`: the
+    /// state manager's model could not be reached (the episode ends there).
     pub async fn summarise(
         &mut self,
         n: u32,
         action: &Action,
         obs: &mut Observation,
         notes: &mut Vec<String>,
-    ) -> Result<(), AgentError> {
+    ) -> Result<Option<String>, AgentError> {
         obs.text = reading::recorded_text(obs, self.ctx.options.budget.observation_chars);
         let (ctx, task, state) = (self.ctx, self.task, &mut self.state);
         let summary = summarise(ctx, task, state, n, action, obs, notes).await?;
+        if let Summary::ModelFailed(e) = summary {
+            return Ok(Some(e));
+        }
         if summary == Summary::Answered {
             let key = (action.name.clone(), call_key(&action.arguments));
             self.guard.answered.insert(key);
         }
         state.fit(ctx.options.state_token_budget, count_tokens);
-        Ok(())
+        Ok(None)
     }
 
     /// The step recorder: the proposal, what came of it and the state after it.

@@ -3,6 +3,7 @@
 //! returned, and the update is merged into the state and its checklist. A failed call is recorded with
 //! its reason and kind (a timeout may be retried), never as a fact.
 
+use crate::llm::LlmError;
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::prompts::PromptName;
@@ -18,12 +19,24 @@ use crate::agent::{AgentError, SolveContext};
 use crate::text::clip;
 
 /// What summarising a call came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Summary {
     /// The call returned data the state now holds (or already held).
     Answered,
     /// The call failed, or returned nothing usable.
     Failed,
+    /// The state manager's model could not be reached: the episode ends, as when the router's cannot
+    /// (the call itself worked; it is not recorded as failed).
+    ModelFailed(String),
+}
+
+/// What asking the state manager came to.
+enum Asked {
+    Update(StateUpdate),
+    /// It answered, but not with a state update.
+    Unreadable,
+    /// Its model could not be reached.
+    Unavailable(String),
 }
 
 /// Folds the observation of step `n` into the state.
@@ -44,17 +57,12 @@ pub async fn summarise(
         return Ok(Summary::Failed);
     }
     let mut reading = reading::read(obs, n, ctx.options.budget.observation_chars);
-    let Some(mut update) = ask_state_manager(ctx, task, state, action, &reading, notes).await?
-    else {
-        let reason = "the state manager's reply about this result was unreadable";
-        state.record_failure(
-            n,
-            &action.name,
-            &action.arguments,
-            reason,
-            FailureKind::Transient,
-        );
-        return Ok(Summary::Failed);
+    let mut update = match ask_state_manager(ctx, task, state, action, &reading, notes).await? {
+        Asked::Update(u) => u,
+        Asked::Unavailable(e) => return Ok(Summary::ModelFailed(e)),
+        Asked::Unreadable => {
+            return Ok(unreadable(state, n, action));
+        }
     };
     // It says the result answers parts but wrote no fact stating it (a small model does): the result's
     // own values are kept, whole, as one fact (never a cut dump; not in place of facts it dropped).
@@ -117,8 +125,22 @@ pub async fn summarise(
     Ok(outcome)
 }
 
-/// Asks the state manager what the observation means; `None` when its reply is unreadable or it is
-/// unavailable (noted).
+/// The state manager answered about a call that worked, but not with a state update: the call is
+/// recorded as one to read again (a transient failure), saying that its reply was the unreadable part.
+fn unreadable(state: &mut State, n: u32, action: &Action) -> Summary {
+    let reason = "the call worked, but the state manager's reply about its result was unreadable";
+    state.record_failure(
+        n,
+        &action.name,
+        &action.arguments,
+        reason,
+        FailureKind::Transient,
+    );
+    Summary::Failed
+}
+
+/// Asks the state manager what the observation means (an unreadable reply and an unreachable model
+/// are noted).
 async fn ask_state_manager(
     ctx: &SolveContext,
     task: &Task,
@@ -126,7 +148,7 @@ async fn ask_state_manager(
     action: &Action,
     reading: &Reading,
     notes: &mut Vec<String>,
-) -> Result<Option<StateUpdate>, AgentError> {
+) -> Result<Asked, AgentError> {
     let prompt = ctx.prompts.render(
         PromptName::StateManager,
         &[
@@ -146,15 +168,20 @@ async fn ask_state_manager(
     let parsed = match ctx.complete(&request).await {
         Ok(c) => first_json_object(&c.content)
             .and_then(|v| serde_json::from_value::<StateUpdate>(v).ok()),
+        // A reply that came but was cut or malformed is unreadable; any other error is the model's.
+        Err(LlmError::Truncated { .. } | LlmError::InvalidResponse(_)) => None,
         Err(e) => {
             notes.push(format!("state manager unavailable: {e}"));
-            return Ok(None);
+            return Ok(Asked::Unavailable(e.to_string()));
         }
     };
-    if parsed.is_none() {
-        notes.push("state manager reply unreadable".into());
-    }
-    Ok(parsed)
+    Ok(match parsed {
+        Some(u) => Asked::Update(u),
+        None => {
+            notes.push("state manager reply unreadable".into());
+            Asked::Unreadable
+        }
+    })
 }
 
 /// Why a call failed, as the state records it.
