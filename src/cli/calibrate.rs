@@ -201,10 +201,9 @@ fn judge_for(
     let log = args
         .out
         .join(format!("judge_log_{}.jsonl", verdicts.as_str()));
-    let mode = match verdicts {
-        Verdicts::Tooleval => JudgeMode::Tooleval,
-        _ => JudgeMode::Evidence,
-    };
+    let mode = verdicts.judge_mode().ok_or_else(|| {
+        anyhow::anyhow!("the preference judge decides no pass rate: calibrate it with --pairs")
+    })?;
     let (judge, _) = args
         .judge
         .judge(config, llm, (&log, &runs.logs), Some(mode))?;

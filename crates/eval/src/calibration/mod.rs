@@ -51,6 +51,18 @@ impl Verdicts {
     }
 }
 
+impl Verdicts {
+    /// The pass-rate judge mode these verdicts come from; `None` for the preference judge, which
+    /// decides no pass rate. Written out, so a new mode must say what it is.
+    pub fn judge_mode(self) -> Option<JudgeMode> {
+        match self {
+            Verdicts::Evidence => Some(JudgeMode::Evidence),
+            Verdicts::Tooleval => Some(JudgeMode::Tooleval),
+            Verdicts::Preference => None,
+        }
+    }
+}
+
 impl From<JudgeMode> for Verdicts {
     fn from(m: JudgeMode) -> Self {
         match m {
@@ -252,7 +264,7 @@ impl Registry {
     /// model; with no measurement at all, the evidence judge. Figures of earlier prompts count only
     /// when there is nothing newer.
     pub fn choose(&self, model: &str, prompts: &BTreeMap<String, String>) -> ModeChoice {
-        let usable = |e: &&Entry| e.mode != Verdicts::Preference && e.split != Split::Report;
+        let usable = |e: &&Entry| e.mode.judge_mode().is_some() && e.split != Split::Report;
         let best = |of_model: bool, fresh: bool| {
             self.entries
                 .iter()
@@ -273,17 +285,15 @@ impl Registry {
             .or_else(|| best(false, true).map(|e| (e, false)))
             .or_else(|| best(true, false).map(|e| (e, true)))
             .or_else(|| best(false, false).map(|e| (e, false)));
-        let Some((entry, own)) = found else {
+        let Some((entry, own, mode)) =
+            found.and_then(|(e, own)| e.mode.judge_mode().map(|m| (e, own, m)))
+        else {
             return ModeChoice {
                 mode: JudgeMode::Evidence,
                 chosen_by: "default",
                 entry: None,
                 why: "no judge mode has a measured agreement: the evidence judge by default".into(),
             };
-        };
-        let mode = match entry.mode {
-            Verdicts::Tooleval => JudgeMode::Tooleval,
-            _ => JudgeMode::Evidence,
         };
         let whose = if own {
             String::new()

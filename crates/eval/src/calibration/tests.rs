@@ -189,3 +189,11 @@ fn pooled_runs_give_per_method_rates_and_only_labels_stale_everywhere() {
     assert!((s.difference() - (250.0 / 3.0 - 50.0)).abs() < 1e-9);
     assert!(pool("j", Verdicts::Evidence, Split::All, &[]).is_none());
 }
+
+#[test]
+fn each_pass_rate_mode_maps_to_its_verdicts_and_back_and_preference_to_none() {
+    for mode in [JudgeMode::Evidence, JudgeMode::Tooleval] {
+        assert_eq!(Verdicts::from(mode).judge_mode(), Some(mode));
+    }
+    assert_eq!(Verdicts::Preference.judge_mode(), None);
+}
