@@ -6,6 +6,7 @@
 #   scripts/reference-runs.sh judge  SET MODE [METHODS] `eval` with --judge-mode MODE (needs BY_HAND_URL)
 #   scripts/reference-runs.sh pack   SET                 work folder -> eval/reference/strong/SET.tar.gz
 #   scripts/reference-runs.sh unpack SET                 the reverse (before recording more)
+#   scripts/reference-runs.sh rebuild SET [METHODS]     the answers again from the recordings with this binary
 #   scripts/reference-runs.sh replay SET [METHODS]      offline: replays runs and judges, diffs answers and verdicts
 #   scripts/reference-runs.sh table  SET [METHODS]      the replay, then the method table from what it produced
 #                                                        (labels: eval/labels/strong_SET*.json; REF_HALF=tune|report|all)
@@ -206,6 +207,17 @@ case "$action" in
     for p in "${pids[@]}"; do wait "$p" || status=1; done
     tail -n 4 "$work"/*.log
     exit "$status" ;;
+  rebuild)
+    # The answers again from the recordings, with this binary (no reader): after a change that alters the
+    # answer files' record but not what the model was asked (a replay that misses a request fails).
+    [ "$set_name" = equal ] && { slice_data "$work/data" 8 8; data="$work/data"; }
+    for method in $(methods_or_default "${1:-}"); do
+      rm -rf "$work/runs/$method.new"
+      batch "$method" "$work/runs/$method.new" --model strong --replay "$work/rec/$method" > "$work/$method.rebuild.log" 2>&1 ||
+        { echo "rebuild of $method failed:" >&2; tail -n 5 "$work/$method.rebuild.log" >&2; exit 1; }
+      rm -rf "$work/runs/$method" && mv "$work/runs/$method.new" "$work/runs/$method"
+      echo "$method: rebuilt from its recording" >&2
+    done ;;
   judge)
     mode="${1:?which judge mode: evidence or tooleval}"
     args=($(endpoint))
