@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Blind labelling of a reference set: anonymised episode files for labellers, and their labels back.
 
-  label_pack.py pack --work DIR --out PACK [--methods "..."] [--double 0.25] [--seed 7]
-  label_pack.py merge --pack PACK --labels OUT.json --description "..."
+  label_pack.py pack --work DIR --out PACK --key KEY.json [--methods "..."] [--double 0.25] [--seed 7]
+  label_pack.py merge --pack PACK --key KEY.json --labels OUT.json --description "..."
 
 `pack` writes PACK/episodes/E###.md, one per answer of every run under DIR/runs/ (METHOD or METHOD@BUDGET),
 in a shuffled order that hides the method: the request, the offered APIs, every step with the WHOLE tool
 reply (the answer file keeps it), DFSDT's other branches (the earlier
 attempts its model was shown), refused Finish steps, and the final answer. No method, model, budget or judge
-output appears. PACK/key.json (not for labellers) maps each episode to its answer; PACK/assignments/*.txt
+output appears. KEY.json (kept out of PACK: not for labellers) maps each episode to its answer; PACK/assignments/*.txt
 split the episodes between labellers, a share of them (--double) given to two.
 
 `merge` reads PACK/labels/*.jsonl (one JSON object per line: episode, label, parts_asked, parts_delivered,
@@ -109,7 +109,7 @@ def pack(a):
         e = f"E{i:03d}"
         open(os.path.join(a.out, "episodes", e + ".md"), "w").write(it.pop("text"))
         key[e] = it
-    json.dump(key, open(os.path.join(a.out, "key.json"), "w"), indent=1)
+    json.dump(key, open(a.key, "w"), indent=1)
     ids = list(key)
     double = ids[: int(len(ids) * a.double + 0.999)]
     n = a.labellers
@@ -132,7 +132,7 @@ def kappa(pairs):
 
 
 def merge(a):
-    key = json.load(open(os.path.join(a.pack, "key.json")))
+    key = json.load(open(a.key))
     by_episode = {}
     for f in sorted(glob.glob(os.path.join(a.pack, "labels", "*.jsonl"))):
         who = os.path.basename(f)[:-6]
@@ -169,12 +169,14 @@ def main():
     p = sub.add_parser("pack")
     p.add_argument("--work", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--key", required=True)
     p.add_argument("--methods", default="")
     p.add_argument("--double", type=float, default=0.25)
     p.add_argument("--labellers", type=int, default=4)
     p.add_argument("--seed", type=int, default=7)
     m = sub.add_parser("merge")
     m.add_argument("--pack", required=True)
+    m.add_argument("--key", required=True)
     m.add_argument("--labels", required=True)
     m.add_argument("--description", required=True)
     a = ap.parse_args()
