@@ -70,3 +70,17 @@ fn the_world_consistency_run_replays() {
     }
     replays("world", "react plan");
 }
+
+#[test]
+fn the_equal_budget_reference_runs_replay() {
+    // Issue 40's set: queries 9-16 of every dev subset, the five methods under the one budget and ReAct
+    // and DFSDT under ToolBench's settings, in one world; answers and the judge's verdicts.
+    if shared_toolbench().is_none() {
+        eprintln!("skipped: no ../shared/toolbench");
+        return;
+    }
+    replays(
+        "equal",
+        "sum2act react dfsdt plan graph react@toolbench dfsdt@toolbench",
+    );
+}
