@@ -58,8 +58,11 @@ impl Harness {
     }
 
     /// Stops the MCP servers and the embedded server; what the MCP servers that died during the run
-    /// said (empty when none did).
+    /// said (empty when none did). The environment goes first: its HTTP clients' keep-alive
+    /// connections to the embedded server close with it, so the server has nothing to wait for.
     pub async fn shutdown(self) -> Vec<String> {
-        self.setup.shutdown().await
+        let Harness { env, setup } = self;
+        drop(env);
+        setup.shutdown().await
     }
 }

@@ -21,8 +21,8 @@ pub struct MergeArgs {
     /// Merge runs of different models too (methods must always match).
     #[arg(long)]
     pub force: bool,
-    /// Merge an incomplete set of shards (their run.json files say which slice each is): the missing
-    /// slices are named instead of refused.
+    /// Merge an incomplete set of shards (their run.json files say which slice each is), or shards
+    /// with unanswered queries (cut short mid-run): what is missing is named instead of refused.
     #[arg(long)]
     pub allow_partial: bool,
 }
@@ -36,6 +36,12 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let outcome = merge(&args.out, &args.runs, options).map_err(classify)?;
     if let Some(missing) = outcome.missing_message() {
         eprintln!("warning: {missing}; `sum2act eval` counts their queries as missing answers");
+    }
+    for incomplete in &outcome.completeness.incomplete {
+        eprintln!("warning: {incomplete}; `sum2act eval` counts them as missing answers");
+    }
+    for why in &outcome.completeness.unchecked {
+        eprintln!("warning: not checked for unanswered queries: {why}");
     }
     println!(
         "merged {} run(s) into {}: {} answer files copied, {} already there",

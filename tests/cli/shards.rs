@@ -95,3 +95,33 @@ fn eval_counts_an_answer_missing_from_a_merged_run() {
         .success()
         .stdout_has("G1_instruction         6       1");
 }
+
+/// Issue 42 item 6: a shard cut short (cancelled, failed, out of time) has its run.json but not every
+/// answer; `merge` refuses it, naming the shard and how many answers it lacks, unless `--allow-partial`.
+#[test]
+fn merge_refuses_a_shard_cut_short_unless_allowed() {
+    let model = Model::start(0);
+    let tmp = tempfile::tempdir().unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|i| shard(&model, tmp.path(), i, 2)).collect();
+    // Shard 1/2 holds 102, 104 and 106 of the 6: as if stopped after its first query.
+    for id in [104, 106] {
+        std::fs::remove_file(shards[1].join(format!("G1_instruction/{id}_sum2act.json"))).unwrap();
+    }
+    let out = tmp.path().join("all");
+    merge(&out, &[&shards[0], &shards[1]])
+        .run()
+        .failure(2)
+        .stderr_has("shard 1/2")
+        .stderr_has("2 of its 3 queries have no answer")
+        .stderr_has("--allow-partial")
+        .no_panic();
+    assert!(
+        !out.join("G1_instruction").exists(),
+        "a refused merge wrote answers"
+    );
+    merge(&out, &[&shards[0], &shards[1]])
+        .arg("--allow-partial")
+        .run()
+        .success()
+        .stderr_has("2 of its 3 queries have no answer");
+}

@@ -228,9 +228,12 @@ async fn with_mcp(env: ToolEnv, specs: &[McpSpec], data: &DataDir) -> Result<Too
 
 impl ToolSetup {
     /// Stops the MCP servers and the embedded server; what the MCP servers that died during the
-    /// run said (empty when none did).
+    /// run said (empty when none did). The environment is dropped before the server stops: a
+    /// client's idle keep-alive connection held open kept the server's graceful shutdown waiting
+    /// until the connection's header timeout (10 s) after every batch.
     pub async fn shutdown(self) -> Vec<String> {
-        let failures = match self.env.mcp() {
+        let ToolSetup { env, server } = self;
+        let failures = match env.mcp() {
             Some(hub) => {
                 let f = hub.failures();
                 hub.shutdown().await;
@@ -238,7 +241,8 @@ impl ToolSetup {
             }
             None => Vec::new(),
         };
-        if let Some(server) = self.server {
+        drop(env);
+        if let Some(server) = server {
             server.shutdown().await;
         }
         failures

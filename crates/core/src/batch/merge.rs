@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::complete::{Completeness, check};
 use super::manifest::timestamp;
 use super::plan::Shard;
 use super::summary::scan_run_dir;
@@ -24,6 +25,8 @@ pub struct MergeOutcome {
     pub manifest: Manifest,
     /// Shards of the set not merged yet (`--allow-partial`).
     pub missing_shards: Vec<Shard>,
+    /// Inputs with queries that have no answer (`--allow-partial`), and inputs not checked.
+    pub completeness: Completeness,
 }
 
 impl MergeOutcome {
@@ -50,7 +53,7 @@ pub struct MergeOptions {
 
 /// Merges `inputs` into `out` (created if needed; an existing run there must have the same method).
 /// A different model is refused too unless `force`; shards must form a whole set (with what `out`
-/// already holds) unless `allow_partial`.
+/// already holds), and every query of each input must have an answer, unless `allow_partial`.
 pub fn merge(
     out: &Path,
     inputs: &[PathBuf],
@@ -70,6 +73,10 @@ pub fn merge(
             missing_message(&missing, &merged_shards)
         )));
     }
+    let completeness = check(out, &manifests);
+    if !completeness.incomplete.is_empty() && !options.allow_partial {
+        return Err(BatchError::BadInput(incomplete_message(&completeness)));
+    }
 
     let mut manifest = reference.clone();
     manifest.shard = None;
@@ -83,6 +90,7 @@ pub fn merge(
         unreadable: Vec::new(),
         manifest: Manifest::new("", ""),
         missing_shards: missing,
+        completeness,
     };
     for (dir, m) in &manifests {
         subsets.extend(m.subsets.iter().cloned());
@@ -188,6 +196,19 @@ fn missing_message(missing: &[Shard], merged: &[Shard]) -> String {
         list(missing),
         if missing.len() == 1 { "is" } else { "are" },
         list(merged)
+    )
+}
+
+/// The refusal of inputs with unanswered queries: each named with its count, and what to do.
+fn incomplete_message(completeness: &Completeness) -> String {
+    let list: Vec<String> = completeness
+        .incomplete
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    format!(
+        "{} (cancelled, failed or stopped by its time limit?); rerun its batch command to finish it (it resumes), or --allow-partial to merge what is there",
+        list.join("; ")
     )
 }
 

@@ -5,6 +5,7 @@
 //! The runner does not know about solvers: it drives a [`Job`] (the CLI adapts an `agent::Solver`
 //! to it), so the scheduling, resume and file logic can be tested with a trivial job.
 
+mod complete;
 pub mod export;
 mod fail_fast;
 mod job;
@@ -24,6 +25,7 @@ mod summary;
 
 use std::path::PathBuf;
 
+pub use complete::{Completeness, Incomplete};
 pub use fail_fast::FAIL_FAST_AFTER;
 pub use job::{Job, JobError, Solved};
 pub use lock::{LOCK_FILE, RunLock};
