@@ -23,7 +23,7 @@ use sum2act_core::batch::{
     BatchOptions, BatchOutcome, FAIL_FAST_AFTER, MANIFEST_FILE, Manifest, RunLock, Selection,
     Shard, SolverJob, StopSignal, Summary, run_batch, select_with,
 };
-use sum2act_core::setup::ErrorEpisode;
+use sum2act_core::setup::{ErrorEpisode, SolverEnv};
 use sum2act_core::toolbench::answer::FinishKind;
 use sum2act_core::toolbench::io::write_json_atomic;
 use sum2act_core::toolbench::{Catalog, DataDir};
@@ -116,17 +116,7 @@ pub async fn run(
         }
     }
 
-    let mut manifest = Manifest::new(env.method().name(), &env.llm.model_id());
-    manifest.data = data.root().display().to_string();
-    manifest.subsets = selection.subsets.clone();
-    manifest.limit = args.limit;
-    manifest.shard = (shard.count > 1).then(|| shard.to_string());
-    manifest.tools = env.tools.settings();
-    manifest.tools["tool_set"] = Value::String(choice.to_string());
-    manifest.prompts = env.prompts.hashes();
-    manifest.agent = args.solver.agent.manifest_value(config);
-    manifest.budget = env.options.budget.record(env.method(), &manifest.prompts);
-    manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
+    let mut manifest = new_manifest(&args, config, &env, (&data, &selection), (shard, choice));
     if let Some(existing) = Manifest::read(&args.out).map_err(classify)? {
         manifest
             .check_resume(&existing, &args.out, args.force)
@@ -170,6 +160,28 @@ pub async fn run(
         return evaluate(global, config, &args).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What produced the run: the method, model, data, selection, tools, prompts, options and budget.
+fn new_manifest(
+    args: &BatchArgs,
+    config: &Config,
+    env: &SolverEnv,
+    (data, selection): (&DataDir, &Selection),
+    (shard, choice): (Shard, ToolChoice),
+) -> Manifest {
+    let mut manifest = Manifest::new(env.method().name(), &env.llm.model_id());
+    manifest.data = data.root().display().to_string();
+    manifest.subsets = selection.subsets.clone();
+    manifest.limit = args.limit;
+    manifest.shard = (shard.count > 1).then(|| shard.to_string());
+    manifest.tools = env.tools.settings();
+    manifest.tools["tool_set"] = Value::String(choice.to_string());
+    manifest.prompts = env.prompts.hashes();
+    manifest.agent = args.solver.agent.manifest_value(config);
+    manifest.budget = env.options.budget.record(env.method(), &manifest.prompts);
+    manifest.config = serde_json::to_value(config).unwrap_or(Value::Null);
+    manifest
 }
 
 /// Checks the numeric flags; returns the shard to run.

@@ -83,33 +83,7 @@ pub async fn run(
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let llm = args.judge.llm(config).await?;
-    let modes = match args.judge.judge_mode {
-        Some(m) => vec![m],
-        None => vec![JudgeMode::Evidence, JudgeMode::Tooleval],
-    };
-    let mut measurements = Vec::new();
-    let mut unusable = (0u64, 0u64);
-    for mode in modes {
-        let judge = judge_for(&args, config, &llm, &runs, Verdicts::from(mode))?;
-        let mut per_run: Vec<RunRows> = Vec::new();
-        for (set, data) in runs.sets.iter().zip(&runs.data) {
-            let sub = labelled_only(set, &entries, data.as_deref());
-            if sub.expected.is_empty() {
-                continue;
-            }
-            let pr = sum2act_eval::pass_rate(&sub, &judge, &args.judge.pass_options(mode))
-                .await
-                .map_err(classify)?;
-            unusable.0 += pr.overall.unusable_votes;
-            unusable.1 += pr.overall.judged_votes;
-            let r = rows(&entries, &sub, data.as_deref(), &pr)
-                .map_err(|e| BadInput(format!("{}: {e}", set.source.display())))?;
-            per_run.push(r);
-        }
-        if let Some(m) = pool(judge.model_id(), mode.into(), args.split, &per_run) {
-            measurements.push(m);
-        }
-    }
+    let (measurements, unusable) = measure_modes(&args, config, &llm, &runs, &entries).await?;
     if measurements.is_empty() {
         return Err(BadInput(format!(
             "no label of {label_set} ({}) applies to the answers of these runs",
@@ -152,6 +126,45 @@ pub async fn run(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each judge mode's measurement over the runs' labelled answers, and the votes that got no usable
+/// verdict (of all judged).
+async fn measure_modes(
+    args: &CalibrateArgs,
+    config: &Config,
+    llm: &std::sync::Arc<dyn LlmClient>,
+    runs: &Runs,
+    entries: &[LabelEntry],
+) -> anyhow::Result<(Vec<Measurement>, (u64, u64))> {
+    let modes = match args.judge.judge_mode {
+        Some(m) => vec![m],
+        None => vec![JudgeMode::Evidence, JudgeMode::Tooleval],
+    };
+    let mut measurements = Vec::new();
+    let mut unusable = (0u64, 0u64);
+    for mode in modes {
+        let judge = judge_for(args, config, llm, runs, Verdicts::from(mode))?;
+        let mut per_run: Vec<RunRows> = Vec::new();
+        for (set, data) in runs.sets.iter().zip(&runs.data) {
+            let sub = labelled_only(set, entries, data.as_deref());
+            if sub.expected.is_empty() {
+                continue;
+            }
+            let pr = sum2act_eval::pass_rate(&sub, &judge, &args.judge.pass_options(mode))
+                .await
+                .map_err(classify)?;
+            unusable.0 += pr.overall.unusable_votes;
+            unusable.1 += pr.overall.judged_votes;
+            let r = rows(entries, &sub, data.as_deref(), &pr)
+                .map_err(|e| BadInput(format!("{}: {e}", set.source.display())))?;
+            per_run.push(r);
+        }
+        if let Some(m) = pool(judge.model_id(), mode.into(), args.split, &per_run) {
+            measurements.push(m);
+        }
+    }
+    Ok((measurements, unusable))
 }
 
 /// Every label of the files, checked (bad input names the file and entry).
@@ -201,9 +214,12 @@ fn judge_for(
     let log = args
         .out
         .join(format!("judge_log_{}.jsonl", verdicts.as_str()));
-    let mode = verdicts.judge_mode().ok_or_else(|| {
-        anyhow::anyhow!("the preference judge decides no pass rate: calibrate it with --pairs")
-    })?;
+    // The preference judge decides no pass rate: its judge is built with the default mode's
+    // settings, which its pairwise calls do not use.
+    let mode = match verdicts.judge_mode() {
+        Some(m) => m,
+        None => JudgeMode::default(),
+    };
     let (judge, _) = args
         .judge
         .judge(config, llm, (&log, &runs.logs), Some(mode))?;

@@ -82,40 +82,7 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("data: {}", data.root().display());
-        println!(
-            "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13} {:>13}",
-            "subset", "queries", "tools", "apis", "categories", "mean api_list", "mean relevant"
-        );
-        for r in &rows {
-            println!(
-                "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13.2} {:>13.2}",
-                r.subset,
-                r.queries,
-                r.tools,
-                r.apis,
-                r.categories,
-                r.mean_api_list,
-                r.mean_relevant
-            );
-        }
-        let total: usize = rows.iter().map(|r| r.queries).sum();
-        println!(
-            "catalogue: {} tools, {} APIs, {} categories; {} queries in {} subsets",
-            catalog.tool_count(),
-            catalog.api_count(),
-            catalog.categories().len(),
-            total,
-            rows.len()
-        );
-        let parts: Vec<String> = templates
-            .iter()
-            .map(|(c, n)| format!("{n} {}", c.label()))
-            .collect();
-        println!(
-            "templates: {} (an error reply recorded as the template is treated as shape unknown)",
-            parts.join(", ")
-        );
+        print_table(&data, &rows, catalog, &templates);
     }
     if !load.broken.is_empty() {
         // The counts above leave those files out: the data directory needs fixing (bad input).
@@ -126,4 +93,41 @@ fn stats(global: &GlobalArgs, json: bool) -> anyhow::Result<ExitCode> {
         .into());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The counts as a table, with the catalogue's totals and its reply templates by class.
+fn print_table(
+    data: &DataDir,
+    rows: &[SubsetStats],
+    catalog: &Catalog,
+    templates: &[(TemplateClass, usize)],
+) {
+    println!("data: {}", data.root().display());
+    println!(
+        "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13} {:>13}",
+        "subset", "queries", "tools", "apis", "categories", "mean api_list", "mean relevant"
+    );
+    for r in rows {
+        println!(
+            "{:<16} {:>8} {:>6} {:>6} {:>11} {:>13.2} {:>13.2}",
+            r.subset, r.queries, r.tools, r.apis, r.categories, r.mean_api_list, r.mean_relevant
+        );
+    }
+    let total: usize = rows.iter().map(|r| r.queries).sum();
+    println!(
+        "catalogue: {} tools, {} APIs, {} categories; {} queries in {} subsets",
+        catalog.tool_count(),
+        catalog.api_count(),
+        catalog.categories().len(),
+        total,
+        rows.len()
+    );
+    let parts: Vec<String> = templates
+        .iter()
+        .map(|(c, n)| format!("{n} {}", c.label()))
+        .collect();
+    println!(
+        "templates: {} (an error reply recorded as the template is treated as shape unknown)",
+        parts.join(", ")
+    );
 }

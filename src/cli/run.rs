@@ -78,24 +78,7 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
         env.method().name(),
     );
 
-    println!(
-        "method: {} · model: {} · tools: {}",
-        env.method(),
-        env.llm.model_id(),
-        env.tools.describe()
-    );
-    println!(
-        "request: {}",
-        sum2act_core::terminal::safe_line(&task.query)
-    );
-    println!(
-        "functions: {}",
-        task.functions
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_setup(&env, &task);
     let ctx = env.context(
         task.functions.clone(),
         Some(path.with_extension("resources")),
@@ -124,6 +107,36 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: RunArgs) -> anyhow:
     if !failed {
         return Ok(ExitCode::from(if gone.is_empty() { 0 } else { 1 }));
     }
+    episode_error(&episode, &view)
+}
+
+/// What the run is about to do: the method, model and tools, the request and its functions.
+fn print_setup(env: &sum2act_core::setup::SolverEnv, task: &sum2act_core::toolbench::Task) {
+    println!(
+        "method: {} · model: {} · tools: {}",
+        env.method(),
+        env.llm.model_id(),
+        env.tools.describe()
+    );
+    println!(
+        "request: {}",
+        sum2act_core::terminal::safe_line(&task.query)
+    );
+    println!(
+        "functions: {}",
+        task.functions
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+}
+
+/// The exit of an episode that ended in error.
+fn episode_error(
+    episode: &sum2act_core::agent::Episode,
+    view: &sum2act_core::batch::EpisodeView,
+) -> anyhow::Result<ExitCode> {
     // The same rule as `batch`'s fail-fast: no reply from the model at all, for a reason of the
     // setup (a rejected key, an unknown model, no endpoint), is bad input (2); a timeout is not.
     let error = episode.error.clone().unwrap_or_default();
