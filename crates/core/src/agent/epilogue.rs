@@ -176,6 +176,7 @@ fn episode(
         finish,
         answer,
         steps: ending.steps,
+        attempts: Vec::new(),
         counters,
         details: ending.details,
         error_cause: (finish == FinishKind::Error).then(|| ctx.error_cause()),
