@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::input::Answer;
-use super::observations::observations;
+use super::observations::{Seen, observations};
 use sum2act_core::toolbench::FINISH;
 use sum2act_core::toolbench::claims::{ClaimCheck, Evidence, SourceKind, check_claims};
 
@@ -79,7 +79,12 @@ pub fn evidence_of(answer: &Answer) -> Vec<Evidence> {
         answer.converted.query.clone(),
     )];
     for o in observations(answer, CLAIM_OBSERVATION_CHARS) {
-        let label = format!("step {} {}", o.step, o.name);
+        let label = match o.seen {
+            Seen::EarlierAttempt => format!("earlier attempt {} {}", o.step, o.name),
+            Seen::Path => format!("step {} {}", o.step, o.name),
+            // The harness's words, not a tool's: nothing an answer may draw on.
+            Seen::RefusedAnswer => continue,
+        };
         out.push(Evidence::new(
             SourceKind::Observation,
             label.clone(),

@@ -134,6 +134,7 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
     let docs = tool_docs(answer);
     observations(answer, CLAIM_OBSERVATION_CHARS)
         .iter()
+        .filter(|o| o.is_result())
         .any(|o| {
             let doc = docs
                 .iter()

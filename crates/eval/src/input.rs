@@ -56,6 +56,8 @@ pub struct Record {
     pub details: Value,
     /// The steps with their whole observations (the answer file's are cut at 1,024 characters).
     pub steps: Vec<RecordStep>,
+    /// Calls the model was shown beside its path (DFSDT's earlier attempts on abandoned branches).
+    pub attempts: Vec<RecordStep>,
 }
 
 /// One step of our episode record, as far as the judge needs it.
@@ -74,6 +76,9 @@ pub struct RecordObservation {
     pub text: String,
     pub error: String,
     pub response: Value,
+    /// Set when the reply was longer than the record keeps: `response` is then the first characters
+    /// of its text, and this the whole length.
+    pub reply_chars: Option<usize>,
 }
 
 /// One tool call on the path an answer took.

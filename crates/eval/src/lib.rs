@@ -17,6 +17,8 @@ mod judge_tests;
 pub mod labels;
 pub mod metrics;
 pub mod observations;
+#[cfg(test)]
+mod observations_tests;
 pub mod pass_rate;
 pub mod repeats;
 pub mod report;

@@ -2,11 +2,16 @@
 //! full observation. ToolBench's answer files keep observations cut at 1,024 characters (what ReAct
 //! and DFSDT see); our record keeps the whole reply (`sum2act.steps[].observation.response`), and the
 //! judge reads that, each observation up to a cap and all of them within a prompt budget, so a claim
-//! drawn from the tail of a long observation is not mistaken for an invention.
+//! drawn from the tail of a long observation is not mistaken for an invention. Where the agent read
+//! only the start of a reply, the judge is told how much, so an answer calling a part "cut off" or
+//! "unavailable" that the whole reply holds is seen for what it is. Everything else the model was
+//! shown is there too, labelled: DFSDT's earlier attempts (calls on abandoned branches, listed in its
+//! re-expansion prompts) and a `Finish` the harness refused, with the reason.
 
-use super::input::{Answer, RecordObservation, RecordStep, cut};
+use super::input::{Answer, RecordObservation, RecordStep, ToolStep, cut};
+use serde_json::Value;
 use sum2act_core::toolbench::FINISH;
-use sum2act_core::tools::observation::{Ascii, reply_text_as};
+use sum2act_core::tools::observation::{Ascii, reply_text, reply_text_as};
 
 /// The suffix ToolBench's cut leaves on an observation (`rapidapi.py`).
 const CUT_MARK: &str = "...";
@@ -16,16 +21,43 @@ const ARGUMENT_CHARS: usize = 500;
 impl RecordObservation {
     /// The whole reply as `{"error": …, "response": …}`, spaced as the cut text is (Python's
     /// `json.dumps`: `", "` and `": "`), so the judge reads the head the agent read; non-ASCII kept as
-    /// is, so names read as written.
+    /// is, so names read as written. A reply longer than the record keeps is its recorded head.
     fn full_text(&self) -> String {
-        reply_text_as(&self.error, &self.response, Ascii::Keep)
+        match (&self.response, self.reply_chars) {
+            (Value::String(head), Some(_)) => head.clone(),
+            _ => reply_text_as(&self.error, &self.response, Ascii::Keep),
+        }
+    }
+
+    /// The whole reply's length, counted as the text the agent read is (non-ASCII escaped).
+    fn whole_chars(&self) -> usize {
+        self.reply_chars
+            .unwrap_or_else(|| reply_text(&self.error, &self.response).chars().count())
+    }
+
+    /// `(read, whole)` characters when `shown`, the text the agent read, was cut.
+    fn read_of(&self, shown: &str) -> Option<(usize, usize)> {
+        let read = shown.strip_suffix(CUT_MARK)?.chars().count();
+        let whole = self.whole_chars();
+        (whole > read).then_some((read, whole))
     }
 }
 
-/// One tool call on the answer's path and what it returned.
+/// What an observed call was to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// A call on the answer's path.
+    Path,
+    /// A call on a branch the search abandoned, shown to the model as an earlier attempt (DFSDT).
+    EarlierAttempt,
+    /// A `Finish` the harness refused: `text` is the reason the model was given.
+    RefusedAnswer,
+}
+
+/// One call the agent made or was shown, and what it returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observed {
-    /// 1-based position among the path's tool steps.
+    /// 1-based position among the path's tool steps (among the earlier attempts for those).
     pub step: usize,
     pub name: String,
     pub arguments: String,
@@ -33,41 +65,149 @@ pub struct Observed {
     pub text: String,
     /// Whether `text` is longer than what the answer file holds (restored from the record).
     pub restored: bool,
+    /// `(read, whole)` characters when the agent read only the start of the reply.
+    pub read: Option<(usize, usize)>,
+    pub seen: Seen,
 }
 
-/// Every tool call on the answer's path (Finish left out), each observation whole where our record has
-/// it and at most `max_chars` characters.
+impl Observed {
+    /// A tool's reply (not the harness's refusal of an answer): what an answer may draw on.
+    pub fn is_result(&self) -> bool {
+        self.seen != Seen::RefusedAnswer
+    }
+}
+
+/// Every call of `answer` as the judge reads it: the earlier attempts the model was shown, then the
+/// path's tool calls with a refused `Finish` where it was refused (the accepted one left out), each
+/// observation whole where our record has it and at most `max_chars` characters.
 pub fn observations(answer: &Answer, max_chars: usize) -> Vec<Observed> {
-    let recorded: &[RecordStep] = answer.record.as_ref().map_or(&[], |r| &r.steps);
+    let record = answer.record.as_ref();
+    let recorded: &[RecordStep] = record.map_or(&[], |r| &r.steps);
+    let attempts: &[RecordStep] = record.map_or(&[], |r| &r.attempts);
     let mut used = vec![false; recorded.len()];
-    let mut out = Vec::new();
+    let mut out: Vec<Observed> = attempts.iter().enumerate().map(attempt).collect();
     for (i, step) in answer.tool_steps().into_iter().enumerate() {
-        if step.name == FINISH {
-            continue;
+        let observed = if step.name == FINISH {
+            refused(step, recorded, &mut used)
+        } else {
+            Some(on_path(step, recorded, &mut used))
+        };
+        out.extend(observed.map(|o| Observed { step: i + 1, ..o }));
+    }
+    for o in &mut out {
+        o.text = cut(&o.text, max_chars).into_owned();
+    }
+    out
+}
+
+/// An earlier attempt, whole from the record.
+fn attempt((i, r): (usize, &RecordStep)) -> Observed {
+    let whole = !r.observation.response.is_null();
+    Observed {
+        step: i + 1,
+        name: r.action.clone(),
+        arguments: r.arguments.clone(),
+        text: if whole {
+            r.observation.full_text()
+        } else {
+            r.observation.text.clone()
+        },
+        restored: whole,
+        read: r.observation.read_of(&r.observation.text).filter(|_| whole),
+        seen: Seen::EarlierAttempt,
+    }
+}
+
+/// A tool call on the path: its reply restored from the record where the answer file's copy is cut.
+fn on_path(step: ToolStep, recorded: &[RecordStep], used: &mut [bool]) -> Observed {
+    let mut o = Observed {
+        step: 0,
+        text: step.response.clone(),
+        name: step.name,
+        arguments: step.arguments,
+        restored: false,
+        read: None,
+        seen: Seen::Path,
+    };
+    if !step.response.ends_with(CUT_MARK) {
+        return o;
+    }
+    let hit = recorded
+        .iter()
+        .enumerate()
+        .position(|(j, r)| !used[j] && r.action == o.name && r.observation.text == step.response);
+    if let Some(j) = hit {
+        used[j] = true;
+        // A record without the reply (null) has nothing more to show. (Lengths cannot decide: the
+        // whole reply keeps accents the cut text escapes as `\u00df`.)
+        let r = &recorded[j].observation;
+        if !r.response.is_null() {
+            o.text = r.full_text();
+            o.restored = true;
+            o.read = r.read_of(&step.response);
         }
-        let mut text = step.response.clone();
-        let mut restored = false;
-        if step.response.ends_with(CUT_MARK) {
-            let hit = recorded.iter().enumerate().position(|(j, r)| {
-                !used[j] && r.action == step.name && r.observation.text == step.response
-            });
-            if let Some(j) = hit {
-                used[j] = true;
-                // A record without the reply (null) has nothing more to show. (Lengths cannot
-                // decide: the whole reply keeps accents the cut text escapes as `\u00df`.)
-                if !recorded[j].observation.response.is_null() {
-                    text = recorded[j].observation.full_text();
-                    restored = true;
-                }
-            }
+    }
+    o
+}
+
+/// A `Finish` on the path the harness refused (Sum2Act's gate, a malformed `Finish`), with the
+/// reason the model was given: from our record, else from the answer file's observation.
+fn refused(step: ToolStep, recorded: &[RecordStep], used: &mut [bool]) -> Option<Observed> {
+    let hit = recorded
+        .iter()
+        .enumerate()
+        .position(|(j, r)| !used[j] && r.action == FINISH && r.arguments == step.arguments);
+    let reason = match hit {
+        Some(j) => {
+            used[j] = true;
+            recorded[j].observation.error.clone()
         }
-        out.push(Observed {
-            step: i + 1,
-            name: step.name,
-            arguments: step.arguments,
-            text: cut(&text, max_chars).into_owned(),
-            restored,
-        });
+        None if step.response.contains("error") => step.response.clone(),
+        None => String::new(),
+    };
+    (!reason.is_empty()).then(|| Observed {
+        step: 0,
+        name: step.name,
+        arguments: step.arguments,
+        text: reason,
+        restored: false,
+        read: None,
+        seen: Seen::RefusedAnswer,
+    })
+}
+
+/// The head line of one call as the judge reads it.
+fn head(o: &Observed) -> String {
+    let call = format!("{}({})", o.name, cut(&o.arguments, ARGUMENT_CHARS));
+    let read = o.read.map_or(String::new(), |(read, whole)| {
+        format!(
+            " [the agent read the first {} of {} characters]",
+            thousands(read),
+            thousands(whole)
+        )
+    });
+    match o.seen {
+        Seen::Path => format!("step {}: {call}{read}", o.step),
+        Seen::EarlierAttempt => format!(
+            "earlier attempt {} (an abandoned branch, shown to the agent): {call}{read}",
+            o.step
+        ),
+        Seen::RefusedAnswer => format!(
+            "step {}: {call} [answer refused by the harness; the agent was told:]",
+            o.step
+        ),
+    }
+}
+
+/// `5210` → `5,210`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
     }
     out
 }
@@ -79,17 +219,7 @@ pub fn render(observed: &[Observed], budget: usize) -> String {
     if observed.is_empty() {
         return "(the assistant called no API)".into();
     }
-    let heads: Vec<String> = observed
-        .iter()
-        .map(|o| {
-            format!(
-                "step {}: {}({})",
-                o.step,
-                o.name,
-                cut(&o.arguments, ARGUMENT_CHARS)
-            )
-        })
-        .collect();
+    let heads: Vec<String> = observed.iter().map(head).collect();
     let fixed: usize = heads.iter().map(|h| h.chars().count() + 2).sum();
     let lengths: Vec<usize> = observed.iter().map(|o| o.text.chars().count()).collect();
     let shares = fair_shares(&lengths, budget.saturating_sub(fixed));
@@ -178,6 +308,7 @@ pub(crate) mod fixture {
                     text: shown,
                     error: String::new(),
                     response,
+                    reply_chars: None,
                 },
             }],
             ..Record::default()
@@ -262,6 +393,8 @@ mod tests {
             arguments: "{}".into(),
             text: "x".repeat(len),
             restored: false,
+            read: None,
+            seen: Seen::Path,
         };
         let obs = vec![step(1, 100), step(2, 5000), step(3, 5000)];
         let text = render(&obs, 2000);

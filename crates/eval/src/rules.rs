@@ -134,7 +134,10 @@ fn value_words(answer: &Answer) -> BTreeSet<String> {
         }
     }
     let mut text = String::new();
-    for o in observations(answer, CLAIM_OBSERVATION_CHARS) {
+    for o in observations(answer, CLAIM_OBSERVATION_CHARS)
+        .into_iter()
+        .filter(|o| o.is_result())
+    {
         match serde_json::from_str::<serde_json::Value>(&o.text) {
             Ok(v) => collect(&v, &mut text),
             Err(_) => text.push_str(&o.text),

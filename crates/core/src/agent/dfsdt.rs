@@ -156,6 +156,9 @@ impl Dfsdt {
         let path = path_end
             .map(|end| path_steps(&search.nodes, end))
             .unwrap_or_default();
+        let attempts = path_end
+            .map(|end| shown_attempts(&search.nodes, end))
+            .unwrap_or_default();
         let root = build_tree(&search.nodes, 0);
         let forward_args = json!({
             "single_chain_max_step": ctx.options.budget.max_depth.unwrap_or(ctx.options.budget.max_steps),
@@ -183,7 +186,9 @@ impl Dfsdt {
             path: &path,
             forward_args,
         };
-        epilogue::conclude(Method::Dfsdt, task, ctx, system, layout, ending)
+        let mut episode = epilogue::conclude(Method::Dfsdt, task, ctx, system, layout, ending);
+        episode.attempts = attempts;
+        episode
     }
 }
 
@@ -401,6 +406,32 @@ fn path_steps(nodes: &[TreeNode], end: usize) -> Vec<Step> {
     }
     steps.reverse();
     steps
+}
+
+/// The earlier attempts the model was shown on the way to `end`: at each re-expansion of a node on
+/// the path, the first call of every sibling branch before the path's (as `diversity_prompt` lists
+/// them), root side first.
+fn shown_attempts(nodes: &[TreeNode], end: usize) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut at = end;
+    while let Some(parent) = nodes[at].parent {
+        let siblings = &nodes[parent].children;
+        let before = siblings.iter().take_while(|&&c| c != at);
+        let shown: Vec<Step> = before.filter_map(|&c| first_step(nodes, c)).collect();
+        out.splice(0..0, shown);
+        at = parent;
+    }
+    out
+}
+
+/// The first action step of the chain starting at `n` (following first children).
+fn first_step(nodes: &[TreeNode], mut n: usize) -> Option<Step> {
+    loop {
+        if let Some(st) = &nodes[n].step {
+            return Some(st.clone());
+        }
+        n = *nodes[n].children.first()?;
+    }
 }
 
 fn build_tree(nodes: &[TreeNode], i: usize) -> Node {

@@ -184,6 +184,7 @@ fn episode(
         finish,
         answer,
         steps: ending.steps,
+        attempts: Vec::new(),
         counters,
         details: ending.details,
         error_cause: (finish == FinishKind::Error).then(|| ctx.error_cause()),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 pub use crate::toolbench::answer::{Counters, ErrorCause, FinishKind};
 use crate::toolbench::method::Method;
+use crate::tools::observation::{Ascii, reply_text_as};
 use crate::tools::{Observation, Resource};
 
 /// One action and what came of it.
@@ -62,6 +63,11 @@ pub struct Episode {
     /// The final answer text (empty unless `give_answer`).
     pub answer: String,
     pub steps: Vec<Step>,
+    /// Calls the model was shown beside its path's steps: DFSDT's earlier attempts, the first call
+    /// of each abandoned sibling branch its re-expansion prompts listed. An answer may use their
+    /// data, so the evaluator reads them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Step>,
     pub counters: Counters,
     /// Method-specific detail (Sum2Act's final state and subtasks, DFSDT's tree statistics, …).
     #[serde(default)]
@@ -82,6 +88,25 @@ pub struct Episode {
 
 pub use crate::toolbench::answer::OUR_KEY;
 
+/// Longest reply our record keeps whole (characters of its `{"error": …, "response": …}` text): far
+/// beyond what an answer quotes from, so a judge reads what the agent did not, while a 5 MB page
+/// does not bloat the answer file.
+pub const RECORD_REPLY_CHARS: usize = 64 * 1024;
+
+/// A recorded observation whose reply is longer than [`RECORD_REPLY_CHARS`] keeps the first
+/// characters of its text as `response` (a string) and the whole length as `reply_chars`.
+fn cap_reply(observation: &mut Value) {
+    let error = observation["error"].as_str().unwrap_or("");
+    let text = reply_text_as(error, &observation["response"], Ascii::Keep);
+    let chars = text.chars().count();
+    if chars <= RECORD_REPLY_CHARS {
+        return;
+    }
+    let head: String = text.chars().take(RECORD_REPLY_CHARS).collect();
+    observation["response"] = Value::String(head);
+    observation["reply_chars"] = json!(chars);
+}
+
 impl Episode {
     /// The file name of this episode's answer file (`{query_id}_{method}.json`).
     pub fn file_name(&self) -> String {
@@ -98,7 +123,14 @@ impl Episode {
         if !self.resources.is_empty() {
             file["resources"] = serde_json::to_value(&self.resources).unwrap_or(Value::Null);
         }
-        let ours = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut ours = serde_json::to_value(self).unwrap_or(Value::Null);
+        for key in ["steps", "attempts"] {
+            if let Some(steps) = ours.get_mut(key).and_then(Value::as_array_mut) {
+                steps
+                    .iter_mut()
+                    .for_each(|s| cap_reply(&mut s["observation"]));
+            }
+        }
         file[OUR_KEY] = ours;
         file
     }
@@ -113,5 +145,24 @@ impl Episode {
         }
         ep.answer_file = rest;
         Some(ep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_reply_is_kept_to_the_cap_with_its_whole_length() {
+        let long = json!({"error": "", "response": {"rows": "x".repeat(RECORD_REPLY_CHARS)}});
+        let mut observation = long.clone();
+        cap_reply(&mut observation);
+        let head = observation["response"].as_str().unwrap_or_default();
+        assert_eq!(head.chars().count(), RECORD_REPLY_CHARS);
+        assert!(head.starts_with(r#"{"error": "", "response": {"rows": "xxx"#));
+        assert_eq!(observation["reply_chars"], RECORD_REPLY_CHARS + 39);
+        let mut short = json!({"error": "", "response": {"temp": 21}});
+        cap_reply(&mut short);
+        assert_eq!(short, json!({"error": "", "response": {"temp": 21}}));
     }
 }

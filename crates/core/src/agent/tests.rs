@@ -536,6 +536,12 @@ fn dfsdt_give_up_backs_off_an_extra_level() {
         ep.answer_file["answer_generation"]["finish_type"],
         "give_answer"
     );
+    // The answer's path is its Finish alone; the weather call it was shown as an earlier attempt is
+    // in the record with its whole reply (the give-up below it was never shown).
+    let ours = &ep.to_json()["sum2act"];
+    assert_eq!(ours["steps"].as_array().map(Vec::len), Some(1));
+    assert_eq!(ours["attempts"][0]["action"], "get_weather_for_weather");
+    assert!(ours["attempts"][0]["observation"]["response"].is_object());
 }
 
 #[test]

@@ -37,6 +37,16 @@ static DATE_COMPACT: LazyLock<Regex> =
 /// Unix time in seconds (10 digits: 2001–2286) or milliseconds (13 digits) (evidence only).
 static EPOCH: LazyLock<Regex> = LazyLock::new(|| re(r"\b(\d{10}|\d{13})(?:\.\d+)?\b"));
 
+/// A JSON field holding part of a date (evidence only): its key (1) and its value (2), a number or a
+/// month name. Keys with `week` name a weekday, not a day of the month.
+static DATE_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r#"(?i)"([a-z_]*(?:year|yr|month|mon|day)[a-z_]*|[ymd])"\s*:\s*"?(\d{{1,4}}|{MONTHS})"?\s*[,}}]"#
+    ))
+});
+/// How far apart (bytes) the year, month and day fields of one date may be.
+const FIELD_SPAN: usize = 160;
+
 /// A date in a text: `(start, end, readings as (year, month, day))`.
 pub(super) type DateSpan = (usize, usize, Vec<(i32, u32, u32)>);
 
@@ -92,6 +102,7 @@ pub(super) fn evidence_dates(text: &str) -> Vec<(i32, u32, u32)> {
         let n = |i: usize| c[i].parse::<u32>().unwrap_or(0);
         out.push((n(1) as i32, n(2), n(3)));
     }
+    out.extend(field_dates(text));
     for c in EPOCH.captures_iter(text) {
         let Ok(raw) = c[1].parse::<i64>() else {
             continue;
@@ -103,6 +114,61 @@ pub(super) fn evidence_dates(text: &str) -> Vec<(i32, u32, u32)> {
         }
     }
     out
+}
+
+/// Which part of a date a field holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Year,
+    Month,
+    Day,
+}
+
+/// Dates an API returned as separate fields (`"day": 5, "month": 3, "year": 2024`): each year field
+/// with the nearest month field and (when there is one) the nearest day field within
+/// [`FIELD_SPAN`] bytes of it.
+fn field_dates(text: &str) -> Vec<(i32, u32, u32)> {
+    let mut fields: Vec<(usize, Part, u32)> = Vec::new();
+    for c in DATE_FIELD.captures_iter(text) {
+        let key = c[1].to_ascii_lowercase();
+        let value = &c[2];
+        let number = value.parse::<u32>().ok();
+        let part = match key.as_str() {
+            k if k.contains("week") => continue,
+            "y" => Part::Year,
+            "m" => Part::Month,
+            "d" => Part::Day,
+            k if k.contains("year") || k.contains("yr") => Part::Year,
+            // `dayOfMonth` is a day.
+            k if k.starts_with("day") => Part::Day,
+            k if k.contains("mon") => Part::Month,
+            _ => Part::Day,
+        };
+        let n = match (part, number) {
+            (Part::Month, None) => month(value),
+            (_, n) => n,
+        };
+        if let Some(n) = n {
+            fields.push((c.get(0).map_or(0, |m| m.start()), part, n));
+        }
+    }
+    let nearest = |at: usize, part: Part| {
+        fields
+            .iter()
+            .filter(|(p, kind, _)| *kind == part && p.abs_diff(at) <= FIELD_SPAN)
+            .min_by_key(|(p, _, _)| p.abs_diff(at))
+            .map(|(_, _, n)| *n)
+    };
+    fields
+        .iter()
+        .filter(|(_, part, _)| *part == Part::Year)
+        .filter_map(|&(at, _, y)| {
+            let m = nearest(at, Part::Month)?;
+            let d = nearest(at, Part::Day).unwrap_or(0);
+            Some((y as i32, m, d))
+        })
+        .filter(|&(y, m, d)| valid(y, m, d))
+        .collect()
 }
 
 fn push_date(found: &mut Vec<DateSpan>, c: &regex::Captures<'_>, readings: Vec<(i32, u32, u32)>) {

@@ -103,6 +103,8 @@ pub fn extract_claims(answer: &str) -> Vec<Claim> {
     for c in &mut claims {
         shown_as_written(c, answer);
     }
+    let headings = headings(answer);
+    claims.retain(|c| c.kind.is_value() || !headings.iter().any(|h| h.contains(&c.start)));
     claims.sort_by_key(|c| c.start);
     dedupe(&mut claims);
     claims.truncate(MAX_CLAIMS);
@@ -122,6 +124,27 @@ fn shown_as_written(c: &mut Claim, answer: &str) {
         let shown = original.split_whitespace().collect::<Vec<_>>().join(" ");
         c.masked = Some(std::mem::replace(&mut c.text, shown));
     }
+}
+
+/// The answer's own headings (byte ranges): markdown `#` lines, lines wholly in bold, and lines
+/// ending in a colon with nothing after it. Their words label what follows and claim nothing,
+/// though the values in them (a date in a heading) still do.
+fn headings(answer: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in answer.split_inclusive('\n') {
+        let t = line.trim();
+        let bare = t.trim_end_matches(':').trim();
+        let bold = ["**", "__"].iter().any(|m| {
+            bare.len() > 4 && bare.starts_with(m) && bare.trim_end_matches(':').ends_with(m)
+        });
+        let label = t.ends_with(':') && !t.starts_with(['-', '*', '•']);
+        if t.starts_with('#') || bold || label {
+            out.push(at..at + line.len());
+        }
+        at += line.len();
+    }
+    out
 }
 
 fn cap(s: &str) -> &str {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::dates::{dates_meet, evidence_dates};
 use super::extract::extract_claims;
-use super::numbers::{digit_runs, evidence_numbers, phone_digits};
+use super::numbers::{digit_runs, evidence_numbers, hex_value, phone_digits};
 use super::text::{content_words, excerpt, normalize, squash};
 use super::units::{ELIDED_SCALES, conversions, mentions_scale};
 use super::{Claim, ClaimCheck, ClaimKind, Evidence, MatchKind, SourceKind, Support};
@@ -63,6 +63,8 @@ pub fn check_claims(answer: &str, evidence: &[Evidence]) -> Vec<ClaimCheck> {
                 .or_else(|| prepared.iter().find_map(|p| converted(&claim, p, scaled)))
                 .or_else(|| prepared.iter().find_map(|p| loose(&claim, p)))
                 .or_else(|| url_of_id(&claim, &prepared))
+                .or_else(|| url_of_value(&claim, &prepared))
+                .or_else(|| name_with_code(&claim, &prepared))
                 .or_else(|| derived(&claim, &prepared));
             ClaimCheck { claim, support }
         })
@@ -136,8 +138,13 @@ fn exact(claim: &Claim, p: &Prepared<'_>) -> Option<Support> {
 }
 
 /// A number in another unit of its dimension, or (in an answer that names a scale somewhere) at a
-/// scale the answer left out.
+/// scale the answer left out; a hexadecimal id (`0x121eac0`) as the decimal number it is.
 fn converted(claim: &Claim, p: &Prepared<'_>, scaled: bool) -> Option<Support> {
+    if claim.kind == ClaimKind::Id {
+        let value = hex_value(&claim.text)?;
+        return find_number(claim, p, value, 0.5)
+            .map(|(_, raw)| support(p, MatchKind::Converted, raw));
+    }
     let value = claim.value.filter(|_| claim.kind == ClaimKind::Number)?;
     let mut candidates = claim
         .unit
@@ -234,6 +241,77 @@ fn url_of_id(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
         .map(|p| support(p, MatchKind::Derived, id))
 }
 
+/// `Afghanistan (AF)`, `Lisbon (LIS)`: a name and its code, which the tools return as two fields of
+/// one record; found when both are whole words of one source.
+fn name_with_code(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+    if claim.kind.is_value() {
+        return None;
+    }
+    let (name, code) = claim
+        .match_text()
+        .trim()
+        .strip_suffix(')')?
+        .rsplit_once('(')?;
+    let code = code.trim();
+    if code.is_empty() || code.len() > 8 || !code.chars().all(char::is_alphanumeric) {
+        return None;
+    }
+    let name = normalize(name);
+    let code = format!(" {} ", normalize(code).trim());
+    if name.trim().is_empty() {
+        return None;
+    }
+    prepared
+        .iter()
+        .find(|p| p.norm.contains(&name) && p.norm.contains(&code))
+        .map(|p| support(p, MatchKind::Words, code.trim()))
+}
+
+/// Shortest path segment or query value matched as a whole returned value.
+const MIN_URL_VALUE_CHARS: usize = 3;
+
+/// A URL one of whose path segments or query values is a whole value a tool returned (a slug
+/// `bohemian-rhapsody`, `?id=abc12` from `"id": "abc12"`): the URL was built from it. A segment
+/// needs a digit or a dash, or six characters, so `/track/` or `/en/` alone match nothing.
+fn url_of_value(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+    if claim.kind != ClaimKind::Url {
+        return None;
+    }
+    let after_host = claim
+        .text
+        .split_once("://")
+        .map_or(claim.text.as_str(), |(_, rest)| rest);
+    let path = after_host.split_once('/').map_or("", |(_, p)| p);
+    let telling = |t: &&str| {
+        t.chars().count() >= MIN_URL_VALUE_CHARS
+            && (t.chars().any(|c| c.is_ascii_digit() || c == '-') || t.chars().count() >= 6)
+    };
+    let values: Vec<&str> = path
+        .split(['/', '?', '&', '#'])
+        .map(|t| t.rsplit_once('=').map_or(t, |(_, v)| v))
+        .filter(telling)
+        .collect();
+    prepared
+        .iter()
+        .filter(|p| p.ev.kind == SourceKind::Observation)
+        .find_map(|p| {
+            let v = values.iter().find(|v| returns_value(&p.ev.text, v))?;
+            Some(support(p, MatchKind::Derived, v))
+        })
+}
+
+/// Whether `text` (a JSON reply) holds `value` as a whole string or number value.
+fn returns_value(text: &str, value: &str) -> bool {
+    if text.contains(&format!("\"{value}\"")) {
+        return true;
+    }
+    text.match_indices(value).any(|(at, _)| {
+        let before = text[..at].trim_end().ends_with(':');
+        let after = text[at + value.len()..].trim_start();
+        before && after.starts_with([',', '}', ']'])
+    })
+}
+
 /// A name of two or more words with one content word ("Sungjae Im"), found when every word of it is
 /// a whole word of one source: the tools may hold first and last names apart.
 fn short_name(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
@@ -250,8 +328,10 @@ fn short_name(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
         .map(|p| support(p, MatchKind::Words, words[0].trim()))
 }
 
-/// A number that is the product or quotient of two evidence numbers (250 EUR × rate), to the
-/// precision the answer wrote.
+/// A number that is the product or quotient of two evidence numbers (250 EUR × rate), or the sum or
+/// difference of two numbers the tools returned (hours worked on two days, how much warmer one city
+/// is), to the precision the answer wrote. Sums and differences take tool results only: with the
+/// request's and the arguments' small numbers too, chance would match almost any small number.
 fn derived(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
     let value = claim.value.filter(|_| claim.kind == ClaimKind::Number)?;
     let pool: Vec<(f64, &Prepared<'_>, &str)> = prepared
@@ -262,9 +342,14 @@ fn derived(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
         .collect();
     for (i, (a, pa, raw_a)) in pool.iter().enumerate() {
         for (b, pb, raw_b) in &pool[i + 1..] {
+            let results =
+                pa.ev.kind == SourceKind::Observation && pb.ev.kind == SourceKind::Observation;
+            let sums = [a + b, (a - b).abs()];
             let candidates = [a * b, a / b, b / a];
+            let sums = if results { &sums[..] } else { &[] };
             if candidates
                 .iter()
+                .chain(sums)
                 .any(|c| number_matches(claim, value, claim.tolerance, *c))
             {
                 // Cite the observation when one of the two numbers came from one.

@@ -10,6 +10,8 @@ mod extract;
 mod format_tests;
 mod lookup;
 mod numbers;
+#[cfg(test)]
+mod reading_tests;
 mod scan;
 #[cfg(test)]
 mod tests;

@@ -239,10 +239,24 @@ pub(super) fn digit_runs(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every number of an evidence text, with its raw text: plain and scaled (`274.5 billion`), and the
-/// totals of durations in minutes and seconds (`PT1H41M` → 101, 6060).
+/// A hexadecimal literal (`0x1bc16d674ec80000`: blockchain APIs write amounts and block numbers so).
+static HEX: LazyLock<Regex> = LazyLock::new(|| re(r"\b0[xX]([0-9a-fA-F]{1,32})\b"));
+
+/// The value of a hexadecimal literal (`0x2a` → 42).
+pub(super) fn hex_value(text: &str) -> Option<f64> {
+    let c = HEX.captures(text.trim())?;
+    u128::from_str_radix(&c[1], 16).ok().map(|v| v as f64)
+}
+
+/// Every number of an evidence text, with its raw text: plain and scaled (`274.5 billion`), decoded
+/// from hexadecimal, and the totals of durations in minutes and seconds (`PT1H41M` → 101, 6060).
 pub(super) fn evidence_numbers(text: &str) -> Vec<(f64, String)> {
     let mut out = Vec::new();
+    for m in HEX.find_iter(text) {
+        if let Some(v) = hex_value(m.as_str()) {
+            out.push((v, m.as_str().to_string()));
+        }
+    }
     for c in EVIDENCE_NUMBER.captures_iter(text) {
         let (Some(all), Some(digits)) = (c.get(0), c.get(1)) else {
             continue;
