@@ -30,6 +30,11 @@ pub struct Counters {
     /// failure: such an episode is kept as an `error`, not as a result).
     #[serde(skip_serializing_if = "is_zero")]
     pub unreachable_tool_calls: u64,
+    /// Calls of the planning methods whose arguments still held a placeholder just before sending
+    /// (`<resource-2>.missing`, `<id of Rome from call_1 result>`): filled from an earlier output,
+    /// or withheld.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unresolved_placeholders: u64,
     pub steps: u64,
     pub wall_ms: u64,
     pub cost_usd: f64,
