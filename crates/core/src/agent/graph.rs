@@ -7,6 +7,7 @@
 pub mod decompose;
 pub mod judge;
 pub mod memory;
+mod repair;
 pub mod search;
 
 use std::collections::{BTreeSet, HashMap};
@@ -179,9 +180,26 @@ impl GraphSearch {
         .await;
         progress.details["execution"] = execution_record(&exec);
         progress.runs.extend(exec.runs.iter().cloned());
+        progress.unresolved += exec.unresolved;
+
+        // Calls withheld for a placeholder left in their arguments: filled again, then run.
+        let rewired =
+            repair::rewire(ctx, &task.query, &searched, &mut wiring, &exec, &mut notes).await?;
+        let mut outputs = exec.outputs.clone();
+        let mut fixed = BTreeSet::new();
+        if !rewired.is_empty() {
+            let tasks: Vec<ExecTask> = rewired.iter().flat_map(|r| r.tasks.clone()).collect();
+            let again = execute::execute(ctx, &tasks, parallel, &memory, started, &outputs).await;
+            progress.details["repair"] = execution_record(&again);
+            progress.runs.extend(execute::second_round(&again.runs));
+            progress.unresolved += again.unresolved;
+            fixed = repair::fixed(&rewired, &again);
+            outputs = again.outputs;
+        }
 
         // Fallbacks: the next solution of each subtask whose best one failed.
-        let failed = wiring.failed_subtasks(&exec);
+        let mut failed = wiring.failed_subtasks(&exec);
+        failed.retain(|i| !fixed.contains(i));
         if !failed.is_empty() {
             let mut again = Wiring {
                 next_id: wiring.next_id,
@@ -205,10 +223,10 @@ impl GraphSearch {
             }
             if !again.tasks.is_empty() {
                 let exec2 =
-                    execute::execute(ctx, &again.tasks, parallel, &memory, started, &exec.outputs)
-                        .await;
+                    execute::execute(ctx, &again.tasks, parallel, &memory, started, &outputs).await;
                 progress.details["fallback"] = execution_record(&exec2);
                 progress.runs.extend(execute::second_round(&exec2.runs));
+                progress.unresolved += exec2.unresolved;
             }
         }
         progress.details["memory"] = json!(memory::summary(&memory.items()));

@@ -6,6 +6,7 @@
 pub mod dag;
 pub mod execute;
 pub mod ground;
+pub(crate) mod leftover;
 pub mod placeholder;
 pub mod respond;
 pub mod schema;
@@ -76,6 +77,8 @@ pub struct Progress {
     pub runs: Vec<TaskRun>,
     pub finish: Option<(Action, u64, Vec<String>)>,
     pub details: Value,
+    /// Calls whose arguments still held a placeholder just before sending (the episode's counter).
+    pub unresolved: u64,
 }
 
 impl Planner {
@@ -113,6 +116,7 @@ impl Planner {
             .await;
         progress.details["plan"] = first.record(&exec);
         progress.runs.extend(exec.runs.iter().cloned());
+        progress.unresolved += exec.unresolved;
 
         // One re-planning round when anything failed, with the failures and what worked.
         if !exec.failed().is_empty() {
@@ -147,6 +151,7 @@ impl Planner {
                 .await;
             progress.details["replan"] = second.record(&again);
             progress.runs.extend(execute::second_round(&again.runs));
+            progress.unresolved += again.unresolved;
         }
         let (action, tokens, note) = respond::respond(ctx, &task.query, &progress.runs).await?;
         progress.finish = Some((action, tokens, note.into_iter().collect()));
@@ -211,7 +216,7 @@ impl PlanRound {
             "dag": {"edges": self.plan.edges(), "levels": levels},
             "runs": exec.runs,
             "overlaps": exec.overlaps(),
-            "calls_ms": exec.runs.iter().filter(|r| r.observation.is_some()).map(|r| r.end_ms - r.start_ms).sum::<u64>(),
+            "calls_ms": exec.runs.iter().filter(|r| r.called()).map(|r| r.end_ms - r.start_ms).sum::<u64>(),
             "wall_ms": wall(&exec.runs),
         })
     }
@@ -219,7 +224,7 @@ impl PlanRound {
 
 /// From the first call's start to the last call's end.
 fn wall(runs: &[TaskRun]) -> u64 {
-    let called = runs.iter().filter(|r| r.observation.is_some());
+    let called = runs.iter().filter(|r| r.called());
     let start = called.clone().map(|r| r.start_ms).min().unwrap_or(0);
     let end = called.map(|r| r.end_ms).max().unwrap_or(0);
     end.saturating_sub(start)
@@ -399,7 +404,9 @@ pub async fn conclude(
         details: progress.details,
         error,
     };
-    epilogue::conclude(method, task, ctx, &system, Layout::Chain, ending)
+    let mut episode = epilogue::conclude(method, task, ctx, &system, Layout::Chain, ending);
+    episode.counters.unresolved_placeholders = progress.unresolved;
+    episode
 }
 
 #[cfg(test)]

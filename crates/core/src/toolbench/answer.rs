@@ -33,6 +33,11 @@ pub struct Counters {
     /// Tool calls the model asked for past the budget's `max_tool_calls` (not made).
     #[serde(skip_serializing_if = "is_zero")]
     pub over_budget_calls: u64,
+    /// Calls of the planning methods whose arguments still held a placeholder just before sending
+    /// (`<resource-2>.missing`, `<id of Rome from call_1 result>`): filled from an earlier output,
+    /// or withheld.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unresolved_placeholders: u64,
     pub steps: u64,
     pub wall_ms: u64,
     pub cost_usd: f64,

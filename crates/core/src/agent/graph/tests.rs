@@ -547,3 +547,55 @@ fn a_value_naming_an_earlier_call_becomes_its_placeholder() {
     let got = memory.prepare(&call, &Default::default(), &mut Vec::new());
     assert!(got.is_err_and(|e| e.contains("<call_2>")));
 }
+
+#[test]
+fn a_described_argument_is_asked_for_again_with_the_results_not_sent() {
+    // Strong-model runs filled arguments with sentences (`<id of Rome from call_1 result>`). The
+    // call is withheld, the argument call is asked again with the earlier results, and the call
+    // runs with its dependants under new ids; no API sees the sentence.
+    let t = task("G1_category", 203);
+    let subtasks = json!({"subtasks": [{"task": "Find the cast of The Matrix", "inputs": [], "outputs": ["cast"]}]});
+    let llm = Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        let v = match req.purpose.as_str() {
+            "decompose" => subtasks.clone(),
+            "score" => scores(req),
+            "arguments" if prompt_text(req).contains("Earlier results:") => {
+                json!({"call_1": {"title": "The Matrix"}})
+            }
+            "arguments" => json!({"call_1": {"title": "<title of the movie from the request>"}}),
+            "respond" => return Ok(finish_saying("", "done")),
+            other => return Err(LlmError::InvalidResponse(format!("unexpected {other}"))),
+        };
+        Ok(reply(&v.to_string()))
+    }));
+    let source = Arc::new(SampleSource::new(0, &[]));
+    let ctx = context(
+        llm.clone(),
+        &t,
+        source.clone(),
+        options(Strategy::Greedy, 4),
+    );
+    let ep = run(GraphSearch::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        source.calls().iter().all(|c| !c.contains("<title")),
+        "{:?}",
+        source.calls()
+    );
+    assert_eq!(ep.details["execution"]["runs"][0]["status"], "not_sent");
+    assert_eq!(ep.details["execution"]["runs"][1]["status"], "skipped");
+    assert_eq!(
+        tools_called(&ep),
+        vec![
+            "search_movies_for_cinebase",
+            "search_movies_for_cinebase",
+            "movie_cast_for_cinebase",
+            "Finish"
+        ]
+    );
+    assert!(ep.steps[0].observation.error.starts_with("not called:"));
+    assert_eq!(ep.steps[2].arguments, r#"{"movie_id":"cb0133093"}"#);
+    assert_eq!(ep.details["repair"]["runs"][1]["id"], 4);
+    assert!(ep.details.get("fallback").is_none(), "{}", ep.details);
+    assert_eq!(ep.counters.unresolved_placeholders, 1);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+}

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::leftover::descriptions;
 use super::placeholder::{self, Reference};
 use crate::toolbench::Function;
 
@@ -78,6 +79,13 @@ pub enum Problem {
         param: String,
         reference: String,
     },
+    /// A value described instead of given (`<id of Rome from call_1 result>`): it would be sent as
+    /// text. Tolerable: at run time it may still be filled from an output, or the call is withheld.
+    Description {
+        id: u32,
+        param: String,
+        text: String,
+    },
 }
 
 impl Problem {
@@ -90,7 +98,8 @@ impl Problem {
             | Problem::MissingArgument { id, .. }
             | Problem::UnknownField { id, .. }
             | Problem::MadeUpId { id, .. }
-            | Problem::StrayReference { id, .. } => Some(*id),
+            | Problem::StrayReference { id, .. }
+            | Problem::Description { id, .. } => Some(*id),
             _ => None,
         }
     }
@@ -101,7 +110,7 @@ impl Problem {
     pub fn tolerable(&self) -> bool {
         matches!(
             self,
-            Problem::UnknownField { .. } | Problem::MadeUpId { .. }
+            Problem::UnknownField { .. } | Problem::MadeUpId { .. } | Problem::Description { .. }
         )
     }
 
@@ -148,6 +157,10 @@ impl std::fmt::Display for Problem {
             } => write!(
                 f,
                 "task {id}: `{param}` names an earlier result as {reference}; write <resource-N> (task N's output) or <resource-N>.field"
+            ),
+            Problem::Description { id, param, text } => write!(
+                f,
+                "task {id}: `{param}` = `{text}` describes a value instead of giving it; write the value, or <resource-N>.field for task N's output"
             ),
             Problem::UnknownField {
                 id,
@@ -395,13 +408,26 @@ fn stray_references(t: &PlanTask) -> Vec<Problem> {
         let mut stack = vec![v];
         while let Some(v) = stack.pop() {
             match v {
-                Value::String(s) => out.extend(placeholder::stray_references(s).into_iter().map(
-                    |reference| Problem::StrayReference {
-                        id: t.id,
-                        param: param.clone(),
-                        reference,
-                    },
-                )),
+                Value::String(s) => {
+                    out.extend(
+                        placeholder::stray_references(s)
+                            .into_iter()
+                            .map(|reference| Problem::StrayReference {
+                                id: t.id,
+                                param: param.clone(),
+                                reference,
+                            }),
+                    );
+                    out.extend(
+                        descriptions(s)
+                            .into_iter()
+                            .map(|text| Problem::Description {
+                                id: t.id,
+                                param: param.clone(),
+                                text,
+                            }),
+                    );
+                }
                 Value::Array(a) => stack.extend(a),
                 Value::Object(m) => stack.extend(m.values()),
                 _ => {}

@@ -11,8 +11,10 @@ use futures::stream::FuturesUnordered;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::leftover::{self, Settled};
 use super::placeholder::{Outputs, output_value};
 use crate::agent::SolveContext;
+use crate::agent::common::harness_observation;
 use crate::tools::Observation;
 
 /// One call to run.
@@ -32,6 +34,8 @@ pub enum TaskStatus {
     Failed,
     /// Not run: a task it waits for failed.
     Skipped,
+    /// Not sent: a placeholder was left in its arguments ([`super::leftover`]).
+    NotSent,
 }
 
 /// What became of one task.
@@ -74,6 +78,13 @@ pub trait Prepare: Sync {
 /// Resolves `<resource-N>` placeholders only.
 pub struct Placeholders;
 
+impl TaskRun {
+    /// Whether the call reached the tool caller (a withheld call has a harness observation only).
+    pub fn called(&self) -> bool {
+        self.observation.is_some() && self.status != TaskStatus::NotSent
+    }
+}
+
 impl Prepare for Placeholders {
     fn prepare(
         &self,
@@ -92,16 +103,14 @@ pub struct Execution {
     pub runs: Vec<TaskRun>,
     /// Outputs of the tasks that succeeded.
     pub outputs: Outputs,
+    /// Calls whose arguments still held a placeholder just before sending (filled or withheld).
+    pub unresolved: u64,
 }
 
 impl Execution {
     /// Pairs of tasks whose calls were in flight at the same time.
     pub fn overlaps(&self) -> Vec<(u32, u32)> {
-        let called: Vec<&TaskRun> = self
-            .runs
-            .iter()
-            .filter(|r| r.observation.is_some())
-            .collect();
+        let called: Vec<&TaskRun> = self.runs.iter().filter(|r| r.called()).collect();
         let mut pairs = Vec::new();
         for (i, a) in called.iter().enumerate() {
             for b in &called[i + 1..] {
@@ -146,6 +155,7 @@ pub async fn execute(
     let mut exec = Execution {
         runs: Vec::new(),
         outputs: earlier.clone(),
+        unresolved: 0,
     };
     let mut running = FuturesUnordered::new();
     let by_id: BTreeMap<u32, &ExecTask> = tasks.iter().map(|t| (t.id, t)).collect();
@@ -159,10 +169,8 @@ pub async fn execute(
                 break;
             };
             let task = pending.remove(pos);
-            let mut notes = Vec::new();
-            match prepare.prepare(task, &exec.outputs, &mut notes) {
-                Ok(args) => {
-                    let arguments = Value::Object(args).to_string();
+            match ready(task, prepare, &mut exec, started) {
+                Ok((arguments, notes)) => {
                     running.push(call(
                         ctx,
                         task.id,
@@ -172,21 +180,9 @@ pub async fn execute(
                         started,
                     ));
                 }
-                Err(error) => {
-                    let at = ms(started);
+                Err(run) => {
                     failed.insert(task.id);
-                    exec.runs.push(TaskRun {
-                        id: task.id,
-                        tool: task.tool.clone(),
-                        arguments: Value::Object(task.args.clone()).to_string(),
-                        status: TaskStatus::Failed,
-                        start_ms: at,
-                        end_ms: at,
-                        error,
-                        notes,
-                        observation: None,
-                        order: (0, 0),
-                    });
+                    exec.runs.push(*run);
                 }
             }
         }
@@ -219,6 +215,49 @@ pub async fn execute(
     }
     exec.runs.sort_by_key(|r| r.id);
     exec
+}
+
+/// The arguments to send for `task` (JSON text) and the notes on them, or the run of a task that
+/// is not called: its placeholders do not resolve, or one is left in what would be sent.
+fn ready(
+    task: &ExecTask,
+    prepare: &dyn Prepare,
+    exec: &mut Execution,
+    started: Instant,
+) -> Result<(String, Vec<String>), Box<TaskRun>> {
+    let mut notes = Vec::new();
+    let not_run = |status, arguments: &Map<String, Value>, error, notes, observation| {
+        let at = ms(started);
+        Box::new(TaskRun {
+            id: task.id,
+            tool: task.tool.clone(),
+            arguments: Value::Object(arguments.clone()).to_string(),
+            status,
+            start_ms: at,
+            end_ms: at,
+            error,
+            notes,
+            observation,
+            order: (0, 0),
+        })
+    };
+    let mut args = match prepare.prepare(task, &exec.outputs, &mut notes) {
+        Ok(args) => args,
+        Err(error) => return Err(not_run(TaskStatus::Failed, &task.args, error, notes, None)),
+    };
+    match leftover::settle(task, &mut args, &exec.outputs, &mut notes) {
+        Ok(settled) => {
+            exec.unresolved += u64::from(settled == Settled::Filled);
+            Ok((Value::Object(args).to_string(), notes))
+        }
+        Err(why) => {
+            exec.unresolved += 1;
+            // Recorded as a step the answer call reads, so it knows why nothing came back.
+            let text = Value::Object(args.clone()).to_string();
+            let obs = harness_observation(&task.tool, &text, &why);
+            Err(not_run(TaskStatus::NotSent, &args, why, notes, Some(obs)))
+        }
+    }
 }
 
 /// The runs of a second round (a re-plan, a fallback): listed after the first round's in the episode.

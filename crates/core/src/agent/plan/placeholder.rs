@@ -237,6 +237,12 @@ fn resolve_value(
             .map(|x| resolve_value(param, x, outputs, notes))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
+        // A placeholder inside an object is resolved too: left as it is it would be sent as text.
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| Ok((k.clone(), resolve_value(param, x, outputs, notes)?)))
+            .collect::<Result<Map<_, _>, String>>()
+            .map(Value::Object),
         other => Ok(other.clone()),
     }
 }
@@ -390,6 +396,24 @@ mod tests {
         // A bare placeholder for a one-value parameter takes that field.
         assert_eq!(got["price"], json!(61000.5));
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    #[test]
+    fn placeholders_inside_objects_are_resolved() {
+        let mut outputs = Outputs::new();
+        outputs.insert(1, json!({"url": "https://x.example/qr.png"}));
+        let (got, _) = resolved(
+            &json!({"body": {"image": {"src": "<resource-1>.url"}}}),
+            &outputs,
+        );
+        assert_eq!(got["body"]["image"]["src"], "https://x.example/qr.png");
+        let args = json!({"body": {"src": "<resource-1>.qr_code_url"}});
+        let got = resolve(
+            args.as_object().unwrap_or(&Map::new()),
+            &outputs,
+            &mut Vec::new(),
+        );
+        assert!(got.is_err(), "{got:?}");
     }
 
     #[test]

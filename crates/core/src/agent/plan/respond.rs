@@ -27,6 +27,7 @@ pub fn results_text(runs: &[TaskRun], chars: usize) -> String {
         let what = match (r.status, &r.observation) {
             (TaskStatus::Done, Some(obs)) => recorded_text(obs, chars),
             (TaskStatus::Skipped, _) => format!("not run: {}", r.error),
+            (TaskStatus::NotSent, _) => r.error.clone(),
             _ => format!("failed: {}", r.error),
         };
         out.push_str(&format!(

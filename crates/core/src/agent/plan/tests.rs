@@ -515,3 +515,99 @@ fn an_answer_cut_at_the_token_cap_is_kept() {
         }
     }
 }
+
+#[test]
+fn a_described_value_is_never_sent() {
+    // Strong-model runs sent `<id of Rome from call_1 result>` to an API. The plan is repaired once;
+    // the description written again is withheld at run time (The Matrix search finds two ids: taking
+    // one would be a guess), recorded as a step the answer call reads, and re-planned.
+    let t = task("G1_category", 203);
+    let described = matrix_cast_plan("<movie_id of The Matrix from the search result>");
+    let llm = model(vec![
+        ("plan", described.clone()),
+        ("plan_repair", described),
+        (
+            "replan",
+            json!({"tasks": [{"id": 3, "tool": "movie_cast_for_cinebase", "args": {"movie_id": "<resource-1>.results[0].movie_id"}, "dep": [1]}]}),
+        ),
+    ]);
+    let source = Arc::new(SampleSource::new(0, &[]));
+    let ctx = context(llm.clone(), &t, source.clone(), options(4));
+    let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    let repair = first_prompt(&llm, "plan_repair");
+    assert!(
+        repair.contains("describes a value instead of giving it"),
+        "{repair}"
+    );
+    assert!(
+        source.calls().iter().all(|c| !c.contains("<movie_id")),
+        "{:?}",
+        source.calls()
+    );
+    assert_eq!(ep.details["plan"]["runs"][1]["status"], "not_sent");
+    assert!(
+        ep.steps[1].observation.error.starts_with("not called:"),
+        "{:?}",
+        ep.steps[1]
+    );
+    assert!(first_prompt(&llm, "replan").contains("not called: `movie_id`"));
+    let respond = llm.requests().into_iter().find(|r| r.purpose == "respond");
+    assert!(respond.is_some_and(|r| prompt_text(&r).contains("not called: `movie_id`")));
+    assert_eq!(ep.steps[2].arguments, r#"{"movie_id":"cb0133093"}"#);
+    assert_eq!(ep.counters.unresolved_placeholders, 1);
+    // Two calls were made; the withheld one overlaps nothing.
+    assert_eq!(source.calls().len(), 2, "{:?}", source.calls());
+    assert_eq!(ep.details["plan"]["overlaps"], json!([]));
+    check_answer_file(&ep);
+}
+
+#[test]
+fn a_described_value_with_one_candidate_is_filled_from_the_output() {
+    // The Inception search finds one movie: its id is the only value the description can mean.
+    let t = task("G2_instruction", 402);
+    let described = json!({"tasks": [
+        {"id": 1, "tool": "search_movies_for_cinebase", "args": {"title": "Inception"}, "dep": [-1]},
+        {"id": 2, "tool": "movie_details_for_cinebase", "args": {"movie_id": "<movie_id returned by task 1>"}, "dep": [1]},
+    ]});
+    let llm = model(vec![
+        ("plan", described.clone()),
+        ("plan_repair", described),
+    ]);
+    let source = Arc::new(SampleSource::new(0, &[]));
+    let ctx = context(llm, &t, source.clone(), options(4));
+    let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.steps[1].arguments, r#"{"movie_id":"cb1375666"}"#);
+    assert!(
+        ep.steps[1]
+            .notes
+            .iter()
+            .any(|n| n.contains("only `movie_id` in task 1")),
+        "{:?}",
+        ep.steps[1].notes
+    );
+    assert_eq!(ep.counters.unresolved_placeholders, 1);
+    assert!(
+        source.calls()[1].contains("cb1375666"),
+        "{:?}",
+        source.calls()
+    );
+}
+
+#[test]
+fn plans_whose_placeholders_resolve_count_nothing() {
+    // The counter is left out of the answer file at zero, so older files read and replay unchanged.
+    let t = task("G1_category", 203);
+    let llm = model(vec![(
+        "plan",
+        matrix_cast_plan("<resource-1>.results[0].movie_id"),
+    )]);
+    let ctx = context(llm, &t, Arc::new(SampleSource::new(0, &[])), options(4));
+    let ep = run(Planner::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ep.counters.unresolved_placeholders, 0);
+    let file = ep.to_json();
+    assert!(
+        file["sum2act"]["counters"]
+            .get("unresolved_placeholders")
+            .is_none()
+    );
+}
