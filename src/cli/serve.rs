@@ -153,6 +153,19 @@ async fn serve_mcp(
 ) -> anyhow::Result<ExitCode> {
     let server = CatalogueMcp::new(api.clone());
     let describe = format!("{} as {} MCP tools", api.describe(), server.tool_count());
+    let renamed = server.renamed();
+    if !renamed.is_empty() {
+        eprintln!(
+            "warning: {} APIs share their function name with another API of the catalogue; they are served as:",
+            renamed.len()
+        );
+        for r in renamed {
+            eprintln!(
+                "  {} ({} of {}; its name {} is taken)",
+                r.name, r.api, r.tool, r.clashing
+            );
+        }
+    }
     match transport {
         McpServe::Stdio => {
             if verbose > 0 {

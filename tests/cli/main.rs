@@ -4,6 +4,7 @@
 mod common;
 
 mod batch;
+mod batch_exit;
 mod broken_pipe;
 mod budget;
 mod by_hand;
@@ -18,6 +19,7 @@ mod llm_client;
 mod llm_local;
 mod mcp;
 mod mcp_files;
+mod media_limits;
 mod media_server;
 mod media_tasks;
 mod messages;
@@ -36,6 +38,7 @@ mod secrets;
 mod serve_command;
 mod serve_fidelity;
 mod serve_llm;
+mod serve_mcp;
 mod serve_mirrorapi;
 mod serve_save;
 mod serve_simulation;

@@ -347,11 +347,6 @@ async fn errors_are_tool_errors_that_say_what_to_change() {
             "argument `width`",
         ),
         (
-            "no_such_tool",
-            json!({}),
-            "no media tool named `no_such_tool`",
-        ),
-        (
             "qr_decode",
             json!({ "image": "https://files.qrforge.example/none.png" }),
             "offline",
@@ -360,6 +355,11 @@ async fn errors_are_tool_errors_that_say_what_to_change() {
         let e = media.err(tool, args).await;
         assert!(e.contains(expected), "{tool}: {e}");
     }
+    // An unknown tool is the MCP spec's protocol error, as `serve --mcp` answers it (issue 42 item 11).
+    assert_eq!(
+        media.protocol_error("no_such_tool", json!({})).await,
+        (-32602, "Unknown tool: no_such_tool".to_string())
+    );
     // The server is still up after all of them.
     assert!(
         media

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::response::IntoResponse;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -17,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::{Answer, ServerError, VirtualApi};
 use sum2act_core::toolbench::Function;
+use sum2act_core::toolbench::naming::{MAX_FUNCTION_NAME, last_chars};
 use sum2act_core::tools::ToolRequest;
 use sum2act_core::tools::observation::python_dumps;
 
@@ -41,17 +43,35 @@ pub struct CatalogueMcp {
     api: Arc<VirtualApi>,
     tools: Arc<Vec<Tool>>,
     functions: Arc<HashMap<String, Function>>,
+    renamed: Arc<Vec<Renamed>>,
+}
+
+/// An API whose function name another API of the catalogue already has (the name keeps only the
+/// last 64 characters of `{api}_for_{tool}`): served under `name`, its clashing name plus `_2`, `_3`….
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Renamed {
+    pub name: String,
+    pub clashing: String,
+    pub tool: String,
+    pub api: String,
 }
 
 impl CatalogueMcp {
-    /// One tool per catalogue API (a name seen twice keeps its first API).
+    /// One tool per catalogue API; an API whose name is taken gets a numbered one ([`Renamed`]).
     pub fn new(api: Arc<VirtualApi>) -> Self {
         let mut tools = Vec::new();
-        let mut functions = HashMap::new();
+        let mut functions: HashMap<String, Function> = HashMap::new();
+        let mut renamed = Vec::new();
         for (tool, doc) in api.catalog().api_docs() {
-            let f = Function::from_doc(&doc, &tool.standard_name);
+            let mut f = Function::from_doc(&doc, &tool.standard_name);
             if functions.contains_key(&f.name) {
-                continue;
+                let name = free_name(&f.name, &functions);
+                renamed.push(Renamed {
+                    name: name.clone(),
+                    clashing: std::mem::replace(&mut f.name, name),
+                    tool: f.tool.clone(),
+                    api: f.api.clone(),
+                });
             }
             let mut schema = match &f.schema["parameters"] {
                 Value::Object(m) => m.clone(),
@@ -67,7 +87,13 @@ impl CatalogueMcp {
             api,
             tools: Arc::new(tools),
             functions: Arc::new(functions),
+            renamed: Arc::new(renamed),
         }
+    }
+
+    /// The APIs served under another name than their function name, because it clashed.
+    pub fn renamed(&self) -> &[Renamed] {
+        &self.renamed
     }
 
     pub fn tool_count(&self) -> usize {
@@ -81,10 +107,10 @@ impl CatalogueMcp {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let f = self
-            .functions
-            .get(name)
-            .ok_or_else(|| ErrorData::invalid_params(format!("no tool named `{name}`"), None))?;
+        let f = self.functions.get(name).ok_or_else(|| unknown_tool(name))?;
+        if let Err(why) = check_arguments(f, arguments.as_ref()) {
+            return Ok(CallToolResult::error(vec![ContentBlock::text(why)]));
+        }
         let request = ToolRequest {
             category: f.category.clone(),
             tool_name: f.tool.clone(),
@@ -107,6 +133,70 @@ impl CatalogueMcp {
                 "the API failed (HTTP {status})"
             ))]),
         })
+    }
+}
+
+/// The MCP spec's answer to a call of a tool the server does not have: JSON-RPC error -32602.
+pub fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+/// `name` with the first `_N` suffix (N ≥ 2) no function has yet, within the 64-character limit
+/// (the start gives way, as ToolBench's names keep their last characters).
+fn free_name(name: &str, taken: &HashMap<String, Function>) -> String {
+    (2..)
+        .map(|n| {
+            let suffix = format!("_{n}");
+            let keep = MAX_FUNCTION_NAME - suffix.len();
+            format!("{}{suffix}", last_chars(name, keep))
+        })
+        .find(|candidate| !taken.contains_key(candidate))
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Every argument has the JSON type its parameter declares (`string`, `integer`, `boolean`;
+/// ToolBench's NUMBER is `integer` but its values include decimals, so any number passes); a null
+/// stands for an absent optional argument. The error names the argument and both types.
+fn check_arguments(f: &Function, arguments: Option<&Map<String, Value>>) -> Result<(), String> {
+    let properties = &f.schema["parameters"]["properties"];
+    for (key, value) in arguments.into_iter().flatten() {
+        let Some(declared) = properties[key.as_str()]["type"].as_str() else {
+            continue;
+        };
+        let fits = match (declared, value) {
+            (_, Value::Null) => !f.required.contains(key),
+            ("string", v) => v.is_string(),
+            ("integer" | "number", v) => v.is_number(),
+            ("boolean", v) => v.is_boolean(),
+            ("object", v) => v.is_object(),
+            ("array", v) => v.is_array(),
+            _ => true,
+        };
+        if !fits {
+            return Err(format!(
+                "invalid arguments for {}: `{key}` must be {} {declared}, not {}",
+                f.name,
+                if declared.starts_with(['a', 'i', 'o']) {
+                    "an"
+                } else {
+                    "a"
+                },
+                json_type(value)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value's type as JSON Schema names it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -198,16 +288,46 @@ pub async fn serve_http(
         addr.ip().to_string(),
     ];
     let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(sessions, session_end));
     on_ready(bound);
     crate::net::serve(listener, app, limits, signal)
         .await
         .map_err(ServerError::Serve)
+}
+
+/// A session-closing `DELETE` answered as the streamable-HTTP spec says: 200 once the session is
+/// ended, 404 for a session that is not there. rmcp answers 202 to both, which the official Python
+/// SDK reports as "Session termination failed: 202" at the end of every session.
+async fn session_end(
+    axum::extract::State(sessions): axum::extract::State<
+        Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    >,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{Method, StatusCode};
+    use rmcp::transport::streamable_http_server::SessionManager;
+    if request.method() != Method::DELETE {
+        return next.run(request).await;
+    }
+    let id = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok());
+    if let Some(id) = id
+        && !sessions.has_session(&id.into()).await.unwrap_or(false)
+    {
+        return (StatusCode::NOT_FOUND, "no such MCP session").into_response();
+    }
+    let mut response = next.run(request).await;
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 #[cfg(test)]

@@ -74,6 +74,21 @@ impl McpChild {
         text(&r)
     }
 
+    /// Calls a tool that must be refused with a JSON-RPC error; returns its code and message.
+    pub async fn protocol_error(&self, name: &str, arguments: Value) -> (i32, String) {
+        let Value::Object(map) = arguments else {
+            panic!("arguments must be a JSON object")
+        };
+        match self
+            .client
+            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
+            .await
+        {
+            Err(rmcp::ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
+            other => panic!("{name}: not a JSON-RPC error: {other:?}"),
+        }
+    }
+
     pub async fn close(self) {
         let _ = self.client.cancel().await;
     }

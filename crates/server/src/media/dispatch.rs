@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::draw_text::{self, MAX_TEXT_CHARS, TextSpec};
 use super::error::MediaError;
-use super::image_ops::{self, OutFormat, Picture};
+use super::image_ops::{self, MAX_INPUT_SIDE, MAX_OUTPUT_SIDE, OutFormat, Picture};
 use super::input::{Inputs, Loaded};
 use super::tools::MediaTool;
 use super::{Output, metadata, ocr, qr, speech};
@@ -22,7 +22,7 @@ pub async fn run(
     match tool {
         MediaTool::Ocr => {
             let a: OcrArgs = parse(args)?;
-            let pic = picture(inputs, &a.image).await?;
+            let pic = picture(inputs, &a.image, MAX_INPUT_SIDE).await?;
             let summary = ocr::read_text(&pic, a.lang.as_deref().unwrap_or("eng")).await?;
             Ok(Output::text(summary))
         }
@@ -53,7 +53,7 @@ pub async fn run(
         }
         MediaTool::QrDecode => {
             let a: ImageArgs = parse(args)?;
-            let pic = picture(inputs, &a.image).await?;
+            let pic = picture(inputs, &a.image, MAX_INPUT_SIDE).await?;
             let texts = blocking(move || qr::decode(&pic)).await?;
             Ok(Output::text(serde_json::json!({ "texts": texts })))
         }
@@ -108,6 +108,14 @@ impl Edit {
         })
     }
 
+    /// Inputs larger than the output limit only for the edits whose output size is their own.
+    fn max_input_side(&self) -> u32 {
+        match self {
+            Edit::Resize(..) | Edit::Crop { .. } => MAX_INPUT_SIDE,
+            Edit::Rotate(_) | Edit::Grayscale | Edit::Convert => MAX_OUTPUT_SIDE,
+        }
+    }
+
     fn apply(&self, pic: &Picture) -> Result<image::DynamicImage, MediaError> {
         match *self {
             Edit::Resize(w, h) => image_ops::resize(pic, w, h),
@@ -141,7 +149,7 @@ async fn edit(inputs: &Inputs, tool: MediaTool, args: Value) -> Result<Output, M
         None => None,
     };
     let edit = Edit::of(tool, &a)?;
-    let pic = picture(inputs, &a.image).await?;
+    let pic = picture(inputs, &a.image, edit.max_input_side()).await?;
     blocking(move || {
         image_ops::encode(
             &edit.apply(&pic)?,
@@ -176,7 +184,9 @@ async fn draw(inputs: &Inputs, a: DrawArgs) -> Result<Output, MediaError> {
         color: draw_text::parse_color(a.color.as_deref().unwrap_or("black"))?,
     };
     let pic = match &a.image {
-        Some(source) if !source.trim().is_empty() => Some(picture(inputs, source).await?),
+        Some(source) if !source.trim().is_empty() => {
+            Some(picture(inputs, source, MAX_OUTPUT_SIDE).await?)
+        }
         _ => None,
     };
     let canvas = (a.width, a.height);
@@ -189,10 +199,11 @@ async fn draw(inputs: &Inputs, a: DrawArgs) -> Result<Output, MediaError> {
     .await
 }
 
-/// Loads and decodes an image argument (decoding off the async threads).
-async fn picture(inputs: &Inputs, source: &str) -> Result<Picture, MediaError> {
+/// Loads and decodes an image argument no wider or taller than `max_side` (decoding off the async
+/// threads).
+async fn picture(inputs: &Inputs, source: &str, max_side: u32) -> Result<Picture, MediaError> {
     let loaded: Loaded = inputs.load("image", source).await?;
-    blocking(move || image_ops::decode(&loaded)).await
+    blocking(move || image_ops::decode(&loaded, max_side)).await
 }
 
 /// Runs CPU-bound work on the blocking pool; a panic in it (a codec's bug) becomes a tool error.

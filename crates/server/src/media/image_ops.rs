@@ -1,21 +1,28 @@
 //! Image operations on real files with the pure-Rust `image` crate: decode (format guessed from the
-//! bytes, dimensions and memory capped), resize, crop, rotate, grayscale, convert, encode. An operation
-//! keeps the input's format unless it is `convert`; JPEG output drops the alpha channel.
+//! bytes, dimensions and memory checked from the header before anything is decoded), resize, crop,
+//! rotate, grayscale, convert, encode. An operation keeps the input's format unless it is `convert`;
+//! JPEG output drops the alpha channel.
 
 use std::io::Cursor;
 
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
-use super::error::MediaError;
+use super::error::{MediaError, human_bytes};
 use super::input::Loaded;
 use super::{Binary, MAX_BINARY_BYTES, Output};
 
-/// Widest or tallest image decoded.
+/// Widest or tallest image decoded, by the operations whose output does not follow the input's size
+/// (resize, crop, OCR, QR decoding).
 pub const MAX_INPUT_SIDE: u32 = 10_000;
-/// Widest or tallest image an operation may produce (resize, a drawing canvas, a QR code).
+/// Widest or tallest image an operation may produce (resize, a drawing canvas, a QR code); the
+/// operations whose output has the input's size (rotate, grayscale, convert, drawing on an image)
+/// take no larger input.
 pub const MAX_OUTPUT_SIDE: u32 = 4096;
 /// Memory a decoder may allocate.
 const MAX_DECODE_ALLOC: u64 = 256 * 1024 * 1024;
+/// Largest decoded image (its header says how large before decoding): half the decoder's budget,
+/// so the decoded input and an operation's copy of it stay within 256 MiB together.
+pub const MAX_DECODED_BYTES: u64 = MAX_DECODE_ALLOC / 2;
 
 /// The formats images are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +87,9 @@ pub struct Picture {
 /// An image reader over an input's bytes.
 pub type Reader<'a> = ImageReader<Cursor<&'a [u8]>>;
 
-/// A reader for an input image whose format is guessed from its bytes, with our decoding limits.
-pub fn reader(input: &Loaded) -> Result<(Reader<'_>, ImageFormat), MediaError> {
+/// A reader for an input image whose format is guessed from its bytes, with our memory limit (its
+/// size is checked by [`decode`], so that reading a header works for any size).
+fn reader(input: &Loaded) -> Result<(Reader<'_>, ImageFormat), MediaError> {
     let mut reader = ImageReader::new(Cursor::new(input.bytes.as_slice()))
         .with_guessed_format()
         .map_err(|e| MediaError::format(&input.name, e))?;
@@ -92,19 +100,52 @@ pub fn reader(input: &Loaded) -> Result<(Reader<'_>, ImageFormat), MediaError> {
         ));
     };
     let mut limits = Limits::default();
-    limits.max_image_width = Some(MAX_INPUT_SIDE);
-    limits.max_image_height = Some(MAX_INPUT_SIDE);
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     reader.limits(limits);
     Ok((reader, format))
 }
 
-/// Decodes an input image, guessing its format from its bytes.
-pub fn decode(input: &Loaded) -> Result<Picture, MediaError> {
+/// An input image's decoder with only its header read: dimensions and colour type, nothing decoded.
+pub fn header(input: &Loaded) -> Result<(impl ImageDecoder + '_, ImageFormat), MediaError> {
     let (reader, format) = reader(input)?;
-    let image = reader
-        .decode()
+    let decoder = reader
+        .into_decoder()
         .map_err(|e| MediaError::format(&input.name, e))?;
+    Ok((decoder, format))
+}
+
+/// Decodes an input image, guessing its format from its bytes; an image wider or taller than
+/// `max_side`, or larger decoded than [`MAX_DECODED_BYTES`], is refused from its header, naming
+/// its size and the limit.
+pub fn decode(input: &Loaded, max_side: u32) -> Result<Picture, MediaError> {
+    let (decoder, format) = header(input)?;
+    let (w, h) = decoder.dimensions();
+    let too_large = |size: String, limit: String| MediaError::TooLarge {
+        what: input.name.clone(),
+        size,
+        limit,
+    };
+    if w > max_side || h > max_side {
+        let hint = if max_side < MAX_INPUT_SIDE {
+            format!(" for this tool (image_resize takes up to {MAX_INPUT_SIDE}: resize it first)")
+        } else {
+            String::new()
+        };
+        return Err(too_large(
+            format!("{w}×{h} pixels"),
+            format!("{max_side} pixels a side{hint}"),
+        ));
+    }
+    let bytes = decoder.total_bytes();
+    if bytes > MAX_DECODED_BYTES {
+        let color = format!("{:?}", decoder.color_type()).to_ascii_lowercase();
+        return Err(too_large(
+            format!("{w}×{h} pixels ({color}: {} decoded)", human_bytes(bytes)),
+            format!("{} decoded", human_bytes(MAX_DECODED_BYTES)),
+        ));
+    }
+    let image =
+        DynamicImage::from_decoder(decoder).map_err(|e| MediaError::format(&input.name, e))?;
     Ok(Picture { image, format })
 }
 
@@ -171,6 +212,11 @@ pub fn resize(
     };
     side("width", w)?;
     side("height", h)?;
+    // Shrinking averages pixel areas in 8-bit (memory: the output); the filter's pass in f32 would
+    // take 16 bytes per pixel of an intermediate as wide as the input.
+    if w <= pic.image.width() && h <= pic.image.height() {
+        return Ok(pic.image.thumbnail_exact(w, h));
+    }
     Ok(pic
         .image
         .resize_exact(w, h, image::imageops::FilterType::CatmullRom))
@@ -191,6 +237,8 @@ pub fn crop(
             "the crop must be at least 1 × 1 pixels",
         ));
     }
+    side("width", width)?;
+    side("height", height)?;
     if x.checked_add(width).is_none_or(|r| r > w) || y.checked_add(height).is_none_or(|b| b > h) {
         return Err(MediaError::argument(
             "x",
@@ -287,7 +335,7 @@ mod tests {
             let format = OutFormat::parse(name).unwrap();
             let out = encode(&p.image, format).unwrap();
             assert_eq!(out.binary.as_ref().unwrap().mime, format.mime());
-            let back = decode(&loaded(&out)).unwrap();
+            let back = decode(&loaded(&out), MAX_OUTPUT_SIDE).unwrap();
             assert_eq!((back.image.width(), back.image.height()), (8, 6), "{name}");
             assert_eq!(OutFormat::of(back.format), format, "{name}");
         }
@@ -295,12 +343,90 @@ mod tests {
 
     #[test]
     fn garbage_is_not_an_image() {
-        let e = decode(&Loaded {
-            bytes: b"hello, world".to_vec(),
-            name: "/tmp/x.png".into(),
-        })
+        let e = decode(
+            &Loaded {
+                bytes: b"hello, world".to_vec(),
+                name: "/tmp/x.png".into(),
+            },
+            MAX_OUTPUT_SIDE,
+        )
         .err()
         .unwrap();
         assert!(e.to_string().starts_with("/tmp/x.png: not an image"), "{e}");
+    }
+
+    /// A PNG that is only a header saying `w`×`h` RGBA and 4 bytes of pixel data that do not
+    /// inflate: what can be learnt without decoding it.
+    fn png_header(w: u32, h: u32) -> Loaded {
+        let mut ihdr = Vec::from(*b"IHDR");
+        ihdr.extend(w.to_be_bytes());
+        ihdr.extend(h.to_be_bytes());
+        ihdr.extend([8, 6, 0, 0, 0]);
+        let crc = crc32(&ihdr);
+        let mut bytes = Vec::from(*b"\x89PNG\r\n\x1a\n");
+        bytes.extend(13u32.to_be_bytes());
+        bytes.extend(&ihdr);
+        bytes.extend(crc.to_be_bytes());
+        bytes.extend(4u32.to_be_bytes());
+        bytes.extend(b"IDAT\xff\xff\xff\xff");
+        bytes.extend(crc32(b"IDAT\xff\xff\xff\xff").to_be_bytes());
+        Loaded {
+            bytes,
+            name: "big.png".into(),
+        }
+    }
+
+    fn crc32(data: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in data {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    #[test]
+    fn sizes_are_checked_from_the_header_with_numbers() {
+        // Refused before decoding: decoding this header-only file would fail for its missing data.
+        let e = decode(&png_header(9000, 8000), MAX_OUTPUT_SIDE)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("9000×8000 pixels") && e.contains("limit of 4096 pixels a side"),
+            "{e}"
+        );
+        let e = decode(&png_header(9000, 8000), MAX_INPUT_SIDE)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("274.7 MiB decoded") && e.contains("limit of 128.0 MiB decoded"),
+            "{e}"
+        );
+        let e = decode(&png_header(12000, 10), MAX_INPUT_SIDE)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("12000×10 pixels over the limit of 10000"), "{e}");
+    }
+
+    #[test]
+    fn shrinking_a_large_image_keeps_the_requested_size() {
+        let p = picture(5000, 100);
+        let r = resize(&p, Some(1000), None).unwrap();
+        assert_eq!((r.width(), r.height()), (1000, 20));
+        assert!(
+            crop(&p, 0, 0, 4097, 10)
+                .unwrap_err()
+                .to_string()
+                .contains("1 to 4096")
+        );
     }
 }

@@ -8,10 +8,7 @@ use super::{audio, image_ops};
 
 /// Format, size in pixels, colour type and byte size of an image.
 pub fn image_info(input: &Loaded) -> Result<serde_json::Value, MediaError> {
-    let (reader, format) = image_ops::reader(input)?;
-    let decoder = reader
-        .into_decoder()
-        .map_err(|e| MediaError::format(&input.name, e))?;
+    let (decoder, format) = image_ops::header(input)?;
     let (width, height) = decoder.dimensions();
     let color = format!("{:?}", decoder.color_type()).to_ascii_lowercase();
     Ok(serde_json::json!({

@@ -1,6 +1,7 @@
 //! The media tools as an MCP server (rmcp) over stdio: `tools/list` gives the catalogue, `tools/call`
 //! runs a tool. A tool's failure is an MCP tool error (`isError: true` and one line of text), so the
-//! client shows the model what went wrong; only an unknown method is a protocol error.
+//! client shows the model what went wrong; an unknown method, or an unknown tool (as the MCP spec
+//! says, and as `serve --mcp` answers), is a protocol error.
 
 use std::sync::Arc;
 
@@ -98,6 +99,9 @@ impl ServerHandler for MediaServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if MediaTool::parse(&request.name).is_none() {
+            return Err(crate::mcp::unknown_tool(&request.name));
+        }
         Ok(self
             .call(&request.name, request.arguments.unwrap_or_default())
             .await
