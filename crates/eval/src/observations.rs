@@ -165,7 +165,7 @@ fn refused(step: ToolStep, recorded: &[RecordStep], used: &mut [bool]) -> Option
         None if step.response.contains("error") => step.response.clone(),
         None => String::new(),
     };
-    (!reason.is_empty()).then(|| Observed {
+    (!reason.is_empty()).then_some(Observed {
         step: 0,
         name: step.name,
         arguments: step.arguments,
@@ -204,7 +204,7 @@ fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
