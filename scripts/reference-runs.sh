@@ -212,6 +212,7 @@ case "$action" in
     # answer files' record but not what the model was asked (a replay that misses a request fails).
     [ "$set_name" = equal ] && { slice_data "$work/data" 8 8; data="$work/data"; }
     for method in $(methods_or_default "${1:-}"); do
+      [ -d "$work/rec/$method" ] || continue
       rm -rf "$work/runs/$method.new"
       batch "$method" "$work/runs/$method.new" --model strong --replay "$work/rec/$method" > "$work/$method.rebuild.log" 2>&1 ||
         { echo "rebuild of $method failed:" >&2; tail -n 5 "$work/$method.rebuild.log" >&2; exit 1; }

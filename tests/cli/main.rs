@@ -4,7 +4,6 @@
 mod common;
 
 mod batch;
-mod batch_exit;
 mod broken_pipe;
 mod budget;
 mod by_hand;
