@@ -417,6 +417,40 @@ mod tests {
         assert_eq!(msgs[4]["tool_calls"][0]["function"]["name"], FINISH);
     }
 
+    /// Issue 41: what the model was shown besides its path (an abandoned branch it saw as an earlier
+    /// attempt, our record of it with the whole reply) stays in the export: the tree holds the
+    /// branch, our `sum2act` key the record.
+    #[test]
+    fn an_export_keeps_the_abandoned_branches_and_our_record() {
+        let answer = "{\"return_type\": \"give_answer\", \"final_answer\": \"21\"}";
+        let mut root = Node::new(NodeType::ActionInput, "", 0);
+        let mut tried = Node::new(NodeType::Action, "f", 1);
+        let mut tried_in = Node::new(NodeType::ActionInput, "{}", 2);
+        tried_in.observation = Some("{\"error\": \"\", \"response\": 21...".into());
+        tried.children.push(tried_in);
+        let mut fin = Node::new(NodeType::Action, FINISH, 1);
+        fin.children
+            .push(Node::new(NodeType::ActionInput, answer, 2));
+        root.children.extend([tried, fin]);
+        let fns = vec![json!({"name": "f"})];
+        let path = [step(FINISH, answer)];
+        let mut file = dfs_answer_file(
+            &generation(&fns, answer),
+            &root,
+            Some(&path),
+            FinishKind::GiveAnswer,
+            json!({"tree_beam_size": 2}),
+        );
+        file["sum2act"] =
+            json!({"attempts": [{"action": "f", "observation": {"response": {"t": 21}}}]});
+        let out = export_answer(&file, StbFamily::Dfs).unwrap();
+        assert_eq!(out["tree"]["tree"]["children"][0]["description"], "f");
+        assert_eq!(
+            out["sum2act"]["attempts"][0]["observation"]["response"]["t"],
+            21
+        );
+    }
+
     #[test]
     fn broken_chains_are_named() {
         let file = json!({"answer_generation": {"query": "q", "final_answer": "", "function": [], "valid_data": false},
