@@ -57,8 +57,18 @@ impl LlmSimulator {
         for _ in 0..ATTEMPTS {
             match self.llm.complete(&request).await {
                 Ok(c) => match parse_reply(&c.content) {
-                    Ok(reply) => match missing_fields(&reply.response, template) {
-                        None => return Ok(reply),
+                    Ok(mut reply) => match missing_fields(&reply.response, template) {
+                        None => {
+                            for f in super::world::counts::reconcile(&mut reply.response) {
+                                tracing::debug!(
+                                    "count `{}` {} set to its list's {}",
+                                    f.field,
+                                    f.was,
+                                    f.now
+                                );
+                            }
+                            return Ok(reply);
+                        }
                         Some(why) => last = why,
                     },
                     Err(e) => last = e,

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::entities::{Fact, extract, id_field, identifier, tool_of};
+use super::entities::{extract, id_field, identifier, own_record, tool_of};
 use super::pair_rules::{
     about_other_entities, about_the_reply, agree, relative, same, same_collection,
 };
@@ -122,7 +122,7 @@ pub fn check(world: &Path) -> Consistency {
         c.replies += 1;
         let args = entry.arguments.as_object().cloned().unwrap_or_default();
         let facts = extract(&entry.api, &args, &entry.response);
-        count_echoes(&args, &facts, &mut c);
+        count_echoes(&args, &entry.response, &mut c);
         for f in facts {
             let key = f.value.trim().to_lowercase();
             let list = by_value.entry(key).or_default();
@@ -258,13 +258,14 @@ fn score_pair(value: &str, a: &Mention, b: &Mention) -> Option<Vec<String>> {
     (shared > 0).then_some(differing)
 }
 
-/// An identifier argument whose field the reply's own record also has.
-fn count_echoes(args: &Map<String, Value>, facts: &[Fact], c: &mut Consistency) {
+/// An identifier argument whose field the reply's own record also has (read from the record itself:
+/// a reply with another value there is no fact about the argument's entity).
+fn count_echoes(args: &Map<String, Value>, response: &Value, c: &mut Consistency) {
+    let Some(record) = own_record(response) else {
+        return;
+    };
     for (k, v) in args {
-        let echoed = facts
-            .iter()
-            .filter(|f| same(v, &Value::String(f.value.clone())))
-            .find_map(|f| f.record.get(k));
+        let echoed = identifier(k, v).and_then(|_| record.get(k));
         if let Some(echoed) = echoed {
             c.echoes += 1;
             if !same(echoed, v) {
@@ -316,7 +317,7 @@ mod tests {
             &store,
             "rating",
             json!({"id": "tt0999"}),
-            json!({"title": "Salt Road", "rating": 7.1}),
+            json!({"id": "tt0999", "title": "Salt Road", "rating": 7.1}),
         );
         put(
             &store,
@@ -329,7 +330,7 @@ mod tests {
         // search/title contradict on the title; search/rating and title/rating share the title only.
         assert_eq!((c.pairs, c.contradicting), (3, 2), "{c:?}");
         assert!(c.examples[0].contains("Salt Road"), "{:?}", c.examples);
-        assert_eq!((c.echoes, c.wrong_echoes), (2, 1), "{c:?}");
+        assert_eq!((c.echoes, c.wrong_echoes), (3, 1), "{c:?}");
         let table = c.table(dir.path(), false);
         assert!(table.contains("contradicting: 2 (66.7%)"), "{table}");
     }
@@ -494,5 +495,34 @@ mod tests {
             json!({"id": 5, "status": "shipped"}),
         );
         assert_eq!(check(dir.path()).contradicting, 1);
+    }
+
+    #[test]
+    fn reply_metadata_and_error_codes_are_not_the_entity_s_fields() {
+        // Issue 42: six of eight counted contradictions compared a reply's own `processedTime`, one
+        // took an error code `1` for an entity.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Dir(dir.path().to_path_buf());
+        for (q, at) in [
+            ("salt", "2024-05-01T10:00:00Z"),
+            ("road", "2024-05-01T10:05:00Z"),
+        ] {
+            put(
+                &store,
+                "search",
+                json!({"q": q}),
+                json!({"results": [{"id": "tt0999", "title": "Salt Road", "processedTime": at, "processed_at": at}]}),
+            );
+        }
+        for key in ["k1", "k2"] {
+            put(
+                &store,
+                "title",
+                json!({"key": key}),
+                json!({"error": {"code": 1, "message": format!("bad key {key}")}}),
+            );
+        }
+        let c = check(dir.path());
+        assert_eq!((c.pairs, c.contradicting), (1, 0), "{c:?}");
     }
 }

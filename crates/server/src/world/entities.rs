@@ -16,11 +16,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::store::Call;
-use crate::pyrepr::decode_recorded;
-use sum2act_core::toolbench::naming::{squash, tokens};
 use sum2act_core::tools::ToolReply;
 
+mod extract;
+mod ident;
 mod recall;
+
+pub use extract::extract;
+pub(crate) use extract::own_record;
+use ident::names_identifier;
+pub use ident::{id_field, identifier, identifier_argument, weak_identifier};
 
 /// The file of a world folder that holds its facts.
 pub const FILE: &str = "entities.jsonl";
@@ -49,6 +54,10 @@ pub struct Fact {
     /// The field or argument it appeared under (empty in facts written before it was kept).
     #[serde(default)]
     pub key: String,
+    /// Where the record sits in the reply (`results[]`, `meta`; empty: the reply itself), so a
+    /// recalled fact says what it belongs to.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
     /// `category/tool/api` of the call whose reply fixed it.
     pub api: String,
     /// That call's arguments.
@@ -179,12 +188,18 @@ pub fn render(facts: &[Fact]) -> String {
     facts.iter().map(render_one).collect::<Vec<_>>().join("\n")
 }
 
-/// One line, never cut inside a value: fields are dropped from the end until it fits.
+/// One line, never cut inside a value: fields are dropped from the end until it fits. The record is
+/// shown under its path in the reply (`meta`, `results[]`), so its fields keep what they belong to.
 fn render_one(f: &Fact) -> String {
     let mut record = f.record.clone();
+    let under = match (f.path.as_str(), f.key.as_str()) {
+        (_, "") => String::new(),
+        ("", key) => format!("`{key}` "),
+        (path, key) => format!("`{path}.{key}` "),
+    };
     loop {
         let line = format!(
-            "- `{}` (a reply of {} to {}): {}",
+            "- `{}` ({under}in a reply of {} to {}): {}",
             f.value,
             f.api,
             f.arguments,
@@ -206,10 +221,11 @@ pub fn named_values(args: &Map<String, Value>) -> Vec<(String, String)> {
     let mut stack: Vec<(&String, &Value)> = args.iter().collect();
     while let Some((key, v)) = stack.pop() {
         match v {
+            // One character names something only under an identifier's name (`"id": "1"`).
             Value::String(s) => out.extend(
                 s.split(',')
                     .map(str::trim)
-                    .filter(|p| p.chars().count() >= 2)
+                    .filter(|p| p.chars().count() >= 2 || (!p.is_empty() && names_identifier(key)))
                     .map(|p| (key.clone(), p.to_string())),
             ),
             Value::Number(n) => out.push((key.clone(), n.to_string())),
@@ -226,217 +242,9 @@ pub fn tool_of(api: &str) -> &str {
     api.rsplit_once('/').map_or(api, |(t, _)| t)
 }
 
-/// A value too short to identify anything on its own: a number of up to five digits, or up to three
-/// characters.
-pub fn weak_identifier(value: &str) -> bool {
-    let v = value.trim();
-    let n = v.chars().count();
-    n <= 3 || (n <= WEAK_ID_CHARS && v.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// An argument that names an entity: under an identifier's name, or an identifier-like value.
-pub fn identifier_argument(k: &str, v: &Value) -> bool {
-    names_identifier(k) || identifier(k, v).is_some()
-}
-
-/// An argument or field name that names an identifier (`id`, `playerid`, `id_talent`, `orderId`).
-fn names_identifier(k: &str) -> bool {
-    id_field(k)
-        || tokens(k).iter().any(|t| ID_WORDS.contains(&t.as_str()))
-        || squash(k).ends_with("id")
-}
-
-/// The facts one reply fixes (see the module doc).
-pub fn extract(api: &str, args: &Map<String, Value>, response: &Value) -> Vec<Fact> {
-    let response = decode_recorded(response);
-    let arguments = Value::Object(args.clone());
-    let fact = |key: &str, value: String, record: Map<String, Value>| Fact {
-        value,
-        key: key.to_string(),
-        api: api.to_string(),
-        arguments: arguments.clone(),
-        record,
-    };
-    let mut out = Vec::new();
-    if let Some(main) = main_record(&response) {
-        for (k, v) in args {
-            if let Some(value) = identifier(k, v) {
-                out.push(fact(k, value, main.clone()));
-            }
-        }
-    }
-    let mut stack = vec![&response];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(m) => {
-                let record = fields(m, true);
-                for (k, x) in m {
-                    if let Some(value) = identifier(k, x)
-                        && record.len() > 1
-                    {
-                        let f = fact(k, value, record.clone());
-                        if !out.contains(&f) {
-                            out.push(f);
-                        }
-                    }
-                }
-                stack.extend(m.values().rev());
-            }
-            Value::Array(a) => stack.extend(a.iter().rev()),
-            _ => {}
-        }
-        if out.len() >= MAX_FACTS_PER_REPLY {
-            break;
-        }
-    }
-    out.truncate(MAX_FACTS_PER_REPLY);
-    out
-}
-
-/// The reply's own record: its fields, or those of its only object field (`{"result": {...}}`).
-fn main_record(v: &Value) -> Option<Map<String, Value>> {
-    let mut v = v;
-    for _ in 0..3 {
-        let m = v.as_object()?;
-        if !fields(m, false).is_empty() {
-            return Some(fields(m, true));
-        }
-        let mut objects = m.values().filter(|x| x.is_object());
-        match (objects.next(), objects.next()) {
-            (Some(only), None) => v = only,
-            _ => return None,
-        }
-    }
-    None
-}
-
-/// A record's facts: its short scalar fields and, with `nested`, its short nested values (an order's
-/// items and address, which a later call about the same order must not change), less the ones that
-/// change with every request (clocks, request ids).
-fn fields(m: &Map<String, Value>, nested: bool) -> Map<String, Value> {
-    m.iter()
-        .filter(|(k, _)| !volatile(k))
-        .filter(|(_, v)| match v {
-            Value::String(s) => !s.trim().is_empty() && s.chars().count() <= MAX_VALUE_CHARS,
-            Value::Number(_) | Value::Bool(_) => true,
-            Value::Array(a) if a.is_empty() => false,
-            Value::Object(o) if o.is_empty() => false,
-            inner @ (Value::Array(_) | Value::Object(_)) => {
-                nested && inner.to_string().chars().count() <= MAX_NESTED_CHARS
-            }
-            Value::Null => false,
-        })
-        .take(MAX_FIELDS)
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
-/// Fields whose values are the moment of the request, not a property of the entity.
-fn volatile(k: &str) -> bool {
-    matches!(
-        squash(k).as_str(),
-        "timestamp"
-            | "time"
-            | "servertime"
-            | "requestid"
-            | "traceid"
-            | "requesttime"
-            | "generatedat"
-            | "generatedin"
-            | "fetchedat"
-            | "checkedat"
-            | "retrievedat"
-            | "took"
-            | "elapsed"
-    )
-}
-
-/// The last word of a field name (`imdb_id`, `trackingNumber`, `tconst` → `id`, `number`, `tconst`).
-fn last_word(k: &str) -> String {
-    tokens(k).pop().unwrap_or_default()
-}
-
-/// Last words of a field name that hold an identifier whatever its value looks like.
-const ID_WORDS: &[&str] = &[
-    "id",
-    "ids",
-    "code",
-    "number",
-    "no",
-    "symbol",
-    "ticker",
-    "slug",
-    "isbn",
-    "uuid",
-    "guid",
-    "sku",
-    "ref",
-    "reference",
-    "tconst",
-    "asin",
-    "iata",
-    "icao",
-];
-
-/// Field names that hold an identifier whatever its value looks like.
-pub fn id_field(k: &str) -> bool {
-    ID_WORDS.contains(&last_word(k).as_str())
-        || matches!(
-            squash(k).as_str(),
-            "imdbid" | "trackingnumber" | "orderid" | "transactionid"
-        )
-}
-
-/// A reply's status or structure rather than an entity's identifier: `status_code: 200`, `errorCode`,
-/// `code: 404`, `schema_id: "WFProductSearchResults"`.
-fn status_field(k: &str, text: &str) -> bool {
-    let words = tokens(k);
-    let status = words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "status" | "http" | "response" | "error" | "err" | "schema"
-        )
-    });
-    let http = text.parse::<u16>().is_ok_and(|n| (100..600).contains(&n));
-    status || (http && matches!(squash(k).as_str(), "code" | "cod"))
-}
-
-/// The value as an identifier, when the field or the value says it is one: a value under an id-like
-/// field, or a token of letters and digits (`tt2937898`, `RB413450335SG`). Dates, URLs and prose are not.
-pub fn identifier(k: &str, v: &Value) -> Option<String> {
-    let text = match v {
-        Value::String(s) => s.trim().to_string(),
-        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
-        _ => return None,
-    };
-    let n = text.chars().count();
-    // One digit under an id's name is an id too (order `5` of a shop's list and its detail).
-    let one_digit = n == 1 && id_field(k) && text.chars().all(|c| c.is_ascii_digit());
-    if !(one_digit || (2..=64).contains(&n))
-        || text.contains(char::is_whitespace)
-        || text.contains("://")
-    {
-        return None;
-    }
-    let digits = text.chars().filter(char::is_ascii_digit).count();
-    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
-    let date_like = text.len() >= 8
-        && text
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | '/' | '.' | 'T' | 'Z' | '+'));
-    if date_like && !id_field(k) {
-        return None;
-    }
-    if status_field(k, &text) {
-        return None;
-    }
-    let token = n >= 5 && digits >= 2 && letters >= 1;
-    let keyed = id_field(k) && (n >= 3 || digits == n);
-    (token || keyed).then_some(text)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::ident::last_word;
     use super::*;
     use serde_json::json;
 
@@ -460,13 +268,14 @@ mod tests {
         let track = extract(
             "Logistics/p/track",
             &args(json!({"tracking_number": "GHI789", "lang": "en"})),
-            &json!({"data": {"status": "delivered", "city": "Lyon", "timestamp": "2024-01-01"}}),
+            &json!({"data": {"code": "GHI789", "status": "delivered", "city": "Lyon", "timestamp": "2024-01-01"}}),
         );
-        assert_eq!(track.len(), 1, "{track:?}");
+        assert_eq!(track.len(), 2, "{track:?}");
         assert_eq!(track[0].value, "GHI789");
+        assert_eq!(track[0].path, "data");
         assert_eq!(
             Value::Object(track[0].record.clone()),
-            json!({"status": "delivered", "city": "Lyon"})
+            json!({"code": "GHI789", "status": "delivered", "city": "Lyon"})
         );
     }
 

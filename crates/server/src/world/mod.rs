@@ -9,6 +9,7 @@
 
 mod busy;
 pub mod consistency;
+pub mod counts;
 pub mod entities;
 mod lock;
 mod pair_rules;
@@ -243,7 +244,7 @@ mod tests {
                         tokio::time::sleep(std::time::Duration::from_millis(150)).await;
                         ToolReply::new(
                             String::new(),
-                            json!({"title": format!("Salt Road {n}"), "year": 2011}),
+                            json!({"id": "tt0999", "title": format!("Salt Road {n}"), "year": 2011}),
                             Some(ReplySource::Llm),
                         )
                     })

@@ -60,27 +60,53 @@ pub fn relative(k: &str) -> bool {
 /// list one collection: they share a word of their names, asking words and plurals aside. A short
 /// number (a city `1374`, a station `1374`) is a row of one collection, so it pairs only there.
 pub fn same_collection(a_api: &str, b_api: &str) -> bool {
-    let words = |api: &str| -> Vec<String> {
-        let name = api.rsplit('/').next().unwrap_or(api);
-        tokens(name)
-            .into_iter()
-            .filter(|w| w.len() > 2 && !GENERIC_API_WORDS.contains(&w.as_str()))
-            .map(|w| w.trim_end_matches('s').to_string())
-            .collect()
-    };
-    let theirs = words(b_api);
-    let ours = words(a_api);
+    let name = |api: &str| api.rsplit('/').next().unwrap_or(api).to_string();
+    let theirs = collection_words(&name(b_api));
+    let ours = collection_words(&name(a_api));
     ours.is_empty() || theirs.is_empty() || ours.iter().any(|w| theirs.contains(w))
+}
+
+/// The words of a name that say which things it is about, as stems (`get_statuses` → `status`,
+/// `list_of_all_exercises` → `exercis`, `station_id` → `station`).
+pub fn collection_words(name: &str) -> Vec<String> {
+    tokens(name)
+        .into_iter()
+        .filter(|w| w.len() > 2 && !GENERIC_API_WORDS.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// A word's stem, one for its singular and plural (`statuses`/`status`, `movies`/`movie`,
+/// `categories`/`category`, `titles`/`title` → `status`, `movi`, `categori`, `titl`).
+fn stem(w: &str) -> String {
+    let drop_s = |w: &str| -> String {
+        match w.strip_suffix('s') {
+            Some(s) if !w.ends_with("ss") && !w.ends_with("us") => s.to_string(),
+            _ => w.to_string(),
+        }
+    };
+    let w = match w.strip_suffix("ies") {
+        Some(s) => format!("{s}i"),
+        None => drop_s(w),
+    };
+    let w = drop_s(w.strip_suffix('e').unwrap_or(&w));
+    let consonant_y =
+        w.len() > 2 && w.ends_with('y') && !w[..w.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    match consonant_y {
+        true => format!("{}i", &w[..w.len() - 1]),
+        false => w,
+    }
 }
 
 /// Words of API names that say how, not what (`get_…`, `list_all_…`, `…_by_id`, `search_…`).
 const GENERIC_API_WORDS: &[&str] = &[
     "all", "api", "by", "details", "fetch", "find", "for", "get", "info", "list", "search", "the",
-    "v1", "v2", "v3",
+    "v1", "v2", "v3", "ids", "single", "one", "detail", "data", "results", "result", "items",
 ];
 
 /// A field that describes the reply rather than the entity (its hash, a request or trace id, how long
-/// it took): two replies about one entity differ there by nature.
+/// it took, when it was processed or generated: issue 42's `processedTime`): two replies about one
+/// entity differ there by nature.
 pub fn about_the_reply(k: &str) -> bool {
     tokens(k).iter().any(|w| {
         matches!(
@@ -94,6 +120,13 @@ pub fn about_the_reply(k: &str) -> bool {
                 | "took"
                 | "latency"
                 | "elapsed"
+                | "processed"
+                | "processing"
+                | "timestamp"
+                | "generated"
+                | "fetched"
+                | "retrieved"
+                | "server"
         )
     })
 }
