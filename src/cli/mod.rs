@@ -47,7 +47,7 @@ pub use exit::BadInput;
 #[derive(Debug, Parser)]
 #[command(name = "sum2act", version, about, long_about = None)]
 #[command(
-    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
+    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key, never logged (or OPENAI_KEY)\n  SUM2ACT_MODEL     model name at that endpoint (or GPT_MODEL), or path of the embedded GGUF model"
 )]
 pub struct Cli {
     #[command(flatten)]
