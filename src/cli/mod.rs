@@ -102,8 +102,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Check the configured model (the embedded one by default): answer a prompt, show tokens and speed.
     Llm(llm::LlmCmdArgs),
-    /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback;
-    /// `--by-hand DIR`: every request is answered by a reader through DIR.
+    /// Serve the configured model (embedded by default) on loopback port 8081 as an OpenAI-compatible
+    /// endpoint; `--by-hand DIR`: every request is answered by a reader through DIR.
     ServeLlm(Box<serve_llm::ServeLlmArgs>),
     /// The reader's side of `serve-llm --by-hand DIR`: claim a request (`next`), answer it (`reply`),
     /// see the queue (`status`), hand back an abandoned one (`release`).

@@ -151,9 +151,17 @@ fn a_port_in_use_is_said_once_with_the_flag_to_change_it() {
     }
 }
 
-/// Issue 42 item 5: `serve-llm --help` shows its default port, which is not `serve`'s.
+/// Issue 42 item 5: `serve-llm`'s default port, which is not `serve`'s, shows in the command list
+/// as well as in its own help.
 #[test]
 fn serve_llm_help_shows_its_default_port() {
+    let list = common::Test::new().arg("--help").run().success().stdout();
+    let entry = list
+        .split_once("  serve-llm")
+        .and_then(|(_, rest)| rest.split_once("  by-hand"))
+        .map(|(entry, _)| entry)
+        .unwrap_or_default();
+    assert!(entry.contains("8081"), "{list}");
     common::Test::new()
         .args(["serve-llm", "--help"])
         .run()
