@@ -63,13 +63,23 @@ def verdicts(work, mode, method):
 
 
 def kappa(pairs):
+    """Cohen's kappa; None without pairs or when it is undefined: with every label and verdict alike,
+    chance agreement is 1 and kappa is 0/0 (not a perfect 1.00)."""
     n = len(pairs)
     if not n:
         return None
     po = sum(a == b for a, b in pairs) / n
     cats = {x for p in pairs for x in p}
     pe = sum((sum(a == c for a, _ in pairs) / n) * (sum(b == c for _, b in pairs) / n) for c in cats)
-    return 1.0 if pe == 1 else (po - pe) / (1 - pe)
+    return None if pe == 1 else (po - pe) / (1 - pe)
+
+
+def kappa_text(pairs):
+    """Kappa to two decimals, or why there is none."""
+    k = kappa(pairs)
+    if k is not None:
+        return f"{k:.2f}"
+    return "-" if not pairs else f"undefined: all {pairs[0][0]}"
 
 
 def ci(values, z=1.96):
@@ -146,7 +156,7 @@ def table(a, methods):
             row[mode] = 100 * sum(v[k] == "Solved" for k in judged) / len(judged) if judged else None
             pairs = [(lab[k]["label"], v[k]) for k in judged if lab.get(k) and lab[k]["label"] != "Unsure"]
             row[mode + "_agree"] = 100 * sum(x == y for x, y in pairs) / len(pairs) if pairs else None
-            row[mode + "_kappa"] = kappa(pairs)
+            row[mode + "_kappa"] = kappa_text(pairs)
         rows.append(row)
         for k, l in lab.items():
             if l:
@@ -159,7 +169,7 @@ def table(a, methods):
           "(agreement, kappa) | parts delivered / asked | LLM calls / query | tool calls / query | tokens / query |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        judge = [f"{fmt(r[m], '{:.1f}')} ({fmt(r[m + '_agree'], '{:.0f}%')}, {fmt(r[m + '_kappa'], '{:.2f}')})" for m in MODES]
+        judge = [f"{fmt(r[m], '{:.1f}')} ({fmt(r[m + '_agree'], '{:.0f}%')}, {r[m + '_kappa']})" for m in MODES]
         print(f"| {r['method']} | {r['solved']} of {r['labelled']} ({100 * r['solved'] / max(r['labelled'], 1):.1f}) "
               f"[{r['lo']:.1f}–{r['hi']:.1f}] | {judge[0]} | {judge[1]} | {r['delivered']}/{r['asked']} | "
               f"{r['calls']:.1f} | {r['tool_calls']:.1f} | {r['tokens']:,.0f} |")
@@ -181,7 +191,7 @@ def table(a, methods):
         if pairs:
             agree = 100 * sum(x == y for x, y in pairs) / len(pairs)
             print(f"\n{mode} judge against the labels, all methods: {agree:.1f}% agreement, kappa "
-                  f"{kappa(pairs):.2f}, n = {len(pairs)}")
+                  f"{kappa_text(pairs)}, n = {len(pairs)}")
 
 
 if __name__ == "__main__":

@@ -125,6 +125,8 @@ pub async fn run(
     // Written before the first query, so even a killed run says what produced its files.
     manifest.write(&args.out).map_err(classify)?;
 
+    // Until the first reply, the manifest can only name the model asked for.
+    let meter = env.llm.meter();
     let job = Arc::new(SolverJob::new(env).with_run_dir(args.out.clone()));
     let progress = make_progress(args.progress);
     let stop = StopSignal::new();
@@ -137,10 +139,12 @@ pub async fn run(
     let outcome = run_batch(&selection.tasks, job, &batch_options, progress, &stop).await;
     ctrl_c.abort();
     let gone = harness.shutdown().await;
-    let outcome = outcome.map_err(classify)?;
-
+    if let Some(meter) = &meter {
+        manifest.record_served(&meter.served_models());
+    }
     manifest.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     manifest.write(&args.out).map_err(classify)?;
+    let outcome = outcome.map_err(classify)?;
     let summary = write_summary(&args.out, &manifest, &selection, &outcome)?;
     print_outcome(&args, &outcome, &summary, &selection, shard);
     if let Some(code) = failure_code(&args, &outcome, &manifest) {

@@ -268,10 +268,10 @@ fn report(args: &CalibrateArgs, o: &Outcome) -> anyhow::Result<()> {
 fn pairs_line(p: &PairMeasurement) -> String {
     let c = &p.calibration;
     format!(
-        "preference judge on {} paired labels: agreement {:.1}%, kappa {:.2}, confusion (labels A/B × judge A/B/tie) {:?}; {} labelled ties, {} stale and {} missing pairs left out",
+        "preference judge on {} paired labels: agreement {:.1}%, kappa {}, confusion (labels A/B × judge A/B/tie) {:?}; {} labelled ties, {} stale and {} missing pairs left out",
         c.n,
         c.accuracy * 100.0,
-        c.kappa,
+        c.kappa_text(2),
         c.confusion,
         p.ties.len(),
         p.stale.len(),

@@ -15,6 +15,11 @@ use sum2act_local::wait::SpinSetting;
 pub const OPENAI_API_BASE: &str = "OPENAI_API_BASE";
 /// The key of an endpoint given by flag or env, or of a config endpoint without `api_key_env`.
 const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// StableToolBench's name for the key (its inference scripts export it), read when ours is not set.
+const OPENAI_KEY: &str = "OPENAI_KEY";
+/// StableToolBench's name for the endpoint's model (`--chatgpt_model $GPT_MODEL` in its scripts), read
+/// when neither `--model` nor `$SUM2ACT_MODEL` is set. Never a path: the embedded model ignores it.
+const GPT_MODEL: &str = "GPT_MODEL";
 
 /// Flags shared by every command that talks to a model (flattened into run/batch/chat/eval/...).
 #[derive(Debug, Clone, Default, Args)]
@@ -23,7 +28,8 @@ pub struct LlmArgs {
     /// read from $OPENAI_API_BASE (StableToolBench's name) when $OPENAI_BASE_URL is not set.
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// Model name at the endpoint, or path of a GGUF file for the embedded model.
+    /// Model name at the endpoint, or path of a GGUF file for the embedded model. The endpoint's
+    /// model is also read from $GPT_MODEL (StableToolBench's name) when $SUM2ACT_MODEL is not set.
     #[arg(long = "model", env = "SUM2ACT_MODEL", value_name = "NAME|PATH")]
     pub model: Option<String>,
     /// Record every LLM request/response into DIR.
@@ -67,9 +73,9 @@ pub struct LlmArgs {
 
 impl LlmArgs {
     /// The library's settings: these flags (and the variables clap reads for them), then
-    /// `$OPENAI_API_BASE`, then the config file's `[llm]` section and prices, then the defaults
-    /// (`--llm-spin` is read before parsing: see `llm::wait`). An endpoint's key comes from
-    /// `$OPENAI_API_KEY`, or the variable its `api_key_env` names (never logged). With `--replay`
+    /// `$OPENAI_API_BASE` and `$GPT_MODEL`, then the config file's `[llm]` section and prices, then the
+    /// defaults (`--llm-spin` is read before parsing: see `llm::wait`). An endpoint's key comes from
+    /// `$OPENAI_API_KEY` (else `$OPENAI_KEY`), or the variable its `api_key_env` names (never logged). With `--replay`
     /// no endpoint is resolved: the recordings answer.
     pub fn resolve(&self, config: &Config) -> Result<LlmOptions, LlmError> {
         let endpoints = match &self.replay {
@@ -111,7 +117,14 @@ impl LlmArgs {
     /// `--base-url` (or `$OPENAI_BASE_URL`, `$OPENAI_API_BASE`) alone, else the config file's
     /// endpoints; none means the embedded model.
     fn endpoints(&self, config: &Config) -> Result<Vec<EndpointSpec>, LlmError> {
-        let default_key = std::env::var(OPENAI_API_KEY).ok().filter(|k| !k.is_empty());
+        let default_key = std::env::var(OPENAI_API_KEY)
+            .ok()
+            .filter(|k| !k.is_empty())
+            .or_else(|| super::values::env_alias(OPENAI_KEY));
+        let model = self
+            .model
+            .clone()
+            .or_else(|| super::values::env_alias(GPT_MODEL));
         let base_url = self
             .base_url
             .clone()
@@ -120,7 +133,7 @@ impl LlmArgs {
             return Ok(vec![EndpointSpec {
                 base_url: url,
                 api_key: default_key,
-                model: self.model.clone(),
+                model,
             }]);
         }
         config
@@ -140,7 +153,7 @@ impl LlmArgs {
                 Ok(EndpointSpec {
                     base_url: e.base_url.clone(),
                     api_key,
-                    model: self.model.clone().or_else(|| e.model.clone()),
+                    model: model.clone().or_else(|| e.model.clone()),
                 })
             })
             .collect()

@@ -49,7 +49,7 @@ pub use exit::BadInput;
 #[derive(Debug, Parser)]
 #[command(name = "sum2act", version, about, long_about = None)]
 #[command(
-    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key (never logged)\n  SUM2ACT_MODEL     model name at that endpoint, or path of the embedded GGUF model"
+    after_help = "Environment:\n  SUM2ACT_DATA      default data directory (else the shipped sample)\n  SUM2ACT_CONFIG    config file (TOML) with endpoints and limits\n  OPENAI_BASE_URL   use an OpenAI-compatible endpoint instead of the embedded model (or OPENAI_API_BASE)\n  TOOLBENCH_SERVICE_URL  a /virtual tool server instead of the embedded one (or SERVICE_URL)\n  OPENAI_API_KEY    its key, never logged (or OPENAI_KEY)\n  SUM2ACT_MODEL     model name at that endpoint (or GPT_MODEL), or path of the embedded GGUF model"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -107,8 +107,8 @@ pub enum Command {
     Settings(settings_check::SettingsArgs),
     /// Check the configured model (the embedded one by default): answer a prompt, show tokens and speed.
     Llm(llm::LlmCmdArgs),
-    /// Serve the configured model (embedded by default) as an OpenAI-compatible endpoint on loopback;
-    /// `--by-hand DIR`: every request is answered by a reader through DIR.
+    /// Serve the configured model (embedded by default) on loopback port 8081 as an OpenAI-compatible
+    /// endpoint; `--by-hand DIR`: every request is answered by a reader through DIR.
     ServeLlm(Box<serve_llm::ServeLlmArgs>),
     /// The reader's side of `serve-llm --by-hand DIR`: claim a request (`next`), answer it (`reply`),
     /// see the queue (`status`), hand back an abandoned one (`release`).

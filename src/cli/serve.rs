@@ -100,7 +100,9 @@ pub async fn run(
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let data = DataDir::open_or_default(global.data.as_deref())?;
+    // A tool server needs only tools/ (and caches): no queries.
+    let data = DataDir::open_tools_or_default(global.data.as_deref())?;
+    let on_sample = DataDir::chosen(global.data.as_deref()).is_none();
     let llm = match args.simulation {
         SimulationMode::Schema => None,
         _ => Some(
@@ -116,7 +118,13 @@ pub async fn run(
         world: args.world.world.clone(),
         entity_memory: !args.world.no_entity_memory,
     };
-    let api = Arc::new(embedded_api(&data, &options, llm)?.with_stb_compat(args.stb_compat));
+    let mut api = embedded_api(&data, &options, llm)?.with_stb_compat(args.stb_compat);
+    if on_sample {
+        let hint = sample_hint(api.catalog().tool_count());
+        eprintln!("note: {hint}");
+        api = api.with_unknown_tool_hint(hint);
+    }
+    let api = Arc::new(api);
     if let Some(transport) = args.mcp {
         return serve_mcp(api, transport, &args, global.verbose).await;
     }
@@ -139,7 +147,8 @@ pub async fn run(
         },
         shutdown,
     )
-    .await?;
+    .await
+    .map_err(listen_error)?;
     println!("answers: {}", stats_api.stats.snapshot());
     Ok(ExitCode::SUCCESS)
 }
@@ -185,11 +194,43 @@ async fn serve_mcp(
                 |addr| println!("serving {describe} (streamable HTTP) at http://{addr}/mcp"),
                 shutdown,
             )
-            .await?;
+            .await
+            .map_err(listen_error)?;
             println!("answers: {}", api.stats.snapshot());
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a server started without `--data` (or `$SUM2ACT_DATA`) says: callers naming other tools get
+/// "No such tool", which alone does not say that the catalogue is the sample's.
+fn sample_hint(tools: usize) -> String {
+    format!(
+        "no --data given: this server has only the shipped sample's {tools} tools; start it as `sum2act --data DIR serve` to serve DIR/tools"
+    )
+}
+
+/// A server error, with what to do about a port in use: this server and StableToolBench's both
+/// default to 8080.
+fn listen_error(e: sum2act_server::ServerError) -> anyhow::Error {
+    match &e {
+        sum2act_server::ServerError::Bind { addr, error }
+            if error.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            port_in_use(*addr, error)
+        }
+        _ => e.into(),
+    }
+}
+
+/// `cannot listen on ADDR: ...` and how to pick another port (shared with `serve-llm`): the user's
+/// `--port` to change (exit 2).
+pub(super) fn port_in_use(addr: SocketAddr, error: &std::io::Error) -> anyhow::Error {
+    BadInput(format!(
+        "cannot listen on {addr}: {error}; another server is using port {} (StableToolBench's server also defaults to 8080): choose another with --port N (--port 0 picks a free one)",
+        addr.port()
+    ))
+    .into()
 }
 
 /// Ctrl-C, or SIGTERM on Unix (what service managers and `kill` send).

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::GlobalArgs;
 use super::exit::classify;
 use super::llm_args::LlmArgs;
+use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use sum2act_core::llm::LlmClient;
 use sum2act_core::llm::replay::Recorder;
@@ -19,7 +19,7 @@ use sum2act_server::by_hand::{ByHand, ByHandOptions, Commands};
 
 #[derive(Debug, Args)]
 pub struct ServeLlmArgs {
-    /// Port to listen on (0 picks a free one).
+    /// Port to listen on (0 picks a free one); not `serve`'s 8080, so both run side by side.
     #[arg(long, default_value_t = 8081)]
     pub port: u16,
     /// Address to bind; loopback by default. Binding elsewhere exposes the model to the network.
@@ -48,9 +48,13 @@ pub async fn run(
             sum2act_local::build(&options).await.map_err(classify)?
         }
     };
-    let listener = sum2act_server::llm_endpoint::bind(SocketAddr::new(args.host, args.port))
+    let addr = SocketAddr::new(args.host, args.port);
+    let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(classify)?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AddrInUse => super::serve::port_in_use(addr, &e),
+            _ => BadInput(format!("cannot listen on {addr}: {e}")).into(),
+        })?;
     let addr = listener.local_addr()?;
     // Printed on stdout so scripts can read the address (with --port 0 in particular).
     println!("serving {} at http://{addr}/v1", client.model_id());

@@ -26,6 +26,7 @@ mod methods;
 mod query_limit;
 mod reference_checklists;
 mod reference_runs;
+mod reference_table;
 mod repeats;
 mod report;
 mod retrieve;

@@ -51,13 +51,18 @@ const CHROMIUM_ARGS: [&str; 5] = [
 /// body with the frame's document as `doc`, returning a string) once it has loaded, and returns what
 /// it returned.
 fn probe_in_chromium(dir: &Path, report: &str, probe: &str) -> String {
+    probe_in_chromium_at(dir, report, 1260, probe)
+}
+
+/// As [`probe_in_chromium`], in a frame `width` pixels wide.
+fn probe_in_chromium_at(dir: &Path, report: &str, width: u32, probe: &str) -> String {
     let wrapper = dir.join("probe.html");
     std::fs::write(
         &wrapper,
         format!(
             r##"<!DOCTYPE html><html><body style="margin:0">
 <pre id="result">PENDING</pre>
-<iframe id="f" src="{report}" style="width:1260px;height:900px;border:0"></iframe>
+<iframe id="f" src="{report}" style="width:{width}px;height:900px;border:0"></iframe>
 <script>
 document.getElementById("f").addEventListener("load", () => {{
   const doc = document.getElementById("f").contentDocument;
@@ -269,7 +274,7 @@ fn an_uncalibrated_judge_does_not_lead_the_report() {
     let html = report_of(dir.path(), &run);
     let head = headline_section(&html);
     assert!(
-        head.contains("The judge-free figures lead: the judge of react is not calibrated"),
+        head.contains("<td class=\"lead\">not measured</td>"),
         "{head}"
     );
     assert!(
@@ -303,8 +308,9 @@ fn a_calibrated_judge_leads_with_its_agreement_beside_it() {
     let run = judged_run(dir.path(), Some(&labels));
     let html = report_of(dir.path(), &run);
     let head = headline_section(&html);
+    // Hand labels exist: they lead, the calibrated judge beside them.
     assert!(
-        head.contains("Pass rates are those of judges whose agreement"),
+        head.contains("<td class=\"lead\">66.7%</td><td class=\"l wrap\">solved by hand labels (2 of 3 labelled answers)"),
         "{head}"
     );
     assert!(
@@ -356,4 +362,68 @@ fn uncalibrated_verdicts_are_marked_and_chart_labels_do_not_overlap_in_chromium(
         result.contains("standing=The verdict below is the verdict of an uncalibrated judge"),
         "{result}"
     );
+}
+
+/// Issue 42 item 14: a run whose answers are all evidence-backed but whose labels say most are wrong
+/// leads with the labels, in a labelled chart before the evidence chart.
+#[test]
+fn hand_labels_lead_the_report_over_the_evidence_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("labels.json");
+    std::fs::write(
+        &labels,
+        r#"{"G1_instruction/101": "Solved", "G1_instruction/102": "Unsolved", "G1_instruction/103": "Unsolved"}"#,
+    )
+    .unwrap();
+    let run = judged_run(dir.path(), Some(&labels));
+    let html = report_of(dir.path(), &run);
+    let head = headline_section(&html);
+    let lead = head.find("<td class=\"lead\">33.3%</td>");
+    assert!(lead.is_some(), "{head}");
+    assert!(
+        head.contains("solved by hand labels (1 of 3 labelled answers)"),
+        "{head}"
+    );
+    assert!(lead < head.find("<td>50.0%</td>"), "{head}");
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at("<section id=\"labelled\"") < at("<section id=\"free\">"));
+    let data = common::report_data(&html);
+    assert_eq!(data["runs"][0]["labels"]["solved"], 1);
+    assert_eq!(
+        data["runs"][0]["labels"]["subsets"]["G1_instruction"],
+        serde_json::json!([1, 3])
+    );
+}
+
+/// Issue 42 item 14: the page is no wider than the window, on a laptop and on a narrow one.
+#[test]
+fn the_report_fits_the_window_in_chromium() {
+    if !Path::new(CHROMIUM).exists() {
+        eprintln!("skipped: {CHROMIUM} not installed (apt-get install chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("labels.json");
+    std::fs::write(&labels, r#"{"G1_instruction/101": "Solved"}"#).unwrap();
+    let run = judged_run(dir.path(), Some(&labels));
+    let html = report_of(dir.path(), &run);
+    // One label, judged alike: kappa is 0/0, not a perfect 1.00 (issue 42 item 15).
+    assert!(html.contains("kappa undefined (labels and verdicts all alike), n = 1"));
+    for width in [1260, 700] {
+        let result = probe_in_chromium_at(
+            dir.path(),
+            "report.html",
+            width,
+            r##"
+  doc.querySelectorAll(".q-item")[0].click();
+  const e = doc.documentElement;
+  const wide = [...doc.querySelectorAll("body *")].filter(x => x.getBoundingClientRect().right > e.clientWidth + 1 && !x.closest(".scroll,#cost-table,#tool-table,.chart")).slice(0, 8).map(x => x.tagName + "#" + x.id + "." + x.className + ":" + Math.round(x.getBoundingClientRect().right)).join(",");
+  return "overflow=" + (e.scrollWidth - e.clientWidth) + " labelled=" + !doc.getElementById("labelled").hidden + " wide=" + wide;
+"##,
+        );
+        assert!(
+            result.contains("overflow=0 labelled=true"),
+            "{width}px: {result}"
+        );
+    }
 }

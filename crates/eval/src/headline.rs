@@ -32,9 +32,9 @@ pub fn agreement(calibration: Option<&Calibration>) -> String {
     match calibration {
         Some(c) => {
             let mut s = format!(
-                "agreement {:.1}%, kappa {:.2}, n = {}",
+                "agreement {:.1}%, kappa {}, n = {}",
                 c.accuracy * 100.0,
-                c.kappa,
+                c.kappa_text(2),
                 c.n
             );
             if !c.label_set.is_empty() {

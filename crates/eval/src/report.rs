@@ -34,9 +34,9 @@ pub fn calibration_table(c: &Calibration) -> String {
     );
     let _ = writeln!(
         s,
-        "  accuracy {:.1}%   Cohen's kappa {:.3}",
+        "  accuracy {:.1}%   Cohen's kappa {}",
         c.accuracy * 100.0,
-        c.kappa
+        c.kappa_text(3)
     );
     let _ = writeln!(
         s,

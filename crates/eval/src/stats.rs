@@ -104,6 +104,27 @@ pub struct Calibration {
     pub split: String,
 }
 
+impl Calibration {
+    /// Whether kappa means anything. When every label and every verdict is the same class, chance
+    /// agreement is 1 and kappa is 0/0: `kappa` then holds 1.0 (for readers of older files), which
+    /// must not be shown as perfect agreement beyond chance.
+    pub fn kappa_defined(&self) -> bool {
+        let n = self.n as u64;
+        n > 0 && self.confusion[0][0] != n && self.confusion[1][1] != n
+    }
+
+    /// Kappa to `digits` decimals, or why there is none.
+    pub fn kappa_text(&self, digits: usize) -> String {
+        if self.kappa_defined() {
+            format!("{:.digits$}", self.kappa)
+        } else if self.n == 0 {
+            "-".into()
+        } else {
+            "undefined (labels and verdicts all alike)".into()
+        }
+    }
+}
+
 /// Accuracy, Cohen's kappa and the confusion matrix of (human, judge) label pairs. Humans label Solved
 /// or Unsolved; a judge Unsure always disagrees.
 pub fn calibration(judge: &str, pairs: &[(Label, Label)]) -> Calibration {
@@ -211,5 +232,10 @@ mod tests {
         assert!((c.kappa - 3.0 / 7.0).abs() < 1e-12, "{}", c.kappa);
         let perfect = calibration("j", &[(Solved, Solved), (Unsolved, Unsolved)]);
         assert_eq!((perfect.accuracy, perfect.kappa), (1.0, 1.0));
+        assert_eq!(perfect.kappa_text(2), "1.00");
+        // All alike: chance agreement is 1, kappa is 0/0, never shown as 1.00.
+        let alike = calibration("j", &[(Solved, Solved); 6]);
+        assert!(!alike.kappa_defined());
+        assert!(alike.kappa_text(2).starts_with("undefined"));
     }
 }

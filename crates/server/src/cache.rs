@@ -24,6 +24,8 @@ type Entries = BTreeMap<String, Value>;
 #[derive(Debug)]
 pub struct ResponseCache {
     root: PathBuf,
+    /// StableToolBench's own cache folder beside ours (`DATA/tool_response_cache`), read after it.
+    theirs: Option<PathBuf>,
     files: RwLock<HashMap<PathBuf, Arc<Entries>>>,
 }
 
@@ -31,12 +33,27 @@ impl ResponseCache {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         ResponseCache {
             root: root.into(),
+            theirs: None,
             files: RwLock::new(HashMap::new()),
         }
     }
 
+    /// Also reads StableToolBench's cache folder `theirs` (its layout, its keys); ours wins.
+    pub fn with_theirs(mut self, theirs: PathBuf) -> Self {
+        self.theirs = Some(theirs);
+        self
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The folders it reads, for `serve`'s first line.
+    pub fn describe(&self) -> String {
+        match &self.theirs {
+            Some(t) => format!("{} and {}", self.root.display(), t.display()),
+            None => self.root.display().to_string(),
+        }
     }
 
     /// The file of an API. Callers pass catalogue names only (see the module doc).
@@ -49,13 +66,16 @@ impl ResponseCache {
 
     /// Whether `name` is a category folder of this cache (a plain folder name, not a path).
     pub fn has_category(&self, name: &str) -> bool {
-        !name.is_empty()
-            && !name.starts_with('.')
-            && !name.contains(['/', '\\', '\0'])
-            && std::fs::read_dir(&self.root).is_ok_and(|dir| {
+        let in_folder = |root: &Path| {
+            std::fs::read_dir(root).is_ok_and(|dir| {
                 dir.filter_map(Result::ok)
                     .any(|e| e.file_name() == name && e.path().is_dir())
             })
+        };
+        !name.is_empty()
+            && !name.starts_with('.')
+            && !name.contains(['/', '\\', '\0'])
+            && (in_folder(&self.root) || self.theirs.as_deref().is_some_and(in_folder))
     }
 
     fn entries(&self, path: &Path) -> Arc<Entries> {
@@ -76,6 +96,9 @@ impl ResponseCache {
             Entries::new()
         };
         read_stb_layout(path, &mut entries);
+        if let (Some(theirs), Ok(rel)) = (&self.theirs, path.strip_prefix(&self.root)) {
+            read_stb_layout(&theirs.join(rel), &mut entries);
+        }
         let entries = Arc::new(entries);
         if let Ok(mut files) = self.files.write() {
             files.insert(path.to_path_buf(), entries.clone());

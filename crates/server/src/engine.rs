@@ -122,6 +122,8 @@ pub struct VirtualApi {
     faults: Option<Faults>,
     /// StableToolBench's own behaviour (`serve --stb-compat`): see [`VirtualApi::with_stb_compat`].
     pub(super) stb_compat: bool,
+    /// Said after "No such tool" (`serve` of the shipped sample says how to serve other tools).
+    unknown_tool_hint: Option<String>,
     pub stats: Stats,
 }
 
@@ -184,8 +186,28 @@ impl VirtualApi {
             mirror: None,
             faults: None,
             stb_compat: false,
+            unknown_tool_hint: None,
             stats: Stats::default(),
         }
+    }
+
+    /// Adds `hint` to every "No such tool" reply: a caller that names a tool this catalogue lacks
+    /// learns why (e.g. the server was started on the shipped sample).
+    pub fn with_unknown_tool_hint(mut self, hint: impl Into<String>) -> Self {
+        self.unknown_tool_hint = Some(hint.into());
+        self
+    }
+
+    /// Also answers from StableToolBench's cache folder `theirs` (`DATA/tool_response_cache`), after
+    /// ours when there is one.
+    pub fn with_stb_cache(mut self, theirs: Option<PathBuf>) -> Self {
+        if let Some(theirs) = theirs {
+            self.cache = Some(match self.cache.take() {
+                Some(ours) => ours.with_theirs(theirs),
+                None => ResponseCache::new(theirs),
+            });
+        }
+        self
     }
 
     /// Keeps the replies it makes in `world` (see `server::world`), and answers a call the world
@@ -233,7 +255,7 @@ impl VirtualApi {
             self.mode
         );
         if let Some(c) = &self.cache {
-            s.push_str(&format!(", cache {}", c.root().display()));
+            s.push_str(&format!(", cache {}", c.describe()));
         }
         if let Some(w) = &self.world {
             match w.dir() {
@@ -275,7 +297,10 @@ impl VirtualApi {
             return Err(reply);
         }
         let Some(tool) = tool else {
-            let msg = format!("No such tool: `{}` in category `{category}`", names.tool);
+            let mut msg = format!("No such tool: `{}` in category `{category}`", names.tool);
+            if let Some(hint) = &self.unknown_tool_hint {
+                msg.push_str(&format!(" ({hint})"));
+            }
             return Err(error_reply(MESSAGE_ERROR, msg, ReplySource::Caller));
         };
         let Some(api) = self.catalog.api(tool, api_name) else {

@@ -58,11 +58,11 @@ use sum2act_core::tools::{HttpSource, ToolConfig, ToolEnv, ToolError};
 pub enum ServerError {
     #[error("tool data")]
     Data(#[from] DataError),
-    #[error("cannot listen on {addr}: {source}")]
+    // The cause is in the message and not a `source` too, so `{:#}` does not print it twice.
+    #[error("cannot listen on {addr}: {error}")]
     Bind {
         addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("tool server failed: {0}")]
     Serve(#[source] std::io::Error),
@@ -300,6 +300,7 @@ pub fn embedded_api(
         tracing::warn!("skipped broken tool file: {broken}");
     }
     let mut api = VirtualApi::new(Arc::new(load.catalog), data.response_cache_dir())
+        .with_stb_cache(data.stb_cache_dir())
         .with_faults(options.faults.clone());
     if let Some(world) = options.world(data) {
         let world = World::open(&world).map_err(ServerError::Data)?;

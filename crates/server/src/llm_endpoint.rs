@@ -2,7 +2,6 @@
 //! tools such as StableToolBench's harness or ToolEval, and several sum2act processes, can share one
 //! loaded model. Concurrent requests reach the model together, where the engine batches them.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Json;
@@ -178,13 +177,6 @@ pub async fn serve_with(
     limits: crate::net::Limits,
 ) -> std::io::Result<()> {
     crate::net::serve(listener, router(client), limits, std::future::pending()).await
-}
-
-/// Binds `addr` (errors name it).
-pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, LlmError> {
-    tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| LlmError::Config(format!("cannot listen on {addr}: {e}")))
 }
 
 #[cfg(test)]

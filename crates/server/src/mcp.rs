@@ -277,10 +277,10 @@ pub async fn serve_http(
     };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| ServerError::Bind { addr, source })?;
+        .map_err(|error| ServerError::Bind { addr, error })?;
     let bound = listener
         .local_addr()
-        .map_err(|source| ServerError::Bind { addr, source })?;
+        .map_err(|error| ServerError::Bind { addr, error })?;
     let hosts = [
         "localhost".to_string(),
         "127.0.0.1".into(),

@@ -1,4 +1,5 @@
-//! The HTTP face of the virtual API: `POST /virtual` (StableToolBench's protocol) and `GET /health`,
+//! The HTTP face of the virtual API: `POST /virtual` (StableToolBench's protocol, also at ToolBench's
+//! `/rapidapi`) and `GET /health`,
 //! on a real axum server with a request size cap and graceful shutdown.
 
 use std::net::SocketAddr;
@@ -185,11 +186,22 @@ async fn health(State(api): State<Arc<VirtualApi>>) -> Response {
     json_response(StatusCode::OK, body.to_string().into_bytes(), "caller")
 }
 
-/// The server's routes.
+/// Any other path: the protocol's reply shape saying where the server answers, not an empty 404.
+async fn not_found(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    let message = format!(
+        "no route {method} {}: this server answers POST /virtual (StableToolBench's protocol; POST /rapidapi, ToolBench's path, is the same) and GET /health",
+        uri.path()
+    );
+    error_body(StatusCode::NOT_FOUND, &message, "caller")
+}
+
+/// The server's routes: `/rapidapi` too, the path ToolBench's own client posts the same body to.
 pub fn router(api: Arc<VirtualApi>) -> Router {
     Router::new()
         .route("/virtual", post(virtual_api))
+        .route("/rapidapi", post(virtual_api))
         .route("/health", get(health))
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
         .with_state(api)
 }
@@ -238,7 +250,7 @@ impl Drop for ServerHandle {
 async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServerError> {
     tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| ServerError::Bind { addr, source })
+        .map_err(|error| ServerError::Bind { addr, error })
 }
 
 /// Starts the server in the background (port 0 picks a free port).
@@ -246,7 +258,7 @@ pub async fn spawn(api: Arc<VirtualApi>, addr: SocketAddr) -> Result<ServerHandl
     let listener = bind(addr).await?;
     let addr = listener
         .local_addr()
-        .map_err(|source| ServerError::Bind { addr, source })?;
+        .map_err(|error| ServerError::Bind { addr, error })?;
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         crate::net::serve(listener, router(api), Limits::default(), async move {
@@ -272,7 +284,7 @@ pub async fn serve_until(
     let listener = bind(addr).await?;
     let bound = listener
         .local_addr()
-        .map_err(|source| ServerError::Bind { addr, source })?;
+        .map_err(|error| ServerError::Bind { addr, error })?;
     on_ready(bound);
     crate::net::serve(listener, router(api), limits, signal)
         .await

@@ -24,10 +24,12 @@ pub fn sample() -> PathBuf {
 
 /// Variables removed from every spawned `sum2act`: tests never reach a real endpoint, or the user's data
 /// or config, by accident.
-pub const CLEARED_ENV: [&str; 11] = [
+pub const CLEARED_ENV: [&str; 13] = [
     "OPENAI_BASE_URL",
     "OPENAI_API_BASE",
     "OPENAI_API_KEY",
+    "OPENAI_KEY",
+    "GPT_MODEL",
     "TOOLBENCH_SERVICE_URL",
     "SERVICE_URL",
     "SUM2ACT_MODEL",

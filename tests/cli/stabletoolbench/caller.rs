@@ -253,3 +253,43 @@ fn its_cache_layout_is_read_directly_by_serve() {
     assert_eq!(reply.source, Some(ReplySource::Cache), "{reply:?}");
     assert_eq!(reply.response, recorded["response"]);
 }
+
+/// Issue 42 items 3 and 4: its `tool_response_cache/` folder, beside its tools with no queries, is read
+/// as it is (beside our `response_cache/`, ours first), and `serve` names it on its first line.
+#[test]
+fn its_tool_response_cache_folder_is_read_beside_ours() {
+    let tmp = common::sample_copy(&["tools", "response_cache"]);
+    let theirs = tmp.path().join("tool_response_cache");
+    let recorded = json!({"error": "", "response": {"city": "Oslo", "summary": "from its tool_response_cache"}});
+    let file = theirs.join("Weather/skycast_weather_for_Weather/current_weather.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let entries = json!({"{'units': 'metric', 'city': 'Oslo'}": recorded.clone()});
+    std::fs::write(&file, entries.to_string()).unwrap();
+    let served = common::Test::new()
+        .arg("--data")
+        .arg(tmp.path())
+        .args(["serve", "--port", "0"])
+        .serve();
+    assert!(
+        served.line.contains("tool_response_cache"),
+        "{}",
+        served.line
+    );
+    let reply = common::tools::call(
+        &served.url,
+        ["Weather", "SkyCast Weather", "Current weather"],
+        json!(r#"{"city": "Oslo", "units": "metric"}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.source, Some(ReplySource::Cache), "{reply:?}");
+    assert_eq!(reply.response, recorded["response"]);
+    // Ours still answers what it recorded for the same API.
+    let reply = common::tools::call(
+        &served.url,
+        ["Weather", "SkyCast Weather", "Current weather"],
+        json!(r#"{"city": "Lisbon", "units": "metric"}"#),
+    )
+    .unwrap();
+    assert_eq!(reply.source, Some(ReplySource::Cache), "{reply:?}");
+    assert_eq!(reply.response["summary"], "Sunny with a light north wind");
+}

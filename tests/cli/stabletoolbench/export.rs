@@ -194,3 +194,48 @@ fn the_printed_commands_name_paths_its_scripts_use_as_is() {
     // The folders its scripts open for writing (they do not create them) are there.
     assert!(converted.is_dir() && out.join("pass_rate").is_dir());
 }
+
+#[test]
+fn a_second_run_exported_into_the_same_folder_is_refused_not_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    // sum2act and react both export as CoT@1: the same file names.
+    let first = cot_run(tmp.path(), "sum2act");
+    let second = cot_run(tmp.path(), "react");
+    let out = tmp.path().join("stb");
+    let export = |run: &Path| {
+        common::Test::new()
+            .args(["export", "--out"])
+            .arg(&out)
+            .arg(run)
+            .run()
+    };
+    export(&first).success();
+    let before = std::fs::read(out.join(SUBSET).join("1_CoT@1.json")).unwrap();
+    export(&second)
+        .failure(2)
+        .stderr_has("already holds the export of run")
+        .stderr_has("sum2act")
+        .stderr_has("_CoT@1.json")
+        .stderr_has("its own --out")
+        .no_panic();
+    assert_eq!(
+        std::fs::read(out.join(SUBSET).join("1_CoT@1.json")).unwrap(),
+        before,
+        "the first run's answers were overwritten"
+    );
+    // Exporting the first run again is a re-export, and a DFS run's names do not collide.
+    export(&first).success();
+    export(&dfs_run(tmp.path())).success();
+}
+
+#[test]
+fn exporting_a_path_that_does_not_exist_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::Test::new()
+        .args(["export", "--out"])
+        .arg(tmp.path().join("stb"))
+        .arg(tmp.path().join("no-such-run"))
+        .run()
+        .failure(2)
+        .stderr_has("no-such-run: does not exist");
+}

@@ -19,7 +19,12 @@ pub struct Manifest {
     #[serde(default = "one")]
     pub format: u32,
     pub method: String,
+    /// The model that served the run (its replies' `model` field) once a reply came, else the one asked for.
     pub model: String,
+    /// The model asked for (`--model`, or the endpoint's default), kept when the served one differs:
+    /// resuming compares this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_model: Option<String>,
     #[serde(default)]
     pub sum2act_version: String,
     #[serde(default)]
@@ -74,6 +79,7 @@ impl Manifest {
             format: 2,
             method: method.to_string(),
             model: model.to_string(),
+            requested_model: None,
             sum2act_version: env!("CARGO_PKG_VERSION").to_string(),
             created: now.clone(),
             updated: now,
@@ -113,6 +119,20 @@ impl Manifest {
         Ok(())
     }
 
+    /// Records the models the endpoint served (`Meter::served_models`), keeping the name asked for.
+    pub fn record_served(&mut self, served: &[String]) {
+        let served = served.join(", ");
+        if !served.is_empty() && served != self.model {
+            self.requested_model.get_or_insert(self.model.clone());
+            self.model = served;
+        }
+    }
+
+    /// The model asked for.
+    fn asked(&self) -> &str {
+        self.requested_model.as_deref().unwrap_or(&self.model)
+    }
+
     /// Refuses to resume into a directory produced by another method or model (unless `force`);
     /// keeps the original creation time.
     pub fn check_resume(
@@ -123,18 +143,21 @@ impl Manifest {
     ) -> Result<(), BatchError> {
         if !force {
             for (field, old, new) in [
-                ("method", &existing.method, &self.method),
-                ("model", &existing.model, &self.model),
+                ("method", existing.method.as_str(), self.method.as_str()),
+                ("model", existing.asked(), self.asked()),
             ] {
                 if old != new {
                     return Err(BatchError::ManifestMismatch {
                         dir: run_dir.to_path_buf(),
                         field,
-                        existing: old.clone(),
-                        requested: new.clone(),
+                        existing: old.to_string(),
+                        requested: new.to_string(),
                     });
                 }
             }
+        }
+        if self.requested_model.is_none() && existing.asked() == self.model {
+            self.record_served(std::slice::from_ref(&existing.model));
         }
         let changed: Vec<&str> = self
             .prompts
@@ -222,5 +245,24 @@ mod tests {
         assert!(new.check_resume(&old, dir, true).is_ok());
         let mut same = Manifest::new("react", "m");
         assert!(same.check_resume(&old, dir, false).is_ok());
+    }
+
+    #[test]
+    fn the_served_model_is_recorded_and_resuming_compares_the_one_asked_for() {
+        let dir = Path::new("/tmp/run");
+        let mut old = Manifest::new("react", "gpt-4o");
+        old.record_served(&["gpt-4o-2024-08-06".to_string()]);
+        assert_eq!(old.model, "gpt-4o-2024-08-06");
+        assert_eq!(old.requested_model.as_deref(), Some("gpt-4o"));
+        // A resume asking for the same name keeps what was served until its own replies say.
+        let mut again = Manifest::new("react", "gpt-4o");
+        assert!(again.check_resume(&old, dir, false).is_ok());
+        assert_eq!(again.model, "gpt-4o-2024-08-06");
+        let mut other = Manifest::new("react", "gpt-4o-2024-08-06");
+        assert!(other.check_resume(&old, dir, false).is_err());
+        // Served under the name asked for: nothing more to record.
+        let mut plain = Manifest::new("react", "m");
+        plain.record_served(&["m".to_string()]);
+        assert_eq!((plain.model.as_str(), plain.requested_model), ("m", None));
     }
 }

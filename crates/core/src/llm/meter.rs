@@ -2,7 +2,7 @@
 //! A `Meter` is shared; wrap a client in `Metered` to feed it. An episode can wrap the run's client in
 //! its own `Metered` to get per-episode totals while the run's meter keeps counting underneath.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -45,6 +45,9 @@ impl UsageTotals {
 #[derive(Debug, Default)]
 pub struct Meter {
     totals: Mutex<UsageTotals>,
+    /// The models the replies name (their `model` field): what the endpoint actually served, which
+    /// may differ from the name asked for (an alias, a dated version, the endpoint's default).
+    served: Mutex<BTreeSet<String>>,
 }
 
 impl Meter {
@@ -56,7 +59,22 @@ impl Meter {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
+    /// The models that served the calls so far, sorted (several when endpoints differ); empty before
+    /// the first reply.
+    pub fn served_models(&self) -> Vec<String> {
+        self.served
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub fn record(&self, purpose: &str, c: &Completion) {
+        if !c.model.is_empty()
+            && let Ok(mut served) = self.served.lock()
+            && !served.contains(&c.model)
+        {
+            served.insert(c.model.clone());
+        }
         if let Ok(mut t) = self.totals.lock() {
             t.calls += 1;
             t.prompt_tokens += c.usage.prompt_tokens;
@@ -182,5 +200,6 @@ mod tests {
         );
         assert_eq!(t.by_purpose["router"].calls, 1);
         assert_eq!(t.by_purpose["judge"].calls, 1);
+        assert_eq!(meter.served_models(), ["scripted"]);
     }
 }

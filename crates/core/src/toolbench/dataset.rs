@@ -1,5 +1,6 @@
 //! A data directory: `queries/*.json`, `tools/{Category}/{tool}.json` and optionally
-//! `response_cache/`, laid out as ToolBench and StableToolBench ship them.
+//! `response_cache/` (ours) and `tool_response_cache/` (StableToolBench's), laid out as ToolBench and
+//! StableToolBench ship them. A tool server needs only `tools/` ([`DataDir::open_tools`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,6 +12,9 @@ use super::catalog::{Catalog, CatalogLoad};
 use super::io::read_json;
 use super::model::Query;
 use super::schema::Function;
+
+/// StableToolBench's name for its response cache folder.
+pub const STB_CACHE_DIR: &str = "tool_response_cache";
 
 /// Environment variable naming the default data directory.
 pub const DATA_ENV: &str = "SUM2ACT_DATA";
@@ -74,13 +78,28 @@ pub struct DataDir {
 impl DataDir {
     /// Opens `root`, checking that it has the expected sub-folders.
     pub fn open(root: &Path) -> Result<Self, DataError> {
+        Self::open_needing(root, &["queries", "tools"])
+    }
+
+    /// Opens `root` for a tool server, which needs only `tools/`: a folder of tools and caches
+    /// (StableToolBench's `toolenv` beside its `tool_response_cache`) has no queries.
+    pub fn open_tools(root: &Path) -> Result<Self, DataError> {
+        Self::open_needing(root, &["tools"])
+    }
+
+    fn open_needing(root: &Path, needed: &[&str]) -> Result<Self, DataError> {
         if !root.is_dir() {
             return Err(DataError::Other(format!(
-                "{}: data directory not found (expected queries/ and tools/ inside; see --data)",
-                root.display()
+                "{}: data directory not found (expected {} inside; see --data)",
+                root.display(),
+                needed
+                    .iter()
+                    .map(|sub| format!("{sub}/"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             )));
         }
-        for sub in ["queries", "tools"] {
+        for sub in needed {
             if !root.join(sub).is_dir() {
                 return Err(DataError::Other(format!(
                     "{}: not a data directory: missing `{sub}/`",
@@ -95,13 +114,18 @@ impl DataDir {
 
     /// `--data DIR` if given, else `$SUM2ACT_DATA`, else the shipped sample.
     pub fn open_or_default(dir: Option<&Path>) -> Result<Self, DataError> {
-        match dir {
-            Some(d) => Self::open(d),
-            None => match std::env::var_os(DATA_ENV) {
-                Some(d) => Self::open(Path::new(&d)),
-                None => Self::open(&sample_dir()),
-            },
-        }
+        Self::chosen(dir).map_or_else(|| Self::open(&sample_dir()), |d| Self::open(&d))
+    }
+
+    /// As [`DataDir::open_or_default`], for a tool server ([`DataDir::open_tools`]).
+    pub fn open_tools_or_default(dir: Option<&Path>) -> Result<Self, DataError> {
+        Self::chosen(dir).map_or_else(|| Self::open(&sample_dir()), |d| Self::open_tools(&d))
+    }
+
+    /// `--data DIR`, else `$SUM2ACT_DATA`; none: the shipped sample.
+    pub fn chosen(dir: Option<&Path>) -> Option<PathBuf> {
+        dir.map(Path::to_path_buf)
+            .or_else(|| std::env::var_os(DATA_ENV).map(PathBuf::from))
     }
 
     pub fn root(&self) -> &Path {
@@ -115,6 +139,13 @@ impl DataDir {
     /// The response cache folder, if the data directory has one.
     pub fn response_cache_dir(&self) -> Option<PathBuf> {
         let p = self.root.join("response_cache");
+        p.is_dir().then_some(p)
+    }
+
+    /// StableToolBench's cache folder (`tool_response_cache`, its layout and keys), if the data
+    /// directory has one: read beside ours, never written.
+    pub fn stb_cache_dir(&self) -> Option<PathBuf> {
+        let p = self.root.join(STB_CACHE_DIR);
         p.is_dir().then_some(p)
     }
 

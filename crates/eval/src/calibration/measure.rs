@@ -179,11 +179,11 @@ pub fn table(judge: &str, label_set: &str, ms: &[Measurement]) -> String {
         let c = &m.calibration;
         let _ = writeln!(
             s,
-            "{:<10} {:>5} {:>9.1}% {:>7.2}  {:?}",
+            "{:<10} {:>5} {:>9.1}% {:>7}  {:?}",
             m.mode.as_str(),
             c.n,
             c.accuracy * 100.0,
-            c.kappa,
+            c.kappa_text(2),
             c.confusion
         );
     }

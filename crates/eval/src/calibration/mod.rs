@@ -170,9 +170,9 @@ impl Entry {
     /// `64.8%, kappa 0.25, n = 176 on eval/labels/x.json (calibrate half)`.
     pub fn describe(&self) -> String {
         format!(
-            "{:.1}%, kappa {:.2}, n = {} on {} ({})",
+            "{:.1}%, kappa {}, n = {} on {} ({})",
             self.agreement * 100.0,
-            self.kappa,
+            self.calibration().kappa_text(2),
             self.n,
             self.label_set,
             split_words(self.split)

@@ -1,7 +1,9 @@
 //! The report's headline, rendered here rather than in the page's script so it reads the same without
-//! JavaScript and is checked by tests: per run, the judge-free figures first, then the judge's pass
-//! rate named as a calibrated judge's (agreement at or above the threshold, shown beside it) or an
-//! uncalibrated one's (below it, or never measured), as `sum2act eval` prints it.
+//! JavaScript and is checked by tests. Each run leads with the most trustworthy figure it has: the
+//! solve rate by hand labels; else the pass rate of a judge whose agreement with hand labels was
+//! measured at or above the threshold; else none ("not measured"). The checks without a model
+//! (answered, evidence-backed) and an uncalibrated judge's pass rate follow as what they are: an
+//! answer can be evidence-backed and still wrong.
 
 use serde_json::Value;
 
@@ -18,26 +20,46 @@ pub fn escape(text: &str) -> String {
 }
 
 /// How far a run's judge may be trusted.
-fn standing(run: &Value) -> (&'static str, String) {
-    let judge = &run["judge"];
-    if run["judged"].as_bool() != Some(true) {
-        return ("unjudged", "not judged".into());
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    Unjudged,
+    Calibrated,
+    Uncalibrated,
+}
+
+impl Standing {
+    fn of(run: &Value) -> Standing {
+        if run["judged"].as_bool() != Some(true) {
+            Standing::Unjudged
+        } else if run["judge"]["trusted"].as_bool() == Some(true) {
+            Standing::Calibrated
+        } else {
+            Standing::Uncalibrated
+        }
     }
-    let agreement = judge["agreement"]
-        .as_str()
-        .unwrap_or("agreement not measured");
-    if judge["trusted"].as_bool() == Some(true) {
-        ("calibrated", format!("calibrated judge: {agreement}"))
-    } else if judge["agreement_value"].is_number() {
-        (
-            "uncalibrated",
-            format!(
+
+    fn class(self) -> &'static str {
+        match self {
+            Standing::Unjudged => "unjudged",
+            Standing::Calibrated => "calibrated",
+            Standing::Uncalibrated => "uncalibrated",
+        }
+    }
+
+    /// The judge column's text.
+    fn describe(self, run: &Value) -> String {
+        let agreement = run["judge"]["agreement"]
+            .as_str()
+            .unwrap_or("agreement not measured");
+        match self {
+            Standing::Unjudged => "not judged".into(),
+            Standing::Calibrated => format!("calibrated judge: {agreement}"),
+            Standing::Uncalibrated if run["judge"]["agreement_value"].is_number() => format!(
                 "uncalibrated judge: {agreement} (below {:.0}%)",
                 threshold(run) * 100.0
             ),
-        )
-    } else {
-        ("uncalibrated", format!("uncalibrated judge: {agreement}"))
+            Standing::Uncalibrated => format!("uncalibrated judge: {agreement}"),
+        }
     }
 }
 
@@ -51,43 +73,71 @@ fn percent(v: &Value) -> String {
     v.as_f64().map_or("–".into(), |x| format!("{x:.1}%"))
 }
 
+/// The run's leading figure and what it is: hand labels, a calibrated judge, or nothing measured.
+fn lead_figure(run: &Value) -> (String, String) {
+    let labels = &run["labels"];
+    if let (Some(rate), Some(solved), Some(n)) = (
+        labels["rate"].as_f64(),
+        labels["solved"].as_u64(),
+        labels["n"].as_u64(),
+    ) {
+        return (
+            format!("{rate:.1}%"),
+            format!("solved by hand labels ({solved} of {n} labelled answers)"),
+        );
+    }
+    match (Standing::of(run), run["pass_rates"]["ours"].as_f64()) {
+        (Standing::Calibrated, Some(p)) => (
+            format!("{p:.1}%"),
+            format!(
+                "pass rate by a calibrated judge ({})",
+                run["judge"]["agreement"].as_str().unwrap_or("")
+            ),
+        ),
+        (standing, _) => (
+            "not measured".into(),
+            match standing {
+                Standing::Unjudged => "no hand labels and no judge results",
+                _ => "no hand labels, and the judge's agreement with them is below the threshold or not measured",
+            }
+            .into(),
+        ),
+    }
+}
+
 /// The headline section for the runs of a report (the `runs` of its data).
 pub fn render(runs: &[Value]) -> String {
     let bar = runs.first().map_or(DEFAULT_THRESHOLD, threshold);
-    let uncalibrated: Vec<&str> = runs
-        .iter()
-        .filter(|r| standing(r).0 == "uncalibrated")
-        .filter_map(|r| r["name"].as_str())
-        .collect();
-    let lead = if uncalibrated.is_empty() {
-        "Pass rates are those of judges whose agreement with hand labels was measured at or above the threshold; the judge-free figures are beside them.".to_string()
-    } else {
-        format!(
-            "The judge-free figures lead: the judge of {} is not calibrated (agreement with hand labels below {:.0}% or not measured), so its pass rate and its Solved / Unsolved verdicts are an uncalibrated judge's opinion, not a measured result.",
-            uncalibrated.join(", "),
-            bar * 100.0
-        )
-    };
+    let lead = format!(
+        "Each run leads with its most trustworthy figure: the solve rate by hand labels, else the pass rate of a judge whose agreement with hand labels is at least {:.0}%; without either its solve rate is not measured. Answered and evidence-backed are checks without a model, not solve rates: an evidence-backed answer can still be wrong.",
+        bar * 100.0
+    );
     let mut rows = String::new();
     for r in runs {
-        let (class, judge_text) = standing(r);
+        let standing = Standing::of(r);
+        let class = standing.class();
         let judge = &r["judge"];
+        let (figure, what) = lead_figure(r);
         let pass = match r["pass_rates"]["ours"].as_f64() {
-            Some(p) if class == "uncalibrated" => format!("{p:.1}% (uncalibrated judge)"),
+            Some(p) if standing == Standing::Uncalibrated => {
+                format!("{p:.1}% (uncalibrated judge)")
+            }
             Some(p) => format!("{p:.1}%"),
             None => "–".into(),
         };
         rows.push_str(&format!(
-            "<tr class=\"{class}\"><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l judge-{class}\">{}</td></tr>\n",
+            "<tr class=\"{class}\"><td class=\"l\">{}</td><td class=\"lead\">{}</td><td class=\"l wrap\">{}</td><td>{}</td><td>{}</td><td class=\"l wrap\">{}</td><td class=\"l wrap judge-{class}\">{}</td></tr>\n",
             escape(r["name"].as_str().unwrap_or("")),
+            escape(&figure),
+            escape(&what),
             percent(&judge["answered"]),
             percent(&judge["evidence_backed"]),
             escape(&format!("{pass} by {}", judge["name"].as_str().unwrap_or("no judge"))),
-            escape(&judge_text),
+            escape(&standing.describe(r)),
         ));
     }
     format!(
-        "<section id=\"headline\"><h2>Headline</h2><p id=\"headline-lead\">{}</p>\n<table><tr><th class=\"l\">run</th><th>answered</th><th>evidence-backed</th><th class=\"l\">judge's pass rate</th><th class=\"l\">judge</th></tr>\n{rows}</table><div class=\"note\">answered: finished with an answer no rule rejected · evidence-backed: at least one claim found in a tool observation and no concrete value found nowhere (no model involved) · the judge's pass rate counts missing answers as failures.</div></section>",
+        "<section id=\"headline\"><h2>Headline</h2><p id=\"headline-lead\">{}</p>\n<div class=\"scroll\"><table><tr><th class=\"l\">run</th><th>solve rate</th><th class=\"l\">measured by</th><th>answered</th><th>evidence-backed</th><th class=\"l\">judge's pass rate</th><th class=\"l\">judge</th></tr>\n{rows}</table></div><div class=\"note\">answered: finished with an answer no rule rejected · evidence-backed: at least one claim found in a tool observation and no concrete value found nowhere (no model involved; not a solve rate) · the judge's pass rate counts missing answers as failures.</div></section>",
         escape(&lead)
     )
 }
@@ -103,28 +153,36 @@ mod tests {
         });
         json!({"name": name, "judged": true, "pass_rates": {"ours": 100.0},
                "judge": {"name": "m (evidence judge)", "agreement": text, "agreement_value": agreement,
-                         "trusted": trusted, "answered": 100.0, "evidence_backed": 50.0}})
+                         "trusted": trusted, "answered": 100.0, "evidence_backed": 100.0}})
     }
 
     #[test]
-    fn an_uncalibrated_judge_follows_the_judge_free_figures() {
-        let html = render(&[run("demo", false, Some(0.667))]);
-        assert!(html.contains("The judge-free figures lead: the judge of demo is not calibrated"));
+    fn labels_lead_then_a_calibrated_judge_else_not_measured() {
+        let mut labelled = run("demo", false, Some(0.667));
+        labelled["labels"] = json!({"solved": 1, "n": 6, "rate": 100.0 / 6.0});
+        let html = render(&[labelled]);
+        assert!(
+            html.contains(
+                "<td class=\"lead\">16.7%</td><td class=\"l wrap\">solved by hand labels (1 of 6 labelled answers)"
+            ),
+            "{html}"
+        );
         assert!(
             html.contains("uncalibrated judge: agreement 66.7%, kappa 0.33, n = 6 (below 70%)")
         );
         assert!(html.contains("100.0% (uncalibrated judge) by m (evidence judge)"));
-        assert!(
-            html.find("evidence-backed")
-                < html
-                    .find("judge&#39;s pass rate")
-                    .or(html.find("judge's pass rate"))
-        );
         let unmeasured = render(&[run("x", false, None)]);
+        assert!(unmeasured.contains("<td class=\"lead\">not measured</td>"));
         assert!(unmeasured.contains("uncalibrated judge: agreement not measured"));
         let good = render(&[run("y", true, Some(0.9))]);
-        assert!(good.contains("calibrated judge: agreement 90.0%"));
+        assert!(good.contains(
+            "<td class=\"lead\">100.0%</td><td class=\"l wrap\">pass rate by a calibrated judge (agreement 90.0%"
+        ));
         assert!(!good.contains("uncalibrated"));
-        assert!(render(&[json!({"name": "<b>", "judged": false})]).contains("&lt;b&gt;"));
+        let unjudged = render(&[json!({"name": "<b>", "judged": false})]);
+        assert!(unjudged.contains("&lt;b&gt;"));
+        assert!(unjudged.contains("no hand labels and no judge results"));
+        // The lead figure comes before the checks without a model.
+        assert!(good.find("solve rate") < good.find("evidence-backed"));
     }
 }

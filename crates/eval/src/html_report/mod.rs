@@ -160,6 +160,7 @@ fn load_run(dir: &Path, index: usize) -> Result<Value, BatchError> {
         "judge_invalid": invalid,
         "pass_rates": if invalid.is_some() { Value::Null } else { headline_pass_rates(dir) },
         "judge": judge_info(dir),
+        "labels": labelled(dir),
         // `sum2act eval` writes these (IR/NR/HR/CR, planning P/R/F1); the last row is the overall one.
         "tool_metrics": std::fs::read_to_string(dir.join("eval/tool_metrics.json")).ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -195,14 +196,14 @@ fn judge_info(dir: &Path) -> Value {
         )
     });
     let agreement_value = j["agreement"]["accuracy"].clone();
-    let agreement = match j["agreement"].as_object() {
-        Some(c) => format!(
-            "agreement {:.1}%, kappa {:.2}, n = {}",
-            c.get("accuracy").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
-            c.get("kappa").and_then(Value::as_f64).unwrap_or(0.0),
-            c.get("n").and_then(Value::as_u64).unwrap_or(0)
+    let agreement = match serde_json::from_value::<crate::Calibration>(j["agreement"].clone()) {
+        Ok(c) => format!(
+            "agreement {:.1}%, kappa {}, n = {}",
+            c.accuracy * 100.0,
+            c.kappa_text(2),
+            c.n
         ),
-        None => "agreement not measured".to_string(),
+        Err(_) => "agreement not measured".to_string(),
     };
     let label_set = j["agreement"]["label_set"].as_str().unwrap_or("");
     let agreement = if label_set.is_empty() {
@@ -219,6 +220,34 @@ fn judge_info(dir: &Path) -> Value {
         "threshold": j["trust_threshold"],
         "evidence_backed": overall["evidence_backed"],
         "answered": overall["answered"],
+    })
+}
+
+/// The run's answers as people labelled them (`eval --labels` writes `eval/label_matching.json`): the
+/// most trustworthy figure a report can lead with. Solved of labelled, overall and per subset; `null`
+/// without labels.
+fn labelled(dir: &Path) -> Value {
+    let Ok(m) = read_json::<crate::labels::Matching>(&dir.join("eval/label_matching.json")) else {
+        return Value::Null;
+    };
+    if m.pairs.is_empty() {
+        return Value::Null;
+    }
+    let mut subsets: BTreeMap<&str, [usize; 2]> = BTreeMap::new();
+    for (name, human, _) in &m.pairs {
+        let counts = subsets
+            .entry(name.split('/').next().unwrap_or_default())
+            .or_default();
+        counts[0] += usize::from(*human == crate::Label::Solved);
+        counts[1] += 1;
+    }
+    let solved: usize = subsets.values().map(|c| c[0]).sum();
+    json!({
+        "solved": solved,
+        "n": m.pairs.len(),
+        "rate": 100.0 * solved as f64 / m.pairs.len() as f64,
+        "unsure": m.human_unsure.len(),
+        "subsets": subsets,
     })
 }
 

@@ -3,7 +3,10 @@
 //! its `convert_to_answer_format.py` and `eval_pass_rate.py` run on our runs unchanged. `run`/`batch`
 //! keep our own names; this is a copy, the run directory is not touched. Only repeat 0 of a
 //! `batch --repeats N` run is exported (its converter expects one file per query and method); the
-//! `{id}_{method}.rR.json` files of the other repeats are left out.
+//! `{id}_{method}.rR.json` files of the other repeats are left out. Each run needs its own `--out`
+//! where their file names would collide (see [`ledger`]).
+
+mod ledger;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +46,12 @@ impl ExportOutcome {
 
 /// Exports every answer file of `run_dir` into `out` (created if needed).
 pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcome, BatchError> {
+    if !run_dir.exists() {
+        return Err(BatchError::BadInput(format!(
+            "{}: does not exist; give a run directory written by `sum2act batch`",
+            run_dir.display()
+        )));
+    }
     let manifest = Manifest::read(run_dir)?.ok_or_else(|| {
         BatchError::BadInput(format!(
             "{}: not a run directory (no run.json); give a directory written by `sum2act batch`",
@@ -65,6 +74,9 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
     }
     let (files, unreadable) = scan_run_dir(run_dir)?;
     let name = reference_name(run_dir, &manifest.method);
+    if let Some(method) = &run_method {
+        claim(out, run_dir, &name, method)?;
+    }
     for dir in [out.join(CONVERTED_DIR).join(&name), out.join(PASS_RATE_DIR)] {
         std::fs::create_dir_all(&dir).map_err(|e| BatchError::io(&dir, e))?;
     }
@@ -91,6 +103,9 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
             .unwrap_or_else(|| stb_method(family, &value));
         match export_answer(&value, family) {
             Ok(exported) => {
+                if outcome.per_subset.is_empty() && run_method.is_none() {
+                    claim(out, run_dir, &outcome.name, &method)?;
+                }
                 let target = out
                     .join(&view.subset)
                     .join(format!("{}_{method}.json", view.query_id));
@@ -109,6 +124,19 @@ pub fn export_stabletoolbench(run_dir: &Path, out: &Path) -> Result<ExportOutcom
         }
     }
     Ok(outcome)
+}
+
+/// Records this run in `out`'s ledger, refusing when another run there has the same file names.
+fn claim(out: &Path, run_dir: &Path, name: &str, method: &str) -> Result<(), BatchError> {
+    std::fs::create_dir_all(out).map_err(|e| BatchError::io(out, e))?;
+    ledger::claim(
+        out,
+        ledger::Exported {
+            run: ledger::absolute(run_dir).display().to_string(),
+            name: name.to_string(),
+            method: method.to_string(),
+        },
+    )
 }
 
 /// The run directory's name, kept to the characters a file name and its evaluator's arguments take
