@@ -3,9 +3,10 @@
 #  1. live: Sum2Act over the shipped sample's G1 queries with the local model and the embedded tool server,
 #     judged by the local model (one vote: six queries buy nothing from a majority), the result table and an
 #     HTML report;
-#  2. replayed: the strong-model reference run of the same queries (all five methods, recorded with readers
-#     playing a GPT-4-class model, docs/strong-model.md) through the real harness offline, and its labelled
-#     method table (scripts/reference-runs.sh table sample).
+#  2. replayed: a strong-model reference run (all five methods, recorded with readers playing a GPT-4-class
+#     model, docs/strong-model.md) through the real harness offline, and its labelled method table: the
+#     equal-budget set (48 dev queries, where the methods differ) when ../shared/toolbench is beside the
+#     checkout, else the shipped sample's six queries (scripts/reference-runs.sh table equal|sample).
 # Set SUM2ACT_DEMO_LIMIT to run more queries live; SUM2ACT_DEMO_SKIP_REPLAY=1 skips part 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,12 @@ out="runs/demo-$(date +%Y%m%d-%H%M%S)"
 echo "answers, evaluation and report: $out"
 if [ -z "${SUM2ACT_DEMO_SKIP_REPLAY:-}" ]; then
   echo
-  echo "== The same queries with a strong model (recorded; replayed offline through this build) =="
-  SUM2ACT_BIN="$bin" scripts/reference-runs.sh table sample
+  if [ -d "${SUM2ACT_SHARED:-../shared/toolbench}/queries" ]; then
+    echo "== Five methods under one budget with a strong model, 48 dev queries (recorded; replayed offline through this build) =="
+    SUM2ACT_BIN="$bin" scripts/reference-runs.sh table equal
+  else
+    echo "== The same queries with a strong model (recorded; replayed offline through this build) =="
+    echo "(the shipped sample: every method solves these six; with ../shared/toolbench the demo replays 48 dev queries that tell the methods apart)"
+    SUM2ACT_BIN="$bin" REF_JUDGE=0 scripts/reference-runs.sh table sample
+  fi
 fi

@@ -75,10 +75,14 @@ fn hit(rule: Rule, detail: impl Into<String>) -> Option<RuleHit> {
 }
 
 /// The rules about how the episode ended (the only ones the ToolEval-style judge applies, as ToolEval).
+/// Unlike ToolEval, a give-up that writes an answer is judged by what it says: saying plainly that a
+/// part could not be obtained, after the tools were called for it, is no giving up (the rubric).
 pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
+    let written = !answer.final_text().trim().is_empty();
     if let Some(r) = &answer.record {
         let rule = match r.finish.kind() {
             Some(FinishKind::GiveAnswer) => None,
+            Some(FinishKind::GiveUp) if written => None,
             Some(FinishKind::GiveUp) => Some(Rule::GaveUp),
             Some(FinishKind::Error) => Some(Rule::Error),
             Some(FinishKind::Limit) => Some(Rule::Limit),
@@ -93,7 +97,7 @@ pub fn finish_rule(answer: &Answer) -> Option<RuleHit> {
         }
     }
     let raw = &answer.converted.answer.final_answer;
-    if raw.contains("give_up_and_restart") {
+    if raw.contains("give_up_and_restart") && !written {
         return hit(Rule::GaveUp, "gave up (give_up_and_restart)");
     }
     match answer.tool_steps().last() {
@@ -258,8 +262,26 @@ mod tests {
     }
 
     #[test]
+    fn a_give_up_that_writes_what_could_not_be_obtained_goes_to_the_judge() {
+        // The rubric: saying plainly what could not be obtained is no giving up; only a give-up that
+        // writes nothing is failed by rule.
+        let mut a = answer("q", "", "{}");
+        a.converted.answer.final_answer = json!({"return_type": "give_up_and_restart",
+            "final_answer": "The account call answered Unauthorized: a login token is needed."})
+        .to_string();
+        a.record = Some(Record {
+            finish: "give_up".into(),
+            ..Record::default()
+        });
+        assert_eq!(finish_rule(&a).map(|h| h.rule), None);
+        a.converted.answer.final_answer =
+            json!({"return_type": "give_up_and_restart", "final_answer": ""}).to_string();
+        assert_eq!(finish_rule(&a).map(|h| h.rule), Some(Rule::GaveUp));
+    }
+
+    #[test]
     fn finish_rules_name_themselves() {
-        let mut a = answer("q", "x", "{}");
+        let mut a = answer("q", "", "{}");
         for (finish, want) in [
             ("give_up", Rule::GaveUp),
             ("error", Rule::Error),

@@ -21,6 +21,17 @@ pub const MAX_EXAMPLE_CHARS: usize = 80;
 /// Longest description in the tool listing: whole sentences up to it, else whole words and `…`.
 pub const MAX_LISTED_DESCRIPTION: usize = 160;
 
+/// The system prompt of ReAct and DFSDT (one conversation per chain): the rules, the budget's policy
+/// and the tool listing.
+pub fn react_system(ctx: &SolveContext) -> Result<String, crate::prompts::PromptError> {
+    let tools = tool_listing(ctx.tools.functions());
+    let policy = ctx.assume_missing(PromptName::AssumeMissing)?;
+    ctx.prompts.render(
+        PromptName::ReactSystem,
+        &[("tools", &tools), ("assume_missing", &policy)],
+    )
+}
+
 /// One line per function: name, description and parameters, compact enough for a small model's context.
 /// Example values are whole or absent; descriptions end at a sentence or a word.
 pub fn tool_listing(functions: &[Function]) -> String {

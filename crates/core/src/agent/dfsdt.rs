@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 
 use crate::llm::Message;
 use crate::llm::Purpose;
-use crate::prompts::PromptName;
 use crate::toolbench::Task;
 use crate::toolbench::answer::{Node, NodeType};
 use crate::tools::Finish;
@@ -99,17 +98,7 @@ impl Solver for Dfsdt {
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
-        let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx.prompts.render(
-            PromptName::ReactSystem,
-            &[
-                ("tools", &tools),
-                (
-                    "assume_missing",
-                    &ctx.assume_missing(PromptName::AssumeMissing)?,
-                ),
-            ],
-        )?;
+        let system = common::react_system(ctx)?;
         let root = TreeNode {
             node: Node::new(NodeType::ActionInput, "", 0),
             children: Vec::new(),

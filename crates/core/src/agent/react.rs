@@ -7,7 +7,6 @@ use serde_json::json;
 
 use crate::llm::Message;
 use crate::llm::Purpose;
-use crate::prompts::PromptName;
 use crate::toolbench::Task;
 
 use super::Method;
@@ -41,17 +40,7 @@ impl Solver for React {
     }
 
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
-        let tools = common::tool_listing(ctx.tools.functions());
-        let system = ctx.prompts.render(
-            PromptName::ReactSystem,
-            &[
-                ("tools", &tools),
-                (
-                    "assume_missing",
-                    &ctx.assume_missing(PromptName::AssumeMissing)?,
-                ),
-            ],
-        )?;
+        let system = common::react_system(ctx)?;
         let mut tries: Vec<Vec<Step>> = Vec::new();
         let (mut finish, mut winner, mut error) = (FinishKind::Limit, None, None);
         for t in 0..self.tries {

@@ -215,13 +215,8 @@ fn words(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
     })
 }
 
-/// Shortest id a URL is matched by when the URL itself is nowhere.
-const MIN_URL_ID_CHARS: usize = 6;
-
-/// A URL built from an id the tools returned (`https://vimeo.com/372811902` from `"id": 372811902`,
-/// a watch page from a video id): its longest path or query token with a digit, of at least six
-/// characters, is a whole word of one source.
-fn url_of_id(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+/// What follows a URL claim's host (`path?query#fragment`); `None` for a claim that is no URL.
+fn url_path(claim: &Claim) -> Option<&str> {
     if claim.kind != ClaimKind::Url {
         return None;
     }
@@ -229,7 +224,17 @@ fn url_of_id(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
         .text
         .split_once("://")
         .map_or(claim.text.as_str(), |(_, rest)| rest);
-    let path = after_host.split_once('/').map_or("", |(_, p)| p);
+    Some(after_host.split_once('/').map_or("", |(_, p)| p))
+}
+
+/// Shortest id a URL is matched by when the URL itself is nowhere.
+const MIN_URL_ID_CHARS: usize = 6;
+
+/// A URL built from an id the tools returned (`https://vimeo.com/372811902` from `"id": 372811902`,
+/// a watch page from a video id): its longest path or query token with a digit, of at least six
+/// characters, is a whole word of one source.
+fn url_of_id(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
+    let path = url_path(claim)?;
     let id = path
         .split(|c: char| !c.is_alphanumeric())
         .filter(|t| t.len() >= MIN_URL_ID_CHARS && t.chars().any(|c| c.is_ascii_digit()))
@@ -274,14 +279,7 @@ const MIN_URL_VALUE_CHARS: usize = 3;
 /// `bohemian-rhapsody`, `?id=abc12` from `"id": "abc12"`): the URL was built from it. A segment
 /// needs a digit or a dash, or six characters, so `/track/` or `/en/` alone match nothing.
 fn url_of_value(claim: &Claim, prepared: &[Prepared<'_>]) -> Option<Support> {
-    if claim.kind != ClaimKind::Url {
-        return None;
-    }
-    let after_host = claim
-        .text
-        .split_once("://")
-        .map_or(claim.text.as_str(), |(_, rest)| rest);
-    let path = after_host.split_once('/').map_or("", |(_, p)| p);
+    let path = url_path(claim)?;
     let telling = |t: &&str| {
         t.chars().count() >= MIN_URL_VALUE_CHARS
             && (t.chars().any(|c| c.is_ascii_digit() || c == '-') || t.chars().count() >= 6)
