@@ -32,7 +32,7 @@ fn eval(mode: &str, tmp: &Path, log: Option<&Path>) -> Value {
         .arg(&judge_log)
         .arg("--replay")
         .arg(root().join(RUN).join("eval/judge_recordings"))
-        .args(["--judge-mode", mode, "--json", "--labels"])
+        .args(["--judge-mode", mode, "--votes", "1", "--json", "--labels"])
         .arg(root().join(LABELS))
         .run()
         .success()
