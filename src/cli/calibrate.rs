@@ -216,10 +216,7 @@ fn judge_for(
         .join(format!("judge_log_{}.jsonl", verdicts.as_str()));
     // The preference judge decides no pass rate: its judge is built with the default mode's
     // settings, which its pairwise calls do not use.
-    let mode = match verdicts.judge_mode() {
-        Some(m) => m,
-        None => JudgeMode::default(),
-    };
+    let mode = verdicts.judge_mode().unwrap_or_default();
     let (judge, _) = args
         .judge
         .judge(config, llm, (&log, &runs.logs), Some(mode))?;

@@ -78,12 +78,13 @@ fn tooleval_judge_agreement_on_the_shipped_sample() {
     let log = root().join(RUN).join("eval/judge_log.jsonl");
     let report = eval("tooleval", tmp.path(), Some(&log));
     let agreement = &report["judge"]["agreement"];
-    // The holistic 0.5B judge after issue 34: 5 of 6 Solved by majority, two of them against the
-    // labels' Solved and three Unsolved labels called Solved (agreement 33.3%, kappa -0.33).
+    // The holistic 0.5B judge, one vote, re-recorded after issue 41 (whole replies, the closed rubric):
+    // 2 of 6 Solved, one of them against an Unsolved label, one Solved label called Solved (agreement
+    // 50%, kappa 0). After issue 34, with three votes: 5 of 6 Solved (33.3%, kappa -0.33).
     assert_eq!(
         agreement["confusion"],
-        serde_json::json!([[2, 1, 0], [3, 0, 0]])
+        serde_json::json!([[1, 2, 0], [1, 2, 0]])
     );
-    assert!((agreement["kappa"].as_f64().unwrap() + 1.0 / 3.0).abs() < 1e-9);
-    assert!((solved_queries(&report) - 5.0).abs() < 1e-9);
+    assert!(agreement["kappa"].as_f64().unwrap().abs() < 1e-9);
+    assert!((solved_queries(&report) - 2.0).abs() < 1e-9);
 }
