@@ -181,23 +181,11 @@ fn check_arguments(f: &Function, arguments: Option<&Map<String, Value>>) -> Resu
                 } else {
                     "a"
                 },
-                json_type(value)
+                sum2act_core::tools::args::json_kind(value)
             ));
         }
     }
     Ok(())
-}
-
-/// A JSON value's type as JSON Schema names it.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A string response as it is; anything else as JSON text (Python's `json.dumps`, as observations

@@ -44,7 +44,8 @@ pub fn input_object(input: &Value) -> Result<Map<String, Value>, String> {
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
+/// A JSON value's kind as an error names it (`a string`, `an object`).
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
