@@ -51,7 +51,7 @@ impl BudgetArgs {
     pub fn resolve(&self, section: &BudgetSection) -> Budget {
         let mut b = match self.preset {
             Some(p) => Budget::preset(p),
-            None => section.resolve(None),
+            None => section.resolve(),
         };
         BudgetSection {
             preset: None,

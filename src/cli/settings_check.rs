@@ -8,12 +8,16 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::BadInput;
-use sum2act_core::batch::{Manifest, settings};
+use sum2act_core::batch::Manifest;
+use sum2act_core::batch::settings::{self, SettingsCheck};
 
 /// Refuses runs whose manifests differ in more than the method or the model, naming the settings;
 /// with `allow`, names them on stderr and goes on. A folder without a manifest (a converted
-/// folder) cannot be checked: that is said, not refused.
-pub fn check_runs(runs: &[PathBuf], allow: bool) -> Result<(), BadInput> {
+/// folder) cannot be checked: that is said, not refused. Returns the manifests read and their check.
+pub fn check_runs(
+    runs: &[PathBuf],
+    allow: bool,
+) -> Result<(Vec<Manifest>, SettingsCheck), BadInput> {
     let mut manifests = Vec::new();
     for dir in runs {
         match Manifest::read(dir) {
@@ -28,7 +32,7 @@ pub fn check_runs(runs: &[PathBuf], allow: bool) -> Result<(), BadInput> {
     let refs: Vec<&Manifest> = manifests.iter().collect();
     let check = settings::check(&refs);
     if check.is_fair() {
-        return Ok(());
+        return Ok((manifests, check));
     }
     let names: Vec<String> = runs.iter().map(|p| p.display().to_string()).collect();
     let lines = check.lines().join("\n  ");
@@ -38,7 +42,7 @@ pub fn check_runs(runs: &[PathBuf], allow: bool) -> Result<(), BadInput> {
     );
     if allow {
         eprintln!("warning: {what}\n(going on: --allow-differences)");
-        return Ok(());
+        return Ok((manifests, check));
     }
     Err(BadInput(format!(
         "{what}\nRun them again under the same settings, or pass --allow-differences to compare them anyway."
@@ -58,21 +62,18 @@ pub struct SettingsArgs {
 /// `sum2act settings RUN...`: what the runs compare and the budget they share, or the settings
 /// they differ in besides (exit 2).
 pub fn run(args: SettingsArgs) -> anyhow::Result<ExitCode> {
-    check_runs(&args.runs, args.allow_differences)?;
-    let first = Manifest::read(&args.runs[0]).ok().flatten();
-    let refs: Vec<Manifest> = args
-        .runs
-        .iter()
-        .filter_map(|d| Manifest::read(d).ok().flatten())
-        .collect();
-    let check = settings::check(&refs.iter().collect::<Vec<_>>());
+    let (manifests, check) = check_runs(&args.runs, args.allow_differences)?;
     let compared = if check.compared.is_empty() {
         "nothing (one method, one model)".to_string()
     } else {
         check.compared.join(" and ")
     };
     println!("{} runs compare {compared}", args.runs.len());
-    if let Some(b) = first.map(|m| m.budget).filter(|b| !b.is_null()) {
+    if let Some(b) = manifests
+        .first()
+        .map(|m| &m.budget)
+        .filter(|b| !b.is_null())
+    {
         let mut shown = b.clone();
         if let Some(o) = shown.as_object_mut() {
             o.remove("prompts");

@@ -116,12 +116,6 @@ impl Budget {
         steps < self.max_steps as usize && self.max_depth.is_none_or(|d| depth < d)
     }
 
-    /// The fragment of the assume-missing policy a prompt's `{assume_missing}` gets, by name (each
-    /// prompt words the policy for its own sentence); `None` when the policy is off.
-    pub fn assume_missing_fragment(&self, name: PromptName) -> Option<PromptName> {
-        self.assume_missing.then_some(name)
-    }
-
     /// The record `run.json` keeps for a run of `method`: the limits, the policies, what its model
     /// reads of each reply, and the hashes of the templates it renders.
     pub fn record(
@@ -168,9 +162,9 @@ pub struct BudgetSection {
 }
 
 impl BudgetSection {
-    /// The section's values over the preset's (`preset` when given wins over the section's).
-    pub fn resolve(&self, preset: Option<Preset>) -> Budget {
-        let mut b = Budget::preset(preset.or(self.preset).unwrap_or_default());
+    /// The section's values over its preset's (the equal budget when it names none).
+    pub fn resolve(&self) -> Budget {
+        let mut b = Budget::preset(self.preset.unwrap_or_default());
         self.overlay(&mut b);
         b
     }

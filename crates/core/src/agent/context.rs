@@ -247,12 +247,13 @@ impl SolveContext {
         self.llm_calls() >= u64::from(self.options.budget.max_llm_calls)
     }
 
-    /// What a prompt's `{assume_missing}` placeholder gets: the policy's fragment `name` when the
-    /// budget's policy is on, else nothing.
+    /// What a prompt's `{assume_missing}` placeholder gets: the policy's fragment `name` (each prompt
+    /// words the policy for its own sentence) when the budget's policy is on, else nothing.
     pub fn assume_missing(&self, name: PromptName) -> Result<String, PromptError> {
-        match self.options.budget.assume_missing_fragment(name) {
-            Some(n) => self.prompts.render(n, &[]),
-            None => Ok(String::new()),
+        if self.options.budget.assume_missing {
+            self.prompts.render(name, &[])
+        } else {
+            Ok(String::new())
         }
     }
 
