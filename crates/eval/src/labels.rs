@@ -60,6 +60,10 @@ pub struct LabelEntry {
     pub reason: String,
     #[serde(default)]
     pub cause: Cause,
+    /// Why the answer was labelled again (a change made its answer differ from the one first labelled);
+    /// empty: labelled once.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub relabelled: String,
 }
 
 impl LabelEntry {
@@ -183,6 +187,7 @@ fn old_format(path: &Path, raw: Value) -> Result<Vec<LabelEntry>, EvalError> {
                 parts_delivered: Vec::new(),
                 reason: String::new(),
                 cause: Cause::None,
+                relabelled: String::new(),
             })
         })
         .collect()
@@ -322,6 +327,23 @@ pub fn calibrate(judge: &str, m: &Matching) -> Option<Calibration> {
 mod tests {
     use super::*;
 
+    /// Every label file the repository ships loads: `calibrate` and `eval --labels` read them with this
+    /// parser, which refuses a field it does not know.
+    #[test]
+    fn every_shipped_label_file_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../eval/labels");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let labels = load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(!labels.is_empty(), "{}", path.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 2, "label files found: {n}");
+    }
+
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
@@ -425,6 +447,7 @@ mod tests {
             parts_delivered: vec![],
             reason: String::new(),
             cause: Cause::None,
+            relabelled: String::new(),
         };
         let entries = vec![
             entry("", 1, "", "", "Solved"),
