@@ -18,6 +18,14 @@ pub struct AgentArgs {
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
     #[arg(long, value_name = "TOKENS", allow_negative_numbers = true, value_parser = at_least_one())]
     pub state_budget: Option<u32>,
+    /// Sum2Act: a result of plain JSON up to this many characters is folded into the state as it is,
+    /// with no state-manager call; 0 sends every result to the state manager (the paper's loop).
+    #[arg(long, value_name = "CHARS")]
+    pub fold_chars: Option<usize>,
+    /// Sum2Act: the router may call the tools of independent parts in one reply (by default it calls
+    /// one tool per turn, the paper's loop).
+    #[arg(long)]
+    pub calls_at_once: bool,
     /// Sum2Act: have the model split the request into checklist parts even when the deterministic
     /// splitter finds one part (a request with several parts is always split this way).
     #[arg(long)]
@@ -77,6 +85,8 @@ impl AgentArgs {
             budget: self.budget.resolve(&config.budget),
             state_token_budget: self.state_budget.unwrap_or(config.agent.state_token_budget)
                 as usize,
+            fold_chars: self.fold_chars.unwrap_or(d.fold_chars),
+            calls_at_once: self.calls_at_once,
             decompose: self.decompose,
             tries: self.tries.unwrap_or(d.tries),
             width: self.width.unwrap_or(d.width),
@@ -116,6 +126,8 @@ impl AgentArgs {
         let own = match self.method {
             Method::Sum2act => serde_json::json!({
                 "state_token_budget": o.state_token_budget,
+                "fold_chars": o.fold_chars,
+                "calls_at_once": o.calls_at_once,
                 "decompose": o.decompose,
             }),
             Method::React => serde_json::json!({"tries": o.tries, "repeat_guard": o.repeat_guard}),

@@ -99,17 +99,29 @@ pub async fn turn(
     messages: Vec<Message>,
     temperature: f32,
 ) -> Result<(Action, u64), TurnError> {
-    turn_with_tools(ctx, purpose, messages, temperature, schemas(ctx)).await
+    let t = turn_with_tools(ctx, purpose, messages, temperature, schemas(ctx)).await?;
+    Ok((t.action, t.prompt_tokens))
 }
 
-/// [`turn`] offering `tools` (function schemas) instead of the toolset's ToolBench schemas.
+/// What one turn of a model offered functions came to.
+pub struct Turn {
+    /// The reply's (first) action.
+    pub action: Action,
+    /// The reply's further function calls, in order (a model may call several at once).
+    pub also: Vec<Action>,
+    /// Prompt tokens of the turn's first call.
+    pub prompt_tokens: u64,
+}
+
+/// [`turn`] offering `tools` (function schemas) instead of the toolset's ToolBench schemas, keeping
+/// every function call of the reply.
 pub async fn turn_with_tools(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
     temperature: f32,
     tools: Vec<Value>,
-) -> Result<(Action, u64), TurnError> {
+) -> Result<Turn, TurnError> {
     let mut request = CompletionRequest::new(purpose, messages.clone())
         .with_tools(tools, ToolChoice::Required)
         .tools_described()
@@ -122,7 +134,13 @@ pub async fn turn_with_tools(
     let prompt_tokens = first.usage.prompt_tokens;
     let (first, max_tokens) = with_room_for_the_answer(ctx, &request, first).await?;
     let error = match read_action(&first, max_tokens) {
-        Ok(a) => return Ok((a, prompt_tokens)),
+        Ok(action) => {
+            return Ok(Turn {
+                action,
+                also: parse::further_actions(&first),
+                prompt_tokens,
+            });
+        }
         Err(e) => e,
     };
     ctx.observer
@@ -148,7 +166,11 @@ pub async fn turn_with_tools(
     retry.messages.push(Message::user(repair));
     let second = complete_action(ctx, &retry).await?;
     read_action(&second, retry.max_tokens)
-        .map(|a| (a, prompt_tokens))
+        .map(|action| Turn {
+            action,
+            also: parse::further_actions(&second),
+            prompt_tokens,
+        })
         .map_err(|e| TurnError::Malformed(format!("{error}; after a retry: {e}")))
 }
 

@@ -21,6 +21,12 @@ pub struct AgentOptions {
     pub budget: Budget,
     /// Token budget of the Sum2Act state shown to the router.
     pub state_token_budget: usize,
+    /// Sum2Act: a successful result of plain JSON up to this many characters (compact) is folded into
+    /// the state as it is, with no state-manager call; 0 sends every result to the state manager.
+    pub fold_chars: usize,
+    /// Sum2Act: the router may call several tools in one reply (independent parts at once); off (the
+    /// default, and what the strong-model reference runs measured): one call per turn, the paper's loop.
+    pub calls_at_once: bool,
     /// Split the task into subtasks before the Sum2Act loop.
     pub decompose: bool,
     /// Independent tries of ReAct (CoT@n).
@@ -52,6 +58,11 @@ pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 /// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
 pub const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
 
+/// Default of `AgentOptions::fold_chars`: most ToolBench results are smaller (the median result the
+/// state manager read in the equal-budget reference runs was 903 characters), and a few of this size
+/// still fit the state's token budget.
+pub const DEFAULT_FOLD_CHARS: usize = 1_200;
+
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
 pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 
@@ -60,6 +71,8 @@ impl Default for AgentOptions {
         AgentOptions {
             budget: Budget::default(),
             state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
+            fold_chars: DEFAULT_FOLD_CHARS,
+            calls_at_once: false,
             decompose: false,
             tries: 1,
             width: 2,

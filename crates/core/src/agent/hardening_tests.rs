@@ -408,7 +408,10 @@ fn a_call_with_nothing_new_is_not_reported_as_failed() {
     let (ctx, llm) = context(
         Box::new(move |_, i| Ok(script[i.min(2)].clone())),
         "Paris is 21 C",
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
@@ -476,7 +479,10 @@ fn an_unreachable_state_manager_ends_the_episode_and_the_call_is_not_a_failure()
         task().functions,
         Arc::new(Source::default()),
         ToolConfig::default(),
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::Error, "{:?}", ep.steps);

@@ -28,6 +28,20 @@ pub fn action(c: &Completion) -> Result<Action, String> {
     action_from_text(&c.content)
 }
 
+/// The reply's native function calls after the first (`action` reads the first), in order.
+pub fn further_actions(c: &Completion) -> Vec<Action> {
+    c.tool_calls
+        .iter()
+        .skip(1)
+        .map(|call| Action {
+            thought: String::new(),
+            name: call.name.trim().to_string(),
+            arguments: normalise_arguments(&call.arguments),
+        })
+        .filter(|a| !a.name.is_empty())
+        .collect()
+}
+
 /// Parses our JSON action format or ReAct's text format.
 pub fn action_from_text(text: &str) -> Result<Action, String> {
     let fixed = replace_lone_surrogates(text);

@@ -108,7 +108,10 @@ fn router_prompts(h: &Harness) -> Vec<String> {
 fn sum2act_success_updates_state_and_finishes() {
     let h = harness(
         vec![weather(), finish("It is 21 C in Paris.")],
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -230,7 +233,10 @@ fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
             finish("21 C")
         })
     }));
-    let ctx = fake_context(llm, Arc::default(), AgentOptions::default());
+    let ctx = fake_context(llm, Arc::default(), AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        });
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let state = ep.steps[0].state.clone().unwrap_or_default();
     // No "get_weather returned: {…}" dump: the call is a failure with the state manager's reason.

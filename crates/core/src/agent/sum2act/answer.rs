@@ -41,6 +41,7 @@ pub(super) async fn gate(run: &mut Run<'_>, n: u32, mut p: Proposal) -> Result<S
             "early Finish with open parts; nudged",
         ));
     }
+    run.state.credit_unattributed();
     run.state.checklist.settle(if p.forced {
         "no further call was found for it"
     } else {

@@ -41,6 +41,7 @@ impl ToolSource for Source {
                 ok_reply(json!({"hotels": [{"name": "Hotel Lutetia", "near": "Eiffel Tower"}]}))
             }
             "team_totals" | "league_leaders" => ok_reply(json!({"leader": "Ajax"})),
+            "lodging" => ok_reply(json!({"results": [{"name": "Hotel Lutetia", "km": 0.8}]})),
             _ => failed_reply(),
         })
     }
@@ -68,6 +69,7 @@ fn task() -> Task {
             function("meteo", "weather", &["city"]),
             function("booking", "hotels", &["place"]),
             function("booking", "broken", &["place"]),
+            function("booking", "lodging", &[]),
             function("stats", "team_totals", &[]),
             function("stats", "league_leaders", &[]),
         ],
@@ -152,7 +154,10 @@ fn harness(router: Vec<Completion>) -> Harness {
         task().functions,
         source.clone(),
         config,
-        AgentOptions::default(),
+        AgentOptions {
+            calls_at_once: true,
+            ..AgentOptions::default()
+        },
     );
     Harness { llm, source, ctx }
 }
@@ -195,7 +200,13 @@ fn a_multi_part_request_is_not_finished_after_the_first_part() {
     let parts = checklist(&ep);
     assert_eq!(parts[0]["status"], "answered", "{parts}");
     assert_eq!(parts[1]["status"], "answered", "{parts}");
-    assert_eq!(parts[0]["facts"][0], "Paris is 21 C", "{parts}");
+    // The small weather result was folded into the state as it came (no state-manager call).
+    assert!(
+        parts[0]["facts"][0]
+            .as_str()
+            .is_some_and(|f| f.ends_with(r#"returned {"city":"Paris","temperature_c":21}"#)),
+        "{parts}"
+    );
     // The router saw the checklist, with the first part partly answered once the weather came back
     // (the state manager named no part as answered completely); the Finish settled it as answered.
     let prompts = router_prompts(&h);
@@ -491,4 +502,58 @@ fn recorded_checklists_keep_every_ask() {
         "{checked} checklists checked:\n{}",
         wrong.join("\n")
     );
+}
+
+/// One router reply calling several tools: each runs, one per step, before the router is asked again.
+fn calls_at_once(calls: &[Completion]) -> Completion {
+    Completion {
+        tool_calls: calls.iter().flat_map(|c| c.tool_calls.clone()).collect(),
+        ..calls[0].clone()
+    }
+}
+
+#[test]
+fn independent_parts_are_called_at_once_and_small_results_read_without_a_state_manager() {
+    let answer = "It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower.";
+    let h = harness(vec![
+        calls_at_once(&[weather(), hotels(), finish("too early")]),
+        finish(answer),
+    ]);
+    let ep = solve(&h);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(ep.answer, answer);
+    assert_eq!(calls(&h), vec!["weather", "hotels"]);
+    // Two router calls for two tool calls, and no state-manager call: both results were small JSON.
+    let prompts = router_prompts(&h);
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts_for(&h.llm, "state").is_empty());
+    // The router read the results as the APIs returned them.
+    assert!(prompts[1].contains(r#""temperature_c":21"#), "{}", prompts[1]);
+    assert!(prompts[1].contains("Hotel Lutetia"), "{}", prompts[1]);
+    // The Finish written before the results was not run; the step says so.
+    assert!(
+        ep.steps[0].notes.iter().any(|n| n.contains("not run")),
+        "{:?}",
+        ep.steps[0].notes
+    );
+    assert!(ep.steps[1].notes.iter().any(|n| n.contains("further call")));
+    // Both parts answered, neither reported as not obtained.
+    let parts = checklist(&ep);
+    assert_eq!(parts[0]["status"], "answered", "{parts}");
+    assert_eq!(parts[1]["status"], "answered", "{parts}");
+    assert!(!ep.answer.contains("Not obtained"));
+}
+
+#[test]
+fn a_part_a_folded_result_may_answer_is_not_nudged_nor_reported_missing() {
+    // The hotels result shares no word with its part ("find hotels near the Eiffel Tower" against a
+    // `lodging` call): only the router, who read it, knows it answers the part.
+    let h = harness(vec![
+        calls_at_once(&[weather(), call("lodging_for_booking", json!({}))]),
+        finish("It is 21 C in Paris. Hotel Lutetia is near the Eiffel Tower."),
+    ]);
+    let ep = solve(&h);
+    assert_eq!(ep.finish, FinishKind::GiveAnswer);
+    assert_eq!(router_prompts(&h).len(), 2, "the Finish was not sent back");
+    assert!(!ep.answer.contains("Not obtained"), "{}", ep.answer);
 }

@@ -92,7 +92,10 @@ fn parts_the_state_manager_names_for_a_call_that_holds_them_are_answered_without
                 "cast": ["Leonardo DiCaprio", "Elliot Page"]}),
             )],
         ),
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve(&h);
     // All three parts stand (the cast part's "cast" is not in the facts, "Inception" is): the Finish
@@ -192,6 +195,7 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
         Box::new(move |_| update(&[shown.as_str()], &[1])),
         Source::default().with("comedies", vec![Ok(observed)]),
         AgentOptions {
+            fold_chars: 0,
             state_token_budget: 150,
             ..AgentOptions::default()
         },
@@ -244,7 +248,10 @@ fn facts_sharing_words_with_a_part_the_call_did_not_ask_about_leave_it_open() {
             "details",
             vec![Ok(json!({"title": "Inception", "year": 2010, "notes": "shot in Paris in rainy weather"}))],
         ),
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve(&h);
     let after_call = ep.steps[0].state.clone().unwrap_or_default();
@@ -264,6 +271,7 @@ fn a_fact_naming_a_value_by_reference_is_explained_to_the_router() {
     state.facts.push(crate::agent::sum2act::state::Fact {
         step: 1,
         text: "The QR code image is [value 1.1]".into(),
+        by_code: false,
     });
     assert!(
         state

@@ -67,10 +67,12 @@ pub(super) async fn check(run: &mut Run<'_>, n: u32, mut p: Proposal) -> Stage {
 }
 
 /// Whether the episode's one nudge is left and worth giving: parts nothing was found for remain,
-/// and steps too.
+/// and steps too; and no result folded by code is unattributed (the router read it and may have
+/// found those parts answered: the gate must not refuse an answer the facts give).
 pub(super) fn may_nudge(run: &Run<'_>, n: u32) -> bool {
     run.guard.nudge == Nudge::Unused
         && !run.state.checklist.unanswered().is_empty()
+        && run.state.unattributed_results().is_empty()
         && n < run.ctx.options.budget.max_steps
 }
 

@@ -321,7 +321,10 @@ fn fault_3_a_part_is_answered_only_by_a_value_and_not_failed_by_one_failure() {
                     Ok(json!({"results": ["Easy A", "Date Night"]})),
                 ],
             ),
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve(&h);
     let router = prompts_for(&h.llm, "router");

@@ -19,6 +19,7 @@
 
 mod answer;
 pub mod checklist;
+mod fold;
 mod grounded;
 mod guard;
 mod lessons;

@@ -8,7 +8,7 @@ use crate::agent::{AgentError, SolveContext};
 use crate::llm::Message;
 use crate::llm::Purpose;
 use crate::prompts::PromptName;
-use crate::toolbench::{Function, Task, finish_schema};
+use crate::toolbench::{FINISH, Function, Task, finish_schema};
 use serde_json::{Map, Value, json};
 
 use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
@@ -19,6 +19,15 @@ use super::state::State;
 /// itself. An unreadable reply is recorded as a failed step; a model that cannot be reached ends the
 /// episode.
 pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentError> {
+    if let Some(action) = run.queued.pop_front() {
+        return Ok(Stage::Go(Proposal {
+            action,
+            messages: run.queued_messages.clone(),
+            prompt_tokens: 0,
+            notes: vec!["a further call of the router's last reply".into()],
+            forced: false,
+        }));
+    }
     let repeated = run.guard.stuck > 0;
     let open_parts = run.guard.nudge == Nudge::Due;
     let user = router_prompt(run.ctx, run.task, &run.state, n - 1, repeated, open_parts)?;
@@ -37,13 +46,16 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
     )
     .await
     {
-        Ok((action, prompt_tokens)) => Ok(Stage::Go(Proposal {
-            action,
-            messages,
-            prompt_tokens,
-            notes: Vec::new(),
-            forced: false,
-        })),
+        Ok(turn) => {
+            let (action, notes) = queue_further_calls(run, turn.action, turn.also, &messages);
+            Ok(Stage::Go(Proposal {
+                action,
+                messages,
+                prompt_tokens: turn.prompt_tokens,
+                notes,
+                forced: false,
+            }))
+        }
         Err(TurnError::Malformed(e)) => {
             run.state.record_failure(
                 n,
@@ -65,6 +77,40 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
         }
         Err(TurnError::Llm(e)) => Ok(Stage::Done(StepOutcome::ModelFailed(e.to_string()))),
     }
+}
+
+/// A reply with several function calls: the tool calls run one per step, in order, before the router
+/// is asked again; a `Finish` among tool calls is not run (it was written before their results).
+/// Returns the action to run now and what was noted.
+fn queue_further_calls(
+    run: &mut Run<'_>,
+    first: Action,
+    also: Vec<Action>,
+    messages: &[Message],
+) -> (Action, Vec<String>) {
+    if also.is_empty() {
+        return (first, Vec::new());
+    }
+    if !run.ctx.options.calls_at_once {
+        let note = format!("{} further call(s) of the reply not run (one call per turn)", also.len());
+        return (first, vec![note]);
+    }
+    if first.name == FINISH && also.iter().all(|a| a.name == FINISH) {
+        return (first, Vec::new());
+    }
+    let mut calls: Vec<Action> = std::iter::once(first).chain(also).collect();
+    let before = calls.len();
+    calls.retain(|a| a.name != FINISH);
+    let mut notes = Vec::new();
+    if calls.len() < before {
+        notes.push("a Finish sent with tool calls was not run (it came before their results)".into());
+    }
+    notes.push(format!("the router called {} tools at once", calls.len()));
+    let mut calls = calls.into_iter();
+    let now = calls.next().unwrap_or_default();
+    run.queued = calls.collect();
+    run.queued_messages = messages.to_vec();
+    (now, notes)
 }
 
 /// The functions the router is offered, without what its system prompt already lists (each API's

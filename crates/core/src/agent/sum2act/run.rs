@@ -1,7 +1,7 @@
 //! One Sum2Act episode in progress: what the stages share (the task, the state, the steps so far, the
 //! guard's memory), the step recorder, and the episode it concludes to.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use serde_json::json;
 
@@ -63,6 +63,10 @@ pub(super) struct Run<'a> {
     pub draft: Option<String>,
     /// What the guard remembers across steps (answered calls, repeats, the one nudge).
     pub guard: Guard,
+    /// Further calls of the router's last reply, run one per step before the router is asked again
+    /// (independent parts called at once), with the reply's conversation.
+    pub queued: VecDeque<Action>,
+    pub queued_messages: Vec<Message>,
 }
 
 /// What the guard (`guard.rs`) remembers across the steps of an episode.
@@ -96,14 +100,22 @@ impl<'a> Run<'a> {
         mut state: State,
     ) -> Result<Run<'a>, AgentError> {
         let tools = common::tool_listing(ctx.tools.functions());
+        let assume_missing = ctx.assume_missing(PromptName::AssumeMissingRouter)?;
+        let calls = ctx.prompts.render(
+            if ctx.options.calls_at_once {
+                PromptName::RouterCallsTogether
+            } else {
+                PromptName::RouterCallsOne
+            },
+            &[("assume_missing", &assume_missing)],
+        )?;
+        // `assume_missing` too, for a custom router prompt written before `{calls}`.
         let system = ctx.prompts.render(
             PromptName::RouterSystem,
             &[
                 ("tools", &tools),
-                (
-                    "assume_missing",
-                    &ctx.assume_missing(PromptName::AssumeMissingRouter)?,
-                ),
+                ("calls", &calls),
+                ("assume_missing", &assume_missing),
             ],
         )?;
         let subtasks = request_parts(task, ctx, &tools).await?;
@@ -117,6 +129,8 @@ impl<'a> Run<'a> {
             steps: Vec::new(),
             draft: None,
             guard: Guard::default(),
+            queued: VecDeque::new(),
+            queued_messages: Vec::new(),
         })
     }
 
@@ -157,6 +171,7 @@ impl<'a> Run<'a> {
     /// The episode and the state it ended with.
     pub fn conclude(mut self, finish: FinishKind, error: Option<String>) -> (Episode, State) {
         if finish == FinishKind::Limit {
+            self.state.credit_unattributed();
             self.state.checklist.settle("the step budget was spent");
         }
         let router_tokens: Vec<u64> = self.steps.iter().map(|s| s.prompt_tokens).collect();

@@ -17,6 +17,10 @@ pub struct Fact {
     /// The step that produced it.
     pub step: u32,
     pub text: String,
+    /// The call's small result itself, folded by code (`fold.rs`) with no state-manager call: which
+    /// parts it answers, only the router (who reads it) knows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_code: bool,
 }
 
 /// A call that did not help, and why.
@@ -233,7 +237,11 @@ impl State {
             if text.is_empty() || self.facts.iter().any(|f| f.text == text) {
                 continue;
             }
-            self.facts.push(Fact { step, text });
+            self.facts.push(Fact {
+                step,
+                text,
+                by_code: false,
+            });
             added += 1;
         }
         if !update.success {
@@ -474,6 +482,38 @@ impl State {
             .join("\n")
     }
 
+    /// Marks the last `k` facts as results folded by code.
+    pub fn mark_by_code(&mut self, k: usize) {
+        let n = self.facts.len();
+        for f in &mut self.facts[n.saturating_sub(k)..] {
+            f.by_code = true;
+        }
+    }
+
+    /// The results folded by code that no part of the checklist holds among its facts: they may answer
+    /// any open part (only the router, who read them, knows which).
+    pub fn unattributed_results(&self) -> Vec<String> {
+        let held = self.checklist.answer_facts();
+        self.facts
+            .iter()
+            .filter(|f| f.by_code && !held.contains(&f.text))
+            .map(|f| f.text.clone())
+            .collect()
+    }
+
+    /// Before the checklist is settled: the parts nothing was attributed to take the results folded by
+    /// code that no part holds (the router read them and chose to finish), so a part they answered is
+    /// not reported as not obtained.
+    pub fn credit_unattributed(&mut self) {
+        let results = self.unattributed_results();
+        if results.is_empty() {
+            return;
+        }
+        for i in self.checklist.unanswered() {
+            self.checklist.partly(i, &results);
+        }
+    }
+
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
@@ -600,6 +640,7 @@ mod tests {
             s.facts.push(Fact {
                 step: i,
                 text: format!("fact number {i} with some padding words to make it longer"),
+                by_code: false,
             });
         }
         let words = |t: &str| t.split_whitespace().count();
@@ -625,6 +666,7 @@ mod tests {
         one.facts.push(Fact {
             step: 1,
             text: long.clone(),
+            by_code: false,
         });
         one.fit(60, words);
         let shown = one.render_facts();
