@@ -87,7 +87,7 @@ esac
 
 methods_or_default() {
   if [ "$set_name" = equal ]; then
-    echo "${1:-sum2act sum2act@no-fold react dfsdt plan graph react@toolbench dfsdt@toolbench}"
+    echo "${1:-sum2act sum2act@wave3 react dfsdt plan graph react@toolbench dfsdt@toolbench}"
   else
     echo "${1:-sum2act react dfsdt plan graph}"
   fi
@@ -99,15 +99,16 @@ methods_or_default() {
 budget_flags() { # RUN
   local run="$1"
   case "$run" in
-    # Sum2Act before results were folded by code: the state manager read every result.
-    *@no-fold) echo --fold-chars 0; return ;;
+    # Sum2Act before wave 4's cost work: the state manager read every result, the tools were listed
+    # in the router's system prompt.
+    *@wave3) echo --fold-chars 0 --tool-docs listed; return ;;
     *@*) echo --budget "${run#*@}"; return ;;
   esac
   [ "$set_name" = equal ] && return
   case "$run" in
     react|dfsdt) echo --budget toolbench ;;
     plan|graph) echo --assume-missing off ;;
-    sum2act) echo --fold-chars 0 ;;
+    sum2act) echo --fold-chars 0 --tool-docs listed ;;
   esac
 }
 endpoint() {

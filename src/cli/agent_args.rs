@@ -6,7 +6,7 @@ use clap::Args;
 use super::budget_args::BudgetArgs;
 use super::values::named;
 use crate::config::Config;
-use sum2act_core::agent::{AgentOptions, Method, MethodOptions, Strategy};
+use sum2act_core::agent::{AgentOptions, Method, MethodOptions, Strategy, ToolDocs};
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
@@ -22,6 +22,9 @@ pub struct AgentArgs {
     /// with no state-manager call; 0 sends every result to the state manager (the paper's loop).
     #[arg(long, value_name = "CHARS")]
     pub fold_chars: Option<usize>,
+    /// Sum2Act: where the router reads what each tool does (listed, schemas).
+    #[arg(long, value_name = "WHERE", value_parser = named::<ToolDocs>(ToolDocs::NAMES))]
+    pub tool_docs: Option<ToolDocs>,
     /// Sum2Act: the router may call the tools of independent parts in one reply (by default it calls
     /// one tool per turn, the paper's loop).
     #[arg(long)]
@@ -87,6 +90,7 @@ impl AgentArgs {
                 as usize,
             fold_chars: self.fold_chars.unwrap_or(d.fold_chars),
             calls_at_once: self.calls_at_once,
+            tool_docs: self.tool_docs.unwrap_or(d.tool_docs),
             decompose: self.decompose,
             tries: self.tries.unwrap_or(d.tries),
             width: self.width.unwrap_or(d.width),
@@ -128,6 +132,7 @@ impl AgentArgs {
                 "state_token_budget": o.state_token_budget,
                 "fold_chars": o.fold_chars,
                 "calls_at_once": o.calls_at_once,
+                "tool_docs": o.tool_docs.name(),
                 "decompose": o.decompose,
             }),
             Method::React => serde_json::json!({"tries": o.tries, "repeat_guard": o.repeat_guard}),

@@ -37,17 +37,7 @@ pub fn react_system(ctx: &SolveContext) -> Result<String, crate::prompts::Prompt
 pub fn tool_listing(functions: &[Function]) -> String {
     let mut out = String::new();
     for f in functions {
-        let desc = f.doc.description().trim();
-        let desc = if desc.is_empty() {
-            f.doc.api_name.as_str()
-        } else {
-            desc
-        };
-        out.push_str(&format!(
-            "- {}: {}",
-            f.name,
-            clip_at_words(&desc.replace('\n', " "), MAX_LISTED_DESCRIPTION)
-        ));
+        out.push_str(&format!("- {}: {}", f.name, listed_description(f)));
         let props = &f.schema["parameters"]["properties"];
         let params: Vec<String> = f
             .params
@@ -60,11 +50,9 @@ pub fn tool_listing(functions: &[Function]) -> String {
                 } else {
                     "optional"
                 };
-                match spec.get("example_value").map(Value::to_string) {
-                    Some(ex) if ex.chars().count() <= MAX_EXAMPLE_CHARS => {
-                        format!("{p} ({ty}, {req}, e.g. {ex})")
-                    }
-                    _ => format!("{p} ({ty}, {req})"),
+                match listed_example(spec) {
+                    Some(ex) => format!("{p} ({ty}, {req}, e.g. {ex})"),
+                    None => format!("{p} ({ty}, {req})"),
                 }
             })
             .collect();
@@ -76,6 +64,26 @@ pub fn tool_listing(functions: &[Function]) -> String {
     }
     out.push_str("- Finish: end the task. Arguments: return_type (\"give_answer\" or \"give_up_and_restart\"); final_answer (string, the full answer for the user)\n");
     out
+}
+
+/// A function's description as the listing shows it: whole sentences up to
+/// [`MAX_LISTED_DESCRIPTION`] characters (else whole words and `…`), one line; its API's name when it
+/// has none.
+pub fn listed_description(f: &Function) -> String {
+    let desc = f.doc.description().trim();
+    let desc = if desc.is_empty() {
+        f.doc.api_name.as_str()
+    } else {
+        desc
+    };
+    clip_at_words(&desc.replace('\n', " "), MAX_LISTED_DESCRIPTION)
+}
+
+/// An argument's example value as the listing shows it (JSON), when it is short enough to show whole.
+pub fn listed_example(spec: &Value) -> Option<String> {
+    spec.get("example_value")
+        .map(Value::to_string)
+        .filter(|ex| ex.chars().count() <= MAX_EXAMPLE_CHARS)
 }
 
 /// The function schemas offered to the model (Finish last).
@@ -99,7 +107,7 @@ pub async fn turn(
     messages: Vec<Message>,
     temperature: f32,
 ) -> Result<(Action, u64), TurnError> {
-    let t = turn_with_tools(ctx, purpose, messages, temperature, schemas(ctx)).await?;
+    let t = turn_with_tools(ctx, purpose, messages, temperature, schemas(ctx), true).await?;
     Ok((t.action, t.prompt_tokens))
 }
 
@@ -114,17 +122,21 @@ pub struct Turn {
 }
 
 /// [`turn`] offering `tools` (function schemas) instead of the toolset's ToolBench schemas, keeping
-/// every function call of the reply.
+/// every function call of the reply; `described`: the messages already list the tools.
 pub async fn turn_with_tools(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
     temperature: f32,
     tools: Vec<Value>,
+    described: bool,
 ) -> Result<Turn, TurnError> {
     let mut request = CompletionRequest::new(purpose, messages.clone())
-        .with_tools(tools, ToolChoice::Required)
-        .tools_described()
+        .with_tools(tools, ToolChoice::Required);
+    if described {
+        request = request.tools_described();
+    }
+    let mut request = request
         .with_max_tokens(ctx.options.max_tokens)
         .with_temperature(temperature);
     if temperature > 0.0 {

@@ -24,6 +24,8 @@ pub struct AgentOptions {
     /// Sum2Act: a successful result of plain JSON up to this many characters (compact) is folded into
     /// the state as it is, with no state-manager call; 0 sends every result to the state manager.
     pub fold_chars: usize,
+    /// Sum2Act: where the router reads what each tool does.
+    pub tool_docs: ToolDocs,
     /// Sum2Act: the router may call several tools in one reply (independent parts at once); off (the
     /// default, and what the strong-model reference runs measured): one call per turn, the paper's loop.
     pub calls_at_once: bool,
@@ -51,6 +53,22 @@ pub struct AgentOptions {
     pub methods: super::method_options::MethodOptions,
 }
 
+/// Where Sum2Act's router reads what each tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolDocs {
+    /// A listing in the system prompt (descriptions, arguments, examples); the offered functions carry
+    /// argument types only (the loop before the equal-budget reference runs).
+    Listed,
+    /// Only in the offered functions (descriptions and examples in their schemas): the names and
+    /// arguments are not written twice.
+    Schemas,
+}
+
+crate::names::named_values!(ToolDocs, "tool docs" {
+    Listed => "listed": "a listing in the system prompt, argument types in the functions",
+    Schemas => "schemas": "only in the offered functions (the default)",
+});
+
 /// Default of `AgentOptions::answer_max_tokens`.
 pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 
@@ -73,6 +91,7 @@ impl Default for AgentOptions {
             state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
             fold_chars: DEFAULT_FOLD_CHARS,
             calls_at_once: false,
+            tool_docs: ToolDocs::Schemas,
             decompose: false,
             tries: 1,
             width: 2,

@@ -207,8 +207,8 @@ fn a_multi_part_request_is_not_finished_after_the_first_part() {
             .is_some_and(|f| f.ends_with(r#"returned {"city":"Paris","temperature_c":21}"#)),
         "{parts}"
     );
-    // The router saw the checklist, with the first part partly answered once the weather came back
-    // (the state manager named no part as answered completely); the Finish settled it as answered.
+    // The router saw the checklist, with the first part answered once the weather came back (the
+    // folded result holds the part's words: weather, Paris) and the second still open.
     let prompts = router_prompts(&h);
     assert!(
         prompts[0].contains("1. [open] Tell me the weather in Paris"),
@@ -216,7 +216,7 @@ fn a_multi_part_request_is_not_finished_after_the_first_part() {
         prompts[0]
     );
     assert!(
-        prompts[1].contains("1. [partly answered] Tell me the weather in Paris"),
+        prompts[1].contains("1. [answered] Tell me the weather in Paris"),
         "{}",
         prompts[1]
     );

@@ -138,7 +138,10 @@ fn facts_the_state_manager_names_for_one_part_count_in_part_for_the_others() {
                 json!({"Paris": {"temp_c": 21}, "Lisbon": {"temp_c": 25}}),
             )],
         ),
-        AgentOptions::default(),
+        AgentOptions {
+            fold_chars: 0,
+            ..AgentOptions::default()
+        },
     );
     let ep = solve(&h);
     let after_call = ep.steps[0].state.clone().unwrap_or_default();
@@ -216,7 +219,7 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
 #[test]
 fn the_router_is_offered_each_function_once_without_what_its_prompt_lists() {
     let t = super::keeps_tests::task("What is the weather in Paris?");
-    let offered = super::router::offered_functions(&t.functions);
+    let offered = super::router::offered_functions(&t.functions, crate::agent::ToolDocs::Listed);
     assert_eq!(
         offered.len(),
         t.functions.len() + 1,

@@ -4,7 +4,7 @@
 use crate::agent::common::{self, TurnError, harness_observation};
 use crate::agent::failure::FailureKind;
 use crate::agent::parse::Action;
-use crate::agent::{AgentError, SolveContext};
+use crate::agent::{AgentError, SolveContext, ToolDocs};
 use crate::llm::Message;
 use crate::llm::Purpose;
 use crate::prompts::PromptName;
@@ -36,13 +36,15 @@ pub(super) async fn propose(run: &mut Run<'_>, n: u32) -> Result<Stage, AgentErr
     }
     let messages = vec![Message::system(run.system.clone()), Message::user(user)];
     let temperature = if repeated { 0.8 } else { 0.0 };
-    let tools = offered_functions(run.ctx.tools.functions());
+    let docs = run.ctx.options.tool_docs;
+    let tools = offered_functions(run.ctx.tools.functions(), docs);
     match common::turn_with_tools(
         run.ctx,
         Purpose::Router,
         messages.clone(),
         temperature,
         tools,
+        docs == ToolDocs::Listed,
     )
     .await
     {
@@ -113,31 +115,23 @@ fn queue_further_calls(
     (now, notes)
 }
 
-/// The functions the router is offered, without what its system prompt already lists (each API's
-/// description and example values, `common::tool_listing`): ToolBench's schemas repeat them ("This is
-/// the subfunction for tool …"), with empty descriptions and `optional` lists, in every router call. Only
-/// the names, argument types, argument descriptions and required arguments are left.
-pub fn offered_functions(functions: &[Function]) -> Vec<Value> {
+/// The functions the router is offered. With the tools listed in its system prompt
+/// (`ToolDocs::Listed`: each API's description and example values, `common::tool_listing`) only the
+/// names, argument types, argument descriptions and required arguments are left: ToolBench's schemas
+/// repeat the listing ("This is the subfunction for tool …"), with empty descriptions and `optional`
+/// lists. Otherwise (`ToolDocs::Schemas`) the functions carry it all once: the description the listing
+/// would show, and each argument's example value in its description.
+pub fn offered_functions(functions: &[Function], docs: ToolDocs) -> Vec<Value> {
     functions
         .iter()
         .map(|f| {
             let mut properties = Map::new();
             if let Some(props) = f.schema["parameters"]["properties"].as_object() {
                 for (name, spec) in props {
-                    let mut kept = Map::new();
-                    for key in ["type", "description", "enum", "items"] {
-                        match spec.get(key) {
-                            Some(Value::String(t)) if t.trim().is_empty() => {}
-                            Some(v) => {
-                                kept.insert(key.into(), v.clone());
-                            }
-                            None => {}
-                        }
-                    }
-                    properties.insert(name.clone(), Value::Object(kept));
+                    properties.insert(name.clone(), Value::Object(argument(spec, docs)));
                 }
             }
-            json!({
+            let mut function = json!({
                 "name": f.name,
                 "parameters": {
                     "type": "object",
@@ -147,10 +141,39 @@ pub fn offered_functions(functions: &[Function]) -> Vec<Value> {
                         .cloned()
                         .unwrap_or_default(),
                 }
-            })
+            });
+            if docs == ToolDocs::Schemas {
+                function["description"] = Value::String(common::listed_description(f));
+            }
+            function
         })
         .chain(std::iter::once(finish_schema()))
         .collect()
+}
+
+/// One argument's schema as offered: its type, description, allowed values and item type; with the
+/// docs in the schemas, its example value too (whole, or left out when long, as the listing does).
+fn argument(spec: &Value, docs: ToolDocs) -> Map<String, Value> {
+    let mut kept = Map::new();
+    for key in ["type", "description", "enum", "items"] {
+        match spec.get(key) {
+            Some(Value::String(t)) if t.trim().is_empty() => {}
+            Some(v) => {
+                kept.insert(key.into(), v.clone());
+            }
+            None => {}
+        }
+    }
+    if docs == ToolDocs::Schemas
+        && let Some(example) = common::listed_example(spec)
+    {
+        let described = match kept.get("description").and_then(Value::as_str) {
+            Some(d) => format!("{} (e.g. {example})", d.trim_end_matches('.')),
+            None => format!("e.g. {example}"),
+        };
+        kept.insert("description".into(), Value::String(described));
+    }
+    kept
 }
 
 /// The router's user prompt: the request, its checklist, the facts and failures so far, how many steps

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::agent::epilogue::{self, Ending, Layout};
 use crate::agent::episode::{Episode, FinishKind, Step};
 use crate::agent::parse::{Action, call_key};
-use crate::agent::{AgentError, Method, SolveContext, common, reading};
+use crate::agent::{AgentError, Method, SolveContext, ToolDocs, common, reading};
 use crate::llm::{Message, count_tokens};
 use crate::prompts::PromptName;
 use crate::toolbench::Task;
@@ -99,7 +99,11 @@ impl<'a> Run<'a> {
         ctx: &'a SolveContext,
         mut state: State,
     ) -> Result<Run<'a>, AgentError> {
-        let tools = common::tool_listing(ctx.tools.functions());
+        // With the docs in the offered functions, the system prompt does not list the tools again.
+        let tools = match ctx.options.tool_docs {
+            ToolDocs::Listed => common::tool_listing(ctx.tools.functions()),
+            ToolDocs::Schemas => "(offered as functions, each with its description and arguments)\n".into(),
+        };
         let assume_missing = ctx.assume_missing(PromptName::AssumeMissingRouter)?;
         let calls = ctx.prompts.render(
             if ctx.options.calls_at_once {

@@ -63,9 +63,13 @@ pub async fn summarise(
     let update = match by_code {
         Some(fact) => {
             notes.push("small plain result folded by code (no state-manager call)".into());
+            // Every part is named, as a state manager may name them: `attribute_facts` believes
+            // those whose words the call and its result hold (`Checklist::believed`).
+            let parts = (1..=state.checklist.parts.len() as u32).collect();
             StateUpdate {
                 success: true,
                 new_facts: vec![fact],
+                parts,
                 ..StateUpdate::default()
             }
         }
