@@ -105,13 +105,22 @@ impl<'a> Run<'a> {
             ToolDocs::Schemas => "(offered as functions, each with its description and arguments)\n".into(),
         };
         let assume_missing = ctx.assume_missing(PromptName::AssumeMissingRouter)?;
+        // What the state holds: facts only, or small results as the APIs returned them too.
+        let state_intro = ctx.prompts.render(
+            if ctx.options.fold_chars > 0 {
+                PromptName::RouterStateResults
+            } else {
+                PromptName::RouterStateSummarised
+            },
+            &[],
+        )?;
         let calls = ctx.prompts.render(
             if ctx.options.calls_at_once {
                 PromptName::RouterCallsTogether
             } else {
                 PromptName::RouterCallsOne
             },
-            &[("assume_missing", &assume_missing)],
+            &[("assume_missing", &assume_missing), ("state", &state_intro)],
         )?;
         // `assume_missing` too, for a custom router prompt written before `{calls}`.
         let system = ctx.prompts.render(
