@@ -21,7 +21,7 @@
 # METHOD or METHOD@BUDGET (`--budget BUDGET`). MODE: evidence or tooleval.
 #
 # Environment: REF_JUDGE=0 (replay the answers, not the judge: the dev, world, sample and mixed sets were judged
-# before the judge of issue 41), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
+# before the judge of issue 41, the equal set before its prompts showed the called APIs), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
 # (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
 # in flight per method, default 4), SUM2ACT_SHARED (default ../shared/toolbench).
 #

@@ -54,7 +54,8 @@ fn evidence_judge_agreement_on_the_shipped_sample() {
     let report = eval("evidence", tmp.path(), None);
     let agreement = &report["judge"]["agreement"];
     assert_eq!(agreement["n"], 6);
-    // Re-recorded with the embedded 0.5B judge after issue 34 (the rubric prompt, whole observations):
+    // Re-recorded with the embedded 0.5B judge after issue 34 (the rubric prompt, whole observations),
+    // and after issue 41 (one vote; the called APIs shown) with the same confusion:
     // it answers no to every part question, so it agrees only on the three Unsolved labels (50%,
     // kappa 0). Before, it answered yes to all of them (66.7%, kappa 0.33, with 105 Unsolved by the
     // part_backed rule). Docs: docs/evaluation.md §8.
@@ -78,7 +79,8 @@ fn tooleval_judge_agreement_on_the_shipped_sample() {
     let log = root().join(RUN).join("eval/judge_log.jsonl");
     let report = eval("tooleval", tmp.path(), Some(&log));
     let agreement = &report["judge"]["agreement"];
-    // The holistic 0.5B judge, one vote, re-recorded after issue 41 (whole replies, the closed rubric):
+    // The holistic 0.5B judge, one vote, re-recorded after issue 41 (whole replies, the closed rubric;
+    // again with the called APIs shown and a short or "cut off" list Unsure at first look: unchanged):
     // 2 of 6 Solved, one of them against an Unsolved label, one Solved label called Solved (agreement
     // 50%, kappa 0). After issue 34, with three votes: 5 of 6 Solved (33.3%, kappa -0.33).
     assert_eq!(

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::api_docs::{apis_called, own_description};
 use super::evidence::CLAIM_OBSERVATION_CHARS;
 use super::evidence::{EvidenceReport, tool_docs};
 use super::input::Answer;
@@ -115,9 +116,6 @@ const ASKING_WORDS: &[&str] = &[
     "would",
 ];
 
-/// What ToolBench puts before every function's own description.
-const DOC_PREFIX: &str = "The description of this function is:";
-
 /// Whether some tool call (its function name, its documentation, arguments or whole result) shares a
 /// content word with `part`: an answer cannot have taken a part from the tools when no call concerned
 /// it ("the status of flight TP1350" after only an airport lookup). The documentation counts because
@@ -140,7 +138,7 @@ pub fn part_backed(answer: &Answer, part: &str) -> bool {
                 .iter()
                 .find(|(name, _)| *name == o.name)
                 .map_or("", |(_, d)| d.as_str());
-            let doc = doc.split_once(DOC_PREFIX).map_or(doc, |(_, own)| own);
+            let doc = own_description(doc);
             let words = content_words(&format!(
                 "{} {} {} {}",
                 o.name.replace('_', " "),
@@ -175,7 +173,8 @@ pub async fn judge_answer(
         })
         .collect();
     let observed = observations(answer, judge.options().max_observation_chars);
-    let shown = render(&observed, judge.evidence_budget(&[query, &text], 1));
+    let apis = apis_called(answer, &observed);
+    let shown = render(&observed, judge.evidence_budget(&[query, &text, &apis], 1));
     let unmatched = unmatched_text(evidence);
     let backed: Vec<bool> = parts.iter().map(|p| part_backed(answer, p)).collect();
     let mut out = Vec::new();
@@ -194,6 +193,7 @@ pub async fn judge_answer(
                 query,
                 part,
                 answer: &text,
+                apis: &apis,
                 results: &shown,
                 unmatched: &unmatched,
                 ctx: &ctx,

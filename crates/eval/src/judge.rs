@@ -95,6 +95,8 @@ pub struct PartQuestion<'a> {
     pub query: &'a str,
     pub part: &'a str,
     pub answer: &'a str,
+    /// What each called API is ([`super::api_docs::apis_called`]; empty without offered functions).
+    pub apis: &'a str,
     /// Every call and its observation ([`super::observations::render`]).
     pub results: &'a str,
     /// The answer's concrete values found in no observation, argument or the request ("none").
@@ -195,12 +197,13 @@ impl Judge {
             .await
     }
 
-    /// Label with the whole trajectory in view (the re-check of an Unsure).
+    /// Label with the whole trajectory in view (the re-check of an Unsure): the called APIs as
+    /// offered (`apis`, [`super::api_docs::apis_called`]), then the calls.
     pub async fn trajectory_status(
         &self,
         query: &str,
         answer: &str,
-        trajectory: &str,
+        (apis, trajectory): (&str, &str),
         vote: u32,
         ctx: &str,
     ) -> Result<Verdict, EvalError> {
@@ -208,6 +211,7 @@ impl Judge {
         let vars = [
             ("query", query),
             ("answer", answer.as_ref()),
+            ("apis", apis),
             ("trajectory", trajectory),
         ];
         self.status("trajectory_status", TRAJECTORY_PROMPT, &vars, vote, ctx)
@@ -308,6 +312,7 @@ impl Judge {
             ("query", ask.query),
             ("part", ask.part),
             ("answer", answer.as_ref()),
+            ("apis", ask.apis),
             ("results", ask.results),
             ("unmatched", ask.unmatched),
         ];

@@ -4,6 +4,7 @@
 //! Every judge call goes through [`judge::Judge`], which logs it and caches its verdict keyed by model,
 //! prompt hash and input hash, so re-running an evaluation is free and gives identical numbers.
 
+pub mod api_docs;
 pub mod cache;
 pub mod calibration;
 pub mod evidence;

@@ -172,3 +172,64 @@ async fn parts_no_call_concerned_and_values_from_nowhere_are_not_delivered() {
     assert_eq!(label, Label::Unsolved, "{reason}");
     assert!(reason.contains("found nowhere"), "{reason}");
 }
+
+/// Issue 41's screenshot case: the agent called the tool with no arguments, got a default capture and
+/// said the tool takes no URL. The part question shows what the tool takes, and the rule about it.
+#[tokio::test]
+async fn the_part_question_shows_the_called_apis_description_and_parameters() {
+    let mut a = answer(
+        "Take a screenshot of example.com at 800x600.",
+        "screenshot_for_snap",
+        json!({"image": "https://cdn.snap/google.com.png"}),
+        "Here is the screenshot: https://cdn.snap/google.com.png (the screenshot tool takes no URL or size).",
+    );
+    a.converted.available_tools = vec![
+        json!({"name": "screenshot_for_snap", "description": "Takes a screenshot of a web page.",
+               "parameters": {"type": "object", "required": ["url"], "properties": {
+                   "url": {"type": "string", "description": "Page to capture"},
+                   "width": {"type": "integer", "description": "Width in pixels"}}}}),
+        json!({"name": "Finish"}),
+    ];
+    let (_, _, prompts) = verdict(&a).await;
+    let part = prompts
+        .iter()
+        .find(|p| p.contains("Part to check:"))
+        .unwrap();
+    let apis = part.find("APIs called (").expect("the section is shown");
+    let calls = part.find("Every API call the assistant made").unwrap();
+    assert!(apis < calls, "the APIs come before the calls");
+    assert!(part.contains(
+        "- screenshot_for_snap: Takes a screenshot of a web page. Parameters: url (string, required): \
+         Page to capture; width (integer, optional): Width in pixels."
+    ));
+    assert!(part.contains("says a tool cannot take an input (a URL, a size)"));
+}
+
+/// Issue 41's list and "cut off" cases: from the answer alone the first look cannot tell an honest
+/// short list from a lazy one, so its prompt sends both to the second look.
+#[tokio::test]
+async fn the_first_look_is_unsure_about_a_short_or_cut_off_list() {
+    let llm = Arc::new(ScriptedLlm::new(|_, _| {
+        Ok(reply(r#"{"reason": "r", "answer_status": "Unsure"}"#))
+    }));
+    let judge = Judge::new(
+        llm.clone(),
+        Prompts::embedded(),
+        JudgeCache::memory(),
+        JudgeOptions::default(),
+    );
+    judge
+        .answer_status(
+            "Give me 50 GUIDs.",
+            "The tool returned only 20 GUIDs: …",
+            0,
+            "G1/1",
+        )
+        .await
+        .unwrap();
+    let sent = &llm.requests()[0].messages[0].content;
+    assert!(sent.contains(
+        "- Unsure: the answer says a part is incomplete, cut off, unavailable or could not be obtained, \
+         or that a list holds fewer items than asked; only the tool results can show whether that is honest."
+    ));
+}

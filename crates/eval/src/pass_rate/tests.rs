@@ -124,7 +124,10 @@ async fn labels_aggregate_per_subset_and_overall() {
 
 #[tokio::test]
 async fn unsure_is_rechecked_with_the_trajectory() {
-    let s = set(vec![answer("G1", 1, "ANSWER-VAGUE", true)], &[]);
+    let mut vague = answer("G1", 1, "ANSWER-VAGUE", true);
+    vague.converted.available_tools = vec![json!({"name": "get_x_for_t", "description": "Gets x.",
+        "parameters": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}})];
+    let s = set(vec![vague], &[]);
     let (llm, judge) = scripted_judge();
     let pr = pass_rate(&s, &judge, &tooleval(1, 1)).await.unwrap();
     assert_eq!(pr.queries[0].labels, vec![Label::Solved]);
@@ -135,9 +138,12 @@ async fn unsure_is_rechecked_with_the_trajectory() {
         .map(|r| r.messages[0].content.clone())
         .collect();
     assert_eq!(prompts.len(), 2);
+    let apis = "APIs called (each once, as offered to the assistant: what it does and the parameters it takes):\n\
+                - get_x_for_t: Gets x. Parameters: id (string, required).\n\n\
+                API calls and results, in order:\nstep 1: get_x_for_t({})";
     assert!(
-        prompts[1].contains("get_x_for_t"),
-        "the re-check shows the calls: {}",
+        prompts[1].contains(apis),
+        "the re-check shows the called APIs, then the calls: {}",
         prompts[1]
     );
 }

@@ -1,11 +1,12 @@
 //! The judge's votes on one answer: the evidence judge's per-part questions, or the ToolEval-style label
 //! with a re-check of an Unsure against the whole trajectory.
 
+use crate::api_docs::apis_called;
 use crate::evidence::EvidenceReport;
 use crate::evidence_judge::{PartResult, SplitBy, judge_answer};
 use crate::input::Answer;
 use crate::judge::{Judge, Verdict};
-use crate::observations::judge_view;
+use crate::observations::{observations, render};
 use crate::{EvalError, Label, QueryKey};
 
 /// What the judge said about one answer.
@@ -61,10 +62,12 @@ pub(super) async fn tooleval_votes(
     for vote in 0..votes {
         let first = judge.answer_status(query, &text, vote, &ctx).await?;
         let verdict = if first.unusable.is_none() && first.label == Label::Unsure {
-            let budget = judge.evidence_budget(&[query, &text], 1);
-            let trajectory = judge_view(answer, judge.options().max_observation_chars, budget);
+            let observed = observations(answer, judge.options().max_observation_chars);
+            let apis = apis_called(answer, &observed);
+            let budget = judge.evidence_budget(&[query, &text, &apis], 1);
+            let trajectory = render(&observed, budget);
             let second = judge
-                .trajectory_status(query, &text, &trajectory, vote, &ctx)
+                .trajectory_status(query, &text, (&apis, &trajectory), vote, &ctx)
                 .await?;
             Verdict {
                 reason: format!("{} | re-check: {}", first.reason, second.reason),
