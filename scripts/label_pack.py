@@ -2,7 +2,8 @@
 """Blind labelling of a reference set: anonymised episode files for labellers, and their labels back.
 
   label_pack.py pack --work DIR --out PACK --key KEY.json [--methods "..."] [--double 0.25] [--seed 7]
-  label_pack.py merge --pack PACK --key KEY.json --labels OUT.json --description "..."
+                     [--skip-labelled LABELS.json]
+  label_pack.py merge --pack PACK --key KEY.json --labels OUT.json --description "..." [--data SUFFIX]
 
 `pack` writes PACK/episodes/E###.md, one per answer of every run under DIR/runs/ (METHOD or METHOD@BUDGET),
 in a shuffled order that hides the method: the request, the offered APIs, every step with the WHOLE tool
@@ -95,9 +96,14 @@ def render(d):
 
 def pack(a):
     items = []
+    done = set()
+    for f in a.skip_labelled:
+        done |= {(l["subset"], l["query_id"], l["method"], l["answer_hash"]) for l in json.load(open(f))["labels"]}
     for run, d in episodes(a.work, set(a.methods.split()) if a.methods else None):
         rec = d["sum2act"]
         h = hashlib.sha256(final_text(d).strip().encode()).hexdigest()[:16]
+        if (rec["subset"], rec["query_id"], rec["method"], h) in done:
+            continue  # this very answer is labelled already
         items.append({"run": run, "subset": rec["subset"], "query_id": rec["query_id"],
                       "method": rec["method"], "model": rec["model"], "answer_hash": h, "text": render(d)})
     rng = random.Random(a.seed)
@@ -152,7 +158,7 @@ def merge(a):
         if len(got) > 1:
             pairs.append((got[0][1]["label"], got[1][1]["label"]))
     seen = {(l["subset"], l["query_id"], l["method"], l["model"], l["answer_hash"]) for l in labels}
-    out = {"format": 2, "data": "shared/toolbench", "description": a.description, "labels": labels}
+    out = {"format": 2, "data": a.data, "description": a.description, "labels": labels}
     json.dump(out, open(a.labels, "w"), indent=1)
     print(f"{len(labels)} answers labelled ({len(seen)} distinct), {len(key) - len(by_episode)} episodes unlabelled")
     if pairs:
@@ -174,11 +180,15 @@ def main():
     p.add_argument("--double", type=float, default=0.25)
     p.add_argument("--labellers", type=int, default=4)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--skip-labelled", action="append", default=[], metavar="LABELS.json",
+                   help="leave out answers these label files already label (same answer hash)")
     m = sub.add_parser("merge")
     m.add_argument("--pack", required=True)
     m.add_argument("--key", required=True)
     m.add_argument("--labels", required=True)
     m.add_argument("--description", required=True)
+    m.add_argument("--data", default="", help="the data directory the labels are for, as a path suffix (default: any; "
+                   "each label names its answer by hash)")
     a = ap.parse_args()
     pack(a) if a.cmd == "pack" else merge(a)
 

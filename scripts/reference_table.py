@@ -123,7 +123,7 @@ def main():
         groups.setdefault(m.split("@")[1] if "@" in m else "", []).append(m)
     for budget, methods in groups.items():
         if budget:
-            print(f"\n## runs under the `{budget}` budget\n")
+            print(f"\n## runs with the `{budget}` settings (budget preset or method variant)\n")
         table(a, methods)
 
 

@@ -8,11 +8,10 @@ use std::process::Command;
 
 use super::common::{CLEARED_ENV, shared_toolbench};
 
-/// `scripts/reference-runs.sh replay SET METHODS` with this test's binary: the user's command. Every set
-/// replays its answers only (`REF_JUDGE=0`): their verdicts are an earlier judge's, kept for the record
-/// (the equal set's were recorded before the judge prompts showed the called APIs' descriptions and
-/// sent a short or "cut off" list to the second look; re-judging it takes readers).
-fn replays(set: &str, methods: &str) {
+/// `scripts/reference-runs.sh replay SET METHODS` with this test's binary: the user's command. `judge`:
+/// the judge's verdicts replay too; the older sets replay their answers only (`REF_JUDGE=0`: their
+/// verdicts are an earlier judge's, kept for the record).
+fn replays(set: &str, methods: &str, judge: bool) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let archive = root.join(format!("eval/reference/strong/{set}.tar.xz"));
     assert!(archive.is_file(), "{} is missing", archive.display());
@@ -23,7 +22,7 @@ fn replays(set: &str, methods: &str) {
     let out = cmd
         .args(["replay", set, methods])
         .env("SUM2ACT_BIN", env!("CARGO_BIN_EXE_sum2act"))
-        .env("REF_JUDGE", "0")
+        .env("REF_JUDGE", if judge { "1" } else { "0" })
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -44,7 +43,7 @@ fn replays(set: &str, methods: &str) {
 
 #[test]
 fn the_shipped_sample_replays_for_every_method() {
-    replays("sample", "sum2act react dfsdt plan graph");
+    replays("sample", "sum2act react dfsdt plan graph", false);
 }
 
 // The mixed media set (`mixed.tar.xz`) is not replayed here: its media tools run live over MCP (OCR, speech)
@@ -58,7 +57,7 @@ fn the_dev_split_reference_runs_replay() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
-    replays("dev", "sum2act react dfsdt plan graph");
+    replays("dev", "sum2act react dfsdt plan graph", false);
 }
 
 #[test]
@@ -69,19 +68,21 @@ fn the_world_consistency_run_replays() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
-    replays("world", "react plan");
+    replays("world", "react plan", false);
 }
 
 #[test]
 fn the_equal_budget_reference_runs_replay() {
     // Issue 40's set: queries 9-16 of every dev subset, the five methods under the one budget and ReAct
-    // and DFSDT under ToolBench's settings, in one world.
+    // and DFSDT under ToolBench's settings, in one world; Sum2Act with issue 43's cost options (`sum2act@lean`) beside the default
+    // (issue 43), and the judge of issue 41 in both modes.
     if shared_toolbench().is_none() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
     replays(
         "equal",
-        "sum2act react dfsdt plan graph react@toolbench dfsdt@toolbench",
+        "sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench",
+        true,
     );
 }

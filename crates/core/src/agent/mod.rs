@@ -28,7 +28,7 @@ pub use crate::toolbench::method::Method;
 pub use budget::{Budget, Preset};
 pub use context::{
     AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_STATE_TOKEN_BUDGET,
-    Observer, QuietObserver, SolveContext, ToolDocs,
+    Observer, QuietObserver, SUGGESTED_FOLD_CHARS, SolveContext, ToolDocs,
 };
 pub use episode::{Counters, Episode, FinishKind, Step};
 pub use method_options::{MethodOptions, Strategy};
