@@ -23,7 +23,7 @@ if [ -z "${SUM2ACT_DEMO_SKIP_REPLAY:-}" ]; then
   echo
   if [ -d "${SUM2ACT_SHARED:-../shared/toolbench}/queries" ]; then
     echo "== Five methods under one budget with a strong model, 48 dev queries (recorded; replayed offline through this build) =="
-    SUM2ACT_BIN="$bin" REF_JUDGE=0 scripts/reference-runs.sh table equal
+    SUM2ACT_BIN="$bin" scripts/reference-runs.sh table equal
   else
     echo "== The same queries with a strong model (recorded; replayed offline through this build) =="
     echo "(the shipped sample: every method solves these six; with ../shared/toolbench the demo replays 48 dev queries that tell the methods apart)"
