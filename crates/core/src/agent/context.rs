@@ -10,67 +10,9 @@ use crate::text::cap_text;
 use crate::tools::observation::ObservationCode;
 use crate::tools::{Observation, ReplySource, ToolCaller};
 
-use super::budget::Budget;
 use super::episode::{Counters, ErrorCause, Step};
+use super::options::AgentOptions;
 use super::sampling::Sampling;
-
-/// Limits and switches shared by all methods.
-#[derive(Debug, Clone)]
-pub struct AgentOptions {
-    /// The one budget every method runs under (observation, steps, calls, prompt policies).
-    pub budget: Budget,
-    /// Token budget of the Sum2Act state shown to the router.
-    pub state_token_budget: usize,
-    /// Split the task into subtasks before the Sum2Act loop.
-    pub decompose: bool,
-    /// Independent tries of ReAct (CoT@n).
-    pub tries: u32,
-    /// DFSDT tree width.
-    pub width: u32,
-    /// Tokens the model may write per call.
-    pub max_tokens: u32,
-    /// Tokens of a call that writes the final answer or a state update (a list or an image does not
-    /// fit `max_tokens`): Sum2Act's state manager and answer call, plan/graph's answer call, and a
-    /// `Finish` of any method that was cut at `max_tokens` (asked again once with this budget).
-    pub answer_max_tokens: u32,
-    /// ReAct/DFSDT: an exact repeat of a call already made on the same chain is not run again; the
-    /// model is asked to finish instead (Sum2Act always does this). Off = ToolBench's behaviour,
-    /// where a small model can spend its whole budget repeating one call.
-    pub repeat_guard: bool,
-    /// Longest reply text and tool-call arguments kept from one model call (bytes): a model that
-    /// writes megabytes would otherwise fill answer files, prompts and memory. Longer ones are cut
-    /// and counted in `cut_replies`.
-    pub max_reply_bytes: usize,
-    /// Options of the `plan` and `graph` methods.
-    pub methods: super::method_options::MethodOptions,
-}
-
-/// Default of `AgentOptions::answer_max_tokens`.
-pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
-
-/// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
-/// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
-pub const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
-
-/// Default of `AgentOptions::max_reply_bytes` (64 KiB).
-pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
-
-impl Default for AgentOptions {
-    fn default() -> Self {
-        AgentOptions {
-            budget: Budget::default(),
-            state_token_budget: DEFAULT_STATE_TOKEN_BUDGET,
-            decompose: false,
-            tries: 1,
-            width: 2,
-            max_tokens: 384,
-            answer_max_tokens: DEFAULT_ANSWER_MAX_TOKENS,
-            repeat_guard: true,
-            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
-            methods: Default::default(),
-        }
-    }
-}
 
 /// Receives live progress of an episode (the `run` and `chat` commands print it).
 pub trait Observer: Send + Sync {
