@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use sum2act_core::agent::AgentSection;
 pub use sum2act_core::agent::budget::BudgetSection;
 pub use sum2act_core::llm::settings::{Endpoint, LlmSection, Price};
 pub use sum2act_core::tools::mcp::spec::McpEntry;
@@ -21,8 +22,12 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
-    #[error("{path}: `{field}` must be at least 1 (0 would run and do nothing)")]
-    Zero { path: PathBuf, field: &'static str },
+    #[error("{path}: `{field}` {problem}")]
+    Invalid {
+        path: PathBuf,
+        field: String,
+        problem: &'static str,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,27 +42,6 @@ pub struct Config {
     pub prices: BTreeMap<String, Price>,
     /// MCP servers whose tools the agents get (`[[mcp]]`, with `--tools ...+mcp`).
     pub mcp: Vec<McpEntry>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AgentSection {
-    /// Token budget of the Sum2Act state shown to the router.
-    pub state_token_budget: u32,
-    /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted.
-    pub max_reply_bytes: usize,
-    /// Tokens of a call that writes a final answer or a Sum2Act state update.
-    pub answer_max_tokens: u32,
-}
-
-impl Default for AgentSection {
-    fn default() -> Self {
-        AgentSection {
-            state_token_budget: sum2act_core::agent::DEFAULT_STATE_TOKEN_BUDGET as u32,
-            max_reply_bytes: sum2act_core::agent::DEFAULT_MAX_REPLY_BYTES,
-            answer_max_tokens: sum2act_core::agent::DEFAULT_ANSWER_MAX_TOKENS,
-        }
-    }
 }
 
 impl Config {
@@ -78,25 +62,33 @@ impl Config {
         Ok(config)
     }
 
-    /// Refuses limits of 0, as the flags that set them do.
+    /// Refuses what the flags refuse: limits of 0, an agent option out of its range.
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
-        let budget = self.budget.limits();
-        let set = budget.iter().filter_map(|(k, v)| Some((*k, (*v)?)));
-        let limits: Vec<(&'static str, u64)> = set
-            .chain([
-                (
-                    "agent.state_token_budget",
-                    self.agent.state_token_budget.into(),
-                ),
-                ("llm.timeout_secs", self.llm.timeout_secs),
-                ("llm.context", self.llm.context.into()),
-                ("tools.timeout_secs", self.tools.timeout_secs),
-            ])
-            .collect();
-        match limits.iter().find(|(_, v)| *v == 0) {
-            Some((field, _)) => Err(ConfigError::Zero {
+        let options = [
+            ("budget", self.budget.invalid()),
+            ("agent", self.agent.invalid()),
+        ];
+        let invalid = options.into_iter().find_map(|(section, bad)| {
+            bad.map(|(key, problem)| (format!("{section}.{key}"), problem))
+        });
+        let zero = [
+            ("llm.timeout_secs", self.llm.timeout_secs),
+            ("llm.context", self.llm.context.into()),
+            ("tools.timeout_secs", self.tools.timeout_secs),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == 0)
+        .map(|(field, _)| {
+            (
+                field.to_string(),
+                "must be at least 1 (0 would run and do nothing)",
+            )
+        });
+        match invalid.or(zero) {
+            Some((field, problem)) => Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
                 field,
+                problem,
             }),
             None => Ok(()),
         }

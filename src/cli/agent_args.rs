@@ -6,7 +6,7 @@ use clap::Args;
 use super::budget_args::BudgetArgs;
 use super::values::named;
 use crate::config::Config;
-use sum2act_core::agent::{AgentOptions, Method, MethodOptions, Strategy, ToolDocs};
+use sum2act_core::agent::{AgentOptions, AgentSection, FoldChars, Method, Strategy, ToolDocs};
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
@@ -18,8 +18,12 @@ pub struct AgentArgs {
     /// Token budget of the Sum2Act state shown to the router (default: config `agent.state_token_budget`).
     #[arg(long, value_name = "TOKENS", allow_negative_numbers = true, value_parser = at_least_one())]
     pub state_budget: Option<u32>,
+    /// Sum2Act: have the model split the request into checklist parts even when the deterministic
+    /// splitter finds one part (a request with several parts is always split this way).
+    #[arg(long)]
+    pub decompose: bool,
     /// Sum2Act: a result of plain JSON up to this many characters is folded into the state as it is,
-    /// with no state-manager call; 0 sends every result to the state manager (the paper's loop).
+    /// with no state-manager call; 0 (the default) sends every result to the state manager.
     #[arg(long, value_name = "CHARS")]
     pub fold_chars: Option<usize>,
     /// Sum2Act: where the router reads what each tool does (listed, schemas).
@@ -29,10 +33,6 @@ pub struct AgentArgs {
     /// one tool per turn, the paper's loop).
     #[arg(long)]
     pub calls_at_once: bool,
-    /// Sum2Act: have the model split the request into checklist parts even when the deterministic
-    /// splitter finds one part (a request with several parts is always split this way).
-    #[arg(long)]
-    pub decompose: bool,
     /// ReAct: independent tries (CoT@n).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub tries: Option<u32>,
@@ -46,6 +46,10 @@ pub struct AgentArgs {
     /// at --max-tokens, asked again (default: config `agent.answer_max_tokens`, else 2048).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub answer_max_tokens: Option<u32>,
+    /// Longest model reply text or tool-call arguments kept (bytes); longer ones are cut and counted
+    /// (default: config `agent.max_reply_bytes`, else 65536).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_reply_bytes: Option<u64>,
     /// ReAct/DFSDT: run exact repeats of earlier calls again instead of asking the model to finish
     /// (ToolBench's behaviour).
     #[arg(long)]
@@ -81,74 +85,144 @@ fn parse_unit(s: &str) -> Result<f32, String> {
 }
 
 impl AgentArgs {
-    /// The options for the solver.
+    /// The options for the solver: the defaults, the config file's `[agent]` and `[budget]`, then
+    /// these flags.
     pub fn options(&self, config: &Config) -> AgentOptions {
-        let d = AgentOptions::default();
-        AgentOptions {
-            budget: self.budget.resolve(&config.budget),
-            state_token_budget: self.state_budget.unwrap_or(config.agent.state_token_budget)
-                as usize,
-            fold_chars: self.fold_chars.unwrap_or(d.fold_chars),
-            calls_at_once: self.calls_at_once,
-            tool_docs: self.tool_docs.unwrap_or(d.tool_docs),
-            decompose: self.decompose,
-            tries: self.tries.unwrap_or(d.tries),
-            width: self.width.unwrap_or(d.width),
-            max_tokens: self.max_tokens.unwrap_or(d.max_tokens),
-            answer_max_tokens: self
-                .answer_max_tokens
-                .unwrap_or(config.agent.answer_max_tokens)
-                .max(1),
-            repeat_guard: !self.no_repeat_guard,
-            max_reply_bytes: config.agent.max_reply_bytes.max(1024),
-            methods: self.method_options(),
+        let mut o = AgentOptions::default();
+        config.agent.overlay(&mut o);
+        self.section().overlay(&mut o);
+        o.budget = self.budget.resolve(&config.budget);
+        o
+    }
+
+    /// The values these flags give, each flag onto its option.
+    fn section(&self) -> AgentSection {
+        AgentSection {
+            max_tokens: self.max_tokens,
+            answer_max_tokens: self.answer_max_tokens,
+            max_reply_bytes: self.max_reply_bytes.map(|n| n as usize),
+            state_token_budget: self.state_budget.map(|n| n as usize),
+            decompose: self.decompose.then_some(true),
+            fold_chars: self.fold_chars.map(FoldChars),
+            tool_docs: self.tool_docs,
+            calls_at_once: self.calls_at_once.then_some(true),
+            tries: self.tries,
+            width: self.width,
+            repeat_guard: self.no_repeat_guard.then_some(false),
+            parallel: self.parallel.map(usize::from),
+            strategy: self.strategy,
+            beam_width: self.beam_width.map(usize::from),
+            threshold: self.threshold,
+            max_path: self.max_path.map(usize::from),
         }
     }
 
-    fn method_options(&self) -> MethodOptions {
-        let d = MethodOptions::default();
-        MethodOptions {
-            parallel: self.parallel.map_or(d.parallel, usize::from),
-            strategy: self.strategy.unwrap_or(d.strategy),
-            beam_width: self.beam_width.map_or(d.beam_width, usize::from),
-            threshold: self.threshold.unwrap_or(d.threshold),
-            max_path: self.max_path.map_or(d.max_path, usize::from),
-            catalogue_graph: None,
-        }
-    }
-
-    /// The options of this run's method as JSON, for run manifests: those every method has, and
-    /// those of its own method only (the budget is recorded apart, by `Budget::record`).
+    /// The options of this run's method, for run manifests (`AgentOptions::record`).
     pub fn manifest_value(&self, config: &Config) -> serde_json::Value {
-        let o = self.options(config);
-        let mut v = serde_json::json!({
-            "method": self.method.name(),
-            "max_tokens": o.max_tokens,
-            "answer_max_tokens": o.answer_max_tokens,
-            "max_reply_bytes": o.max_reply_bytes,
-        });
-        let own = match self.method {
-            Method::Sum2act => serde_json::json!({
-                "state_token_budget": o.state_token_budget,
-                "fold_chars": o.fold_chars,
-                "calls_at_once": o.calls_at_once,
-                "tool_docs": o.tool_docs.name(),
-                "decompose": o.decompose,
-            }),
-            Method::React => serde_json::json!({"tries": o.tries, "repeat_guard": o.repeat_guard}),
-            Method::Dfsdt => serde_json::json!({"width": o.width, "repeat_guard": o.repeat_guard}),
-            Method::Plan => serde_json::json!({"parallel": o.methods.parallel}),
-            Method::Graph => serde_json::json!({
-                "parallel": o.methods.parallel,
-                "strategy": o.methods.strategy.as_str(),
-                "beam_width": o.methods.beam_width,
-                "threshold": o.methods.threshold,
-                "max_path": o.methods.max_path,
-            }),
-        };
-        if let (Some(all), Some(own)) = (v.as_object_mut(), own.as_object()) {
-            all.extend(own.clone());
+        self.options(config).record(self.method)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use serde_json::Value;
+
+    use super::*;
+    use sum2act_core::agent::Budget;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        agent: AgentArgs,
+    }
+
+    /// The flag of each option of the core's tables, with a value other than the default.
+    const FLAGS: &[(&str, &[&str])] = &[
+        ("max_tokens", &["--max-tokens", "100"]),
+        ("answer_max_tokens", &["--answer-max-tokens", "100"]),
+        ("max_reply_bytes", &["--max-reply-bytes", "2000"]),
+        ("state_token_budget", &["--state-budget", "100"]),
+        ("decompose", &["--decompose"]),
+        ("fold_chars", &["--fold-chars", "1200"]),
+        ("tool_docs", &["--tool-docs", "schemas"]),
+        ("calls_at_once", &["--calls-at-once"]),
+        ("tries", &["--tries", "3"]),
+        ("width", &["--width", "3"]),
+        ("repeat_guard", &["--no-repeat-guard"]),
+        ("parallel", &["--parallel", "2"]),
+        ("strategy", &["--strategy", "beam"]),
+        ("beam_width", &["--beam-width", "3"]),
+        ("threshold", &["--threshold", "0.25"]),
+        ("max_path", &["--max-path", "2"]),
+        ("preset", &["--budget", "toolbench"]),
+        ("observation_chars", &["--observation-chars", "100"]),
+        ("max_steps", &["--max-steps", "5"]),
+        ("max_tool_calls", &["--max-tool-calls", "5"]),
+        ("max_llm_calls", &["--max-llm-calls", "5"]),
+        ("max_depth", &["--max-depth", "5"]),
+        ("assume_missing", &["--assume-missing", "off"]),
+        ("retry_prompt", &["--retry-prompt", "toolbench"]),
+    ];
+
+    /// What `run.json` records of a run of `method` under `flags`: the agent's options and the budget.
+    fn recorded(flags: &[&str], method: Method) -> serde_json::Map<String, Value> {
+        let mut args = vec!["sum2act", "--method", method.name()];
+        args.extend(flags);
+        let parsed = Flags::try_parse_from(args).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+        let o = parsed.agent.options(&Config::default());
+        let mut all = serde_json::Map::new();
+        for part in [
+            o.record(method),
+            o.budget.record(method, &Default::default()),
+        ] {
+            if let Value::Object(m) = part {
+                all.extend(m);
+            }
         }
-        v
+        all
+    }
+
+    /// Every option of the core (agent options and budget) has a flag, and the flag reaches the
+    /// option: what the run records changes. An option added without its flag fails here.
+    #[test]
+    fn every_option_has_a_flag_that_sets_it() {
+        let mut keys: Vec<&str> = [AgentOptions::KEYS, Budget::KEYS].concat();
+        let mut flagged: Vec<&str> = FLAGS.iter().map(|(k, _)| *k).collect();
+        keys.sort_unstable();
+        flagged.sort_unstable();
+        assert_eq!(
+            flagged, keys,
+            "the options with a flag are the core's options"
+        );
+        for (key, flags) in FLAGS {
+            let method = Method::ALL
+                .into_iter()
+                .find(|m| recorded(&[], *m).contains_key(*key))
+                .unwrap_or_else(|| panic!("`{key}` is in no method's record"));
+            let (before, after) = (recorded(&[], method), recorded(flags, method));
+            assert_ne!(
+                before[*key], after[*key],
+                "{flags:?} leaves `{key}` as it was"
+            );
+        }
+    }
+
+    /// Flags win over the config file, which wins over the defaults, for method options too.
+    #[test]
+    fn flags_win_over_the_config_file() {
+        let config: Config =
+            toml::from_str("[agent]\ntries = 4\nstrategy = \"greedy\"\n[budget]\nmax_steps = 9\n")
+                .unwrap();
+        let parse = |flags: &[&str]| {
+            let args = ["sum2act"].iter().chain(flags);
+            Flags::try_parse_from(args).unwrap().agent.options(&config)
+        };
+        let from_file = parse(&[]);
+        assert_eq!(from_file.tries, 4);
+        assert_eq!(from_file.strategy, Strategy::Greedy);
+        assert_eq!(from_file.budget.max_steps, 9);
+        let flagged = parse(&["--tries", "5", "--max-steps", "7"]);
+        assert_eq!((flagged.tries, flagged.budget.max_steps), (5, 7));
     }
 }

@@ -107,7 +107,7 @@ pub async fn run(
     let set = choice.catalogue.unwrap_or(ToolSet::Oracle);
     let graph = super::index_graph::for_agent(args.solver.agent.method, set, &catalog);
     let mut options = args.solver.resolve(config, Some(&args.out), mcp)?;
-    options.agent.methods.catalogue_graph = graph;
+    options.agent.catalogue_graph = graph;
     let harness = start(options, &data).await?;
     let env = harness.env.clone();
     if let Some(hub) = env.tools.mcp() {

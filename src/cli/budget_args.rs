@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::agent_args::at_least_one;
 use super::values::named;
-use sum2act_core::agent::budget::BudgetSection;
+use sum2act_core::agent::budget::{BudgetSection, RetryPrompt};
 use sum2act_core::agent::{Budget, Preset};
 
 #[derive(Debug, Clone, Default, Args)]
@@ -35,6 +35,10 @@ pub struct BudgetArgs {
     /// (on) or not (off).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     pub assume_missing: Option<bool>,
+    /// DFSDT: what the model is told when it expands a node again (`toolbench`: do something
+    /// different or give up; `answerable`: or answer from the earlier attempts).
+    #[arg(long, value_name = "NAME", value_parser = named::<RetryPrompt>(RetryPrompt::NAMES))]
+    pub retry_prompt: Option<RetryPrompt>,
 }
 
 fn on_off(s: &str) -> Result<bool, String> {
@@ -53,16 +57,21 @@ impl BudgetArgs {
             Some(p) => Budget::preset(p),
             None => section.resolve(),
         };
+        self.section().overlay(&mut b);
+        b
+    }
+
+    /// The values these flags give (the preset is the base, not a value: see `resolve`).
+    fn section(&self) -> BudgetSection {
         BudgetSection {
             preset: None,
             observation_chars: self.observation_chars.map(|n| n as usize),
             max_steps: self.max_steps,
-            max_tool_calls: self.max_tool_calls,
+            max_tool_calls: self.max_tool_calls.map(Some),
             max_llm_calls: self.max_llm_calls,
-            max_depth: self.max_depth,
+            max_depth: self.max_depth.map(Some),
             assume_missing: self.assume_missing,
+            retry_prompt: self.retry_prompt,
         }
-        .overlay(&mut b);
-        b
     }
 }

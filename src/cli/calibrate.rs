@@ -13,6 +13,7 @@ use serde_json::json;
 use super::eval::{load_set, run_data};
 use super::exit::classify;
 use super::judge_args::{JudgeArgs, current_prompt_hashes};
+use super::progress::Judging;
 use super::values::named;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
@@ -151,7 +152,9 @@ async fn measure_modes(
             if sub.expected.is_empty() {
                 continue;
             }
-            let pr = sum2act_eval::pass_rate(&sub, &judge, &args.judge.pass_options(mode))
+            let options = args.judge.pass_options(mode);
+            let progress = Judging::new("labelled answers", &set.source, judge.model_id());
+            let pr = sum2act_eval::pass_rate(&sub, &judge, &options, &progress)
                 .await
                 .map_err(classify)?;
             unusable.0 += pr.overall.unusable_votes;

@@ -1,6 +1,6 @@
 //! `sum2act compare`: win rate of RUN_B (candidate) against RUN_A (reference), with paired A/B statistics.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -9,6 +9,7 @@ use clap::Args;
 use super::GlobalArgs;
 use super::eval::{JudgeArgs, load_set};
 use super::exit::classify;
+use super::progress::Judging;
 use crate::config::Config;
 use sum2act_core::toolbench::io::write_json_atomic;
 use sum2act_eval::CompareOptions;
@@ -74,12 +75,23 @@ pub async fn run(
         .collect();
     let (judge, choice) = args.judge.build(config, &log, &earlier).await?;
     let pass_options = args.judge.pass_options(choice.mode);
-    let ref_pr = sum2act_eval::pass_rate(&reference, &judge, &pass_options)
-        .await
-        .map_err(classify)?;
-    let cand_pr = sum2act_eval::pass_rate(&candidate, &judge, &pass_options)
-        .await
-        .map_err(classify)?;
+    let model = judge.model_id();
+    let ref_pr = sum2act_eval::pass_rate(
+        &reference,
+        &judge,
+        &pass_options,
+        &Judging::new("answers", &args.run_a, model),
+    )
+    .await
+    .map_err(classify)?;
+    let cand_pr = sum2act_eval::pass_rate(
+        &candidate,
+        &judge,
+        &pass_options,
+        &Judging::new("answers", &args.run_b, model),
+    )
+    .await
+    .map_err(classify)?;
     let options = CompareOptions {
         rounds: args.rounds,
         seed: args.judge.seed,
@@ -91,6 +103,7 @@ pub async fn run(
         (&candidate, &cand_pr),
         &judge,
         &options,
+        &rounds_of(&args.run_b, &args.run_a, None, model),
     )
     .await
     .map_err(classify)?;
@@ -120,6 +133,17 @@ pub async fn run(
         println!("wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The progress of judging the preference rounds of `candidate` against `reference` (of one repeat).
+fn rounds_of(candidate: &Path, reference: &Path, repeat: Option<u32>, model: &str) -> Judging {
+    let repeat = repeat.map(|r| format!(" (repeat {r})")).unwrap_or_default();
+    let what = format!(
+        "{} against {}{repeat}",
+        candidate.display(),
+        reference.display()
+    );
+    Judging::of("preference rounds", &what, model)
 }
 
 /// `--out`, else `compare_<run A>` in run B's evaluation folder.
@@ -213,13 +237,16 @@ async fn compare_repeats(
         sum2act_eval::repeats::align(&mut a, reference);
         sum2act_eval::repeats::align(&mut b, candidate);
         let pass_options = args.judge.pass_options(judge.options().mode);
-        let a_pr = sum2act_eval::pass_rate(&a, judge, &pass_options)
-            .await
-            .map_err(classify)?;
-        let b_pr = sum2act_eval::pass_rate(&b, judge, &pass_options)
-            .await
-            .map_err(classify)?;
-        let c = sum2act_eval::compare((&a, &a_pr), (&b, &b_pr), judge, options)
+        let model = judge.model_id();
+        let mut prs = Vec::new();
+        for (set, run) in [(&a, &args.run_a), (&b, &args.run_b)] {
+            let what = format!("{} (repeat {r})", run.display());
+            let progress = Judging::of("answers", &what, model);
+            let pr = sum2act_eval::pass_rate(set, judge, &pass_options, &progress).await;
+            prs.push(pr.map_err(classify)?);
+        }
+        let progress = rounds_of(&args.run_b, &args.run_a, Some(r), model);
+        let c = sum2act_eval::compare((&a, &prs[0]), (&b, &prs[1]), judge, options, &progress)
             .await
             .map_err(classify)?;
         out.push(c.overall);

@@ -10,6 +10,7 @@ use serde_json::json;
 pub use super::eval_input::load_set;
 use super::exit::classify;
 pub use super::judge_args::JudgeArgs;
+use super::progress::Judging;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
 use sum2act_core::toolbench::io::write_json_atomic;
@@ -112,7 +113,8 @@ pub async fn run(global: &GlobalArgs, config: &Config, args: EvalArgs) -> anyhow
         );
     }
     let pass_options = args.judge.pass_options(choice.mode);
-    let pr = sum2act_eval::pass_rate(&set, &judge, &pass_options)
+    let progress = Judging::new("answers", &input, judge.model_id());
+    let pr = sum2act_eval::pass_rate(&set, &judge, &pass_options, &progress)
         .await
         .map_err(classify)?;
     let spread = inference_spread(&input, &set, &pr, &judge, &args).await?;
@@ -477,7 +479,9 @@ async fn inference_spread(
         let mut repeat = sum2act_eval::input::load_answers_repeat(input, r).map_err(classify)?;
         sum2act_eval::repeats::align(&mut repeat, set);
         let options = args.judge.pass_options(judge.options().mode);
-        let scored = sum2act_eval::pass_rate(&repeat, judge, &options)
+        let what = format!("{} (repeat {r})", input.display());
+        let progress = Judging::of("answers", &what, judge.model_id());
+        let scored = sum2act_eval::pass_rate(&repeat, judge, &options, &progress)
             .await
             .map_err(classify)?;
         rates.push(scored.overall.pass_rate);

@@ -13,7 +13,6 @@ use super::llm_args::LlmArgs;
 use super::retriever_args::RetrieverArgs;
 use super::{BadInput, GlobalArgs};
 use crate::config::Config;
-use indicatif::{ProgressBar, ProgressStyle};
 use sum2act_core::prompts::Prompts;
 use sum2act_retrieve::examples::{ExampleRequests, GenerateOptions, generate};
 use sum2act_retrieve::{RetrieveOptions, Retriever, default_index_dir};
@@ -114,13 +113,7 @@ async fn expand(
         "expand: {todo} of {missing} APIs without example requests, with {}",
         client.model_id()
     );
-    let bar = ProgressBar::new(todo as u64);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix} [{bar:30.cyan/blue}] {pos}/{len} APIs, {elapsed} (eta {eta})",
-    ) {
-        bar.set_style(style);
-    }
-    bar.set_prefix("expand");
+    let bar = super::progress::counting_bar("expand", todo, "APIs, {elapsed} (eta {eta})");
     let started = Instant::now();
     let summary = generate(client, &prompts, &catalog, &existing, options, &|n| {
         bar.set_position(n as u64)

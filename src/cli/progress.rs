@@ -1,5 +1,6 @@
-//! Live progress of a batch on a terminal: indicatif bars (one per subset plus a total), chosen by
-//! `--progress`; the plain lines and the totals are the core's (`batch::PlainProgress`, `Totals`).
+//! Live progress on a terminal, with indicatif: a batch's bars (one per subset plus a total), chosen by
+//! `--progress` (the plain lines and the totals are the core's `batch::PlainProgress`, `Totals`), and a
+//! judging pass's bar ([`Judging`]). Every bar is drawn in one style ([`counting_bar`]).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -8,6 +9,8 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sum2act_core::batch::{EpisodeView, NoProgress, PlainProgress, Progress, Totals};
+use sum2act_core::terminal::safe_line;
+use sum2act_eval::JudgeProgress;
 
 /// How to show progress (`--progress`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,16 +74,9 @@ impl Bars {
 
 impl Progress for Bars {
     fn start(&self, subsets: &[(String, usize, usize)]) {
-        let style =
-            ProgressStyle::with_template("{prefix:<16} [{bar:30.cyan/blue}] {pos}/{len} {msg}")
-                .map(|s| s.progress_chars("=> "));
         let mut bars = BTreeMap::new();
         for (name, total, done) in subsets {
-            let bar = self.multi.add(ProgressBar::new(*total as u64));
-            if let Ok(style) = &style {
-                bar.set_style(style.clone());
-            }
-            bar.set_prefix(name.clone());
+            let bar = self.multi.add(counting_bar(name, *total, "{msg}"));
             bar.set_position(*done as u64);
             bars.insert(name.clone(), (bar, 0));
         }
@@ -128,5 +124,76 @@ impl Progress for Bars {
         }
         self.total.finish();
         let _ = self.multi.clear();
+    }
+}
+
+/// A bar of `total` things counted, in the one style every bar here is drawn with: `prefix`, the bar,
+/// `pos/len`, then `tail` (an indicatif template fragment).
+pub fn counting_bar(prefix: &str, total: usize, tail: &str) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    let template = format!("{{prefix:<16}} [{{bar:30.cyan/blue}}] {{pos}}/{{len}} {tail}");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+/// One judging pass on stderr: a line saying what is judged, always (judging with a local model takes
+/// minutes), then a bar of items judged while stderr is a terminal.
+pub struct Judging {
+    /// What is judged, e.g. "answers of runs/a".
+    what: String,
+    model: String,
+    bar: std::sync::Mutex<Option<ProgressBar>>,
+}
+
+impl Judging {
+    /// Judging `noun` of `run` (a path, or "B against A") with `model`.
+    pub fn new(noun: &str, run: &std::path::Path, model: &str) -> Self {
+        Self::of(noun, &run.display().to_string(), model)
+    }
+
+    /// Judging `noun` of `what` with `model`.
+    pub fn of(noun: &str, what: &str, model: &str) -> Self {
+        Judging {
+            what: safe_line(&format!("{noun} of {what}")),
+            model: safe_line(model),
+            bar: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl JudgeProgress for Judging {
+    fn start(&self, total: usize) {
+        if total == 0 {
+            return;
+        }
+        eprintln!("judging {total} {} with {}…", self.what, self.model);
+        if !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = counting_bar("judging", total, "{elapsed} (eta {eta})");
+        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(8));
+        bar.enable_steady_tick(Duration::from_millis(250));
+        if let Ok(mut slot) = self.bar.lock() {
+            *slot = Some(bar);
+        }
+    }
+
+    fn judged(&self) {
+        if let Ok(slot) = self.bar.lock()
+            && let Some(bar) = slot.as_ref()
+        {
+            bar.inc(1);
+        }
+    }
+
+    fn end(&self) {
+        if let Ok(mut slot) = self.bar.lock()
+            && let Some(bar) = slot.take()
+        {
+            bar.finish_and_clear();
+        }
     }
 }

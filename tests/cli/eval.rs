@@ -62,7 +62,11 @@ fn eval_scores_a_run_and_reruns_from_the_cache() {
             "pass rate by mock-judge (tooleval judge) — agreement not measured, 3 votes per query",
         )
         .stdout_has("the judge's pass rate is not the headline")
-        .stdout_has("missing answers count as failures");
+        .stdout_has("missing answers count as failures")
+        .stderr_has(&format!(
+            "judging 2 answers of {} with mock-judge…",
+            run.display()
+        ));
     assert!(out.stdout().contains("33.3 ± 0.0"), "{}", out.stdout());
     assert_eq!(
         judge.calls.load(Ordering::SeqCst),
@@ -183,6 +187,48 @@ fn compare_reports_win_rate_with_intervals() {
         "the second comparison is answered from the judge log"
     );
     assert_eq!(read(&dir.join("compare.json")), c);
+}
+
+#[test]
+fn compare_says_what_it_is_judging() {
+    let (url, _) = mock_judge();
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run_dir(
+        tmp.path(),
+        "react",
+        &[
+            (101, Some("250 EUR is 42,230 JPY.")),
+            (102, Some("some yen")),
+        ],
+    );
+    let b = run_dir(
+        tmp.path(),
+        "sum2act",
+        &[(101, Some("no idea")), (102, Some("BEST: many yen"))],
+    );
+    let out = common::Test::new()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .tooleval_judge(&url)
+        .args(["--rounds", "3", "--resamples", "100"])
+        .run()
+        .success()
+        .stdout_has("sum2act (candidate) vs react (reference)");
+    // stderr is not a terminal here: no bar, one line per judging pass, in the order they run.
+    let err = out.stderr();
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("judging")).collect();
+    let (a, b) = (a.display(), b.display());
+    assert_eq!(
+        lines,
+        [
+            format!("judging 2 answers of {a} with mock-judge…"),
+            format!("judging 2 answers of {b} with mock-judge…"),
+            format!("judging 3 preference rounds of {b} against {a} with mock-judge…"),
+        ],
+        "{err}"
+    );
+    assert!(!err.contains('\r'), "no bar drawn off a terminal: {err:?}");
 }
 
 #[test]

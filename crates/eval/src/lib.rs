@@ -21,6 +21,7 @@ pub mod observations;
 #[cfg(test)]
 mod observations_tests;
 pub mod pass_rate;
+pub mod progress;
 pub mod repeats;
 pub mod report;
 pub mod requirements;
@@ -41,6 +42,7 @@ pub use input::{Answer, AnswerSet, Converted, ConvertedAnswer, Record, load_answ
 pub use judge::{Judge, JudgeOptions};
 pub use metrics::{Metrics, metrics};
 pub use pass_rate::{PassRate, PassRateOptions, QueryVerdict, pass_rate};
+pub use progress::{JudgeProgress, Quiet};
 pub use stats::{Calibration, Interval};
 pub use win_rate::{CompareOptions, Comparison, compare};
 

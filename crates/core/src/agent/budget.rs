@@ -38,6 +38,14 @@ pub enum RetryPrompt {
     Answerable,
 }
 
+crate::names::named_values!(RetryPrompt, "retry prompt" {
+    Toolbench => "toolbench": "ToolBench's: do something different, or give up",
+    Answerable => "answerable": "do something different, or answer from the earlier attempts",
+});
+
+impl super::options::OptionValue for Preset {}
+impl super::options::OptionValue for RetryPrompt {}
+
 impl RetryPrompt {
     pub fn prompt(self) -> PromptName {
         match self {
@@ -47,66 +55,58 @@ impl RetryPrompt {
     }
 }
 
-/// The limits and policies of one run, the same for every method.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Budget {
-    /// The preset these values started from (a flag may have changed some).
-    pub preset: Preset,
-    /// Characters of a tool reply the model may read: the tool caller's cut (what ReAct and DFSDT
-    /// keep in their history) and the cap of the steps that digest a reply (Sum2Act's state manager,
-    /// plan/graph's answer call) are both this number.
-    pub observation_chars: usize,
-    /// Model decisions (actions, `Finish` included) per chain: Sum2Act's router steps, a ReAct
-    /// try's steps, the actions on one DFSDT path.
-    pub max_steps: u32,
-    /// Tool calls per episode, all of DFSDT's branches and all of a plan's rounds together; `None`
-    /// is no limit. A call past it is not made: the model is told to finish.
-    pub max_tool_calls: Option<u32>,
-    /// Model calls per episode, of every kind (ToolBench's `max_query_count` for DFSDT).
-    pub max_llm_calls: u32,
-    /// ToolBench's chain limit in tree levels (`single_chain_max_step`; a thought, an action and
-    /// its input are three): `None` under the equal budget, where `max_steps` counts actions.
-    pub max_depth: Option<u32>,
-    /// Where the request lacks a value a tool needs, the model is told to call with the most
-    /// plausible one and say so in the answer (every method's prompt, or none).
-    pub assume_missing: bool,
-    /// DFSDT's re-expansion prompt.
-    pub retry_prompt: RetryPrompt,
-}
-
 /// The observation budget of the equal preset: whole replies of simulated and cached APIs.
 pub const EQUAL_OBSERVATION_CHARS: usize = crate::tools::settings::DEFAULT_OBSERVATION_CHARS;
 /// ToolBench's observation cut.
 pub const TOOLBENCH_OBSERVATION_CHARS: usize = 1_024;
 
-impl Default for Budget {
-    fn default() -> Self {
-        Budget::preset(Preset::Equal)
+super::options::option_group! {
+    /// The limits and policies of one run, the same for every method (the defaults are the equal
+    /// preset's).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Budget;
+    /// The config file's `[budget]` section, or the budget flags given: a preset and any values that
+    /// differ from it.
+    pub struct BudgetSection;
+    options {
+        /// The preset these values started from (a flag may have changed some).
+        preset: Preset = Preset::Equal, for all;
+        /// Characters of a tool reply the model may read: the tool caller's cut (what ReAct and DFSDT
+        /// keep in their history) and the cap of the steps that digest a reply (Sum2Act's state
+        /// manager, plan/graph's answer call) are both this number.
+        observation_chars: usize = EQUAL_OBSERVATION_CHARS, for all;
+        /// Model decisions (actions, `Finish` included) per chain: Sum2Act's router steps, a ReAct
+        /// try's steps, the actions on one DFSDT path.
+        max_steps: u32 = 30, for all;
+        /// Tool calls per episode, all of DFSDT's branches and all of a plan's rounds together;
+        /// `None` is no limit. A call past it is not made: the model is told to finish.
+        max_tool_calls: Option<u32> = Some(30), for all;
+        /// Model calls per episode, of every kind (ToolBench's `max_query_count` for DFSDT).
+        max_llm_calls: u32 = 64, for all;
+        /// ToolBench's chain limit in tree levels (`single_chain_max_step`; a thought, an action and
+        /// its input are three): `None` under the equal budget, where `max_steps` counts actions.
+        max_depth: Option<u32> = None, for all;
+        /// Where the request lacks a value a tool needs, the model is told to call with the most
+        /// plausible one and say so in the answer (every method's prompt, or none).
+        assume_missing: bool = true, for all;
+        /// DFSDT's re-expansion prompt.
+        retry_prompt: RetryPrompt = RetryPrompt::Answerable, for [Dfsdt];
     }
 }
 
 impl Budget {
     pub fn preset(preset: Preset) -> Self {
         match preset {
-            Preset::Equal => Budget {
-                preset,
-                observation_chars: EQUAL_OBSERVATION_CHARS,
-                max_steps: 30,
-                max_tool_calls: Some(30),
-                max_llm_calls: 64,
-                max_depth: None,
-                assume_missing: true,
-                retry_prompt: RetryPrompt::Answerable,
-            },
+            Preset::Equal => Budget::default(),
             Preset::Toolbench => Budget {
                 preset,
                 observation_chars: TOOLBENCH_OBSERVATION_CHARS,
-                max_steps: 30,
                 max_tool_calls: None,
                 max_llm_calls: 200,
                 max_depth: Some(12),
                 assume_missing: false,
                 retry_prompt: RetryPrompt::Toolbench,
+                ..Budget::default()
             },
         }
     }
@@ -116,8 +116,8 @@ impl Budget {
         steps < self.max_steps as usize && self.max_depth.is_none_or(|d| depth < d)
     }
 
-    /// The record `run.json` keeps for a run of `method`: the limits, the policies, what its model
-    /// reads of each reply, and the hashes of the templates it renders.
+    /// The record `run.json` keeps for a run of `method`: the limits and policies it runs under,
+    /// what its model reads of each reply, and the hashes of the templates it renders.
     pub fn record(
         &self,
         method: Method,
@@ -133,32 +133,11 @@ impl Budget {
                 )
             })
             .collect();
-        json!({
-            "preset": self.preset,
-            "observation_chars": self.observation_chars,
-            "max_steps": self.max_steps,
-            "max_tool_calls": self.max_tool_calls,
-            "max_llm_calls": self.max_llm_calls,
-            "max_depth": self.max_depth,
-            "assume_missing": self.assume_missing,
-            "retry_prompt": (method == Method::Dfsdt).then_some(self.retry_prompt),
-            "reads": reads(method, self),
-            "prompts": prompts,
-        })
+        let mut record = self.options_of(method);
+        record.insert("reads".into(), reads(method, self).into());
+        record.insert("prompts".into(), prompts.into());
+        Value::Object(record)
     }
-}
-
-/// The config file's `[budget]` section: a preset and any values that differ from it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BudgetSection {
-    pub preset: Option<Preset>,
-    pub observation_chars: Option<usize>,
-    pub max_steps: Option<u32>,
-    pub max_tool_calls: Option<u32>,
-    pub max_llm_calls: Option<u32>,
-    pub max_depth: Option<u32>,
-    pub assume_missing: Option<bool>,
 }
 
 impl BudgetSection {
@@ -167,42 +146,6 @@ impl BudgetSection {
         let mut b = Budget::preset(self.preset.unwrap_or_default());
         self.overlay(&mut b);
         b
-    }
-
-    /// Sets the values this section (or a set of flags of the same shape) gives.
-    pub fn overlay(&self, b: &mut Budget) {
-        if let Some(n) = self.observation_chars {
-            b.observation_chars = n;
-        }
-        if let Some(n) = self.max_steps {
-            b.max_steps = n;
-        }
-        if let Some(n) = self.max_tool_calls {
-            b.max_tool_calls = Some(n);
-        }
-        if let Some(n) = self.max_llm_calls {
-            b.max_llm_calls = n;
-        }
-        if let Some(n) = self.max_depth {
-            b.max_depth = Some(n);
-        }
-        if let Some(on) = self.assume_missing {
-            b.assume_missing = on;
-        }
-    }
-
-    /// The limits that must be at least 1, by config key, for the config file's check.
-    pub fn limits(&self) -> [(&'static str, Option<u64>); 5] {
-        [
-            (
-                "budget.observation_chars",
-                self.observation_chars.map(|n| n as u64),
-            ),
-            ("budget.max_steps", self.max_steps.map(u64::from)),
-            ("budget.max_tool_calls", self.max_tool_calls.map(u64::from)),
-            ("budget.max_llm_calls", self.max_llm_calls.map(u64::from)),
-            ("budget.max_depth", self.max_depth.map(u64::from)),
-        ]
     }
 }
 

@@ -26,7 +26,7 @@ use super::parse::first_json_object;
 use super::plan::execute::{self, ExecTask, Execution, TaskStatus};
 use super::plan::placeholder::Outputs;
 use super::plan::{Progress, conclude, model_failure, respond};
-use super::{AgentError, AgentOptions, MethodOptions, SolveContext, Solver};
+use super::{AgentError, AgentOptions, SolveContext, Solver};
 use crate::llm::Purpose;
 use crate::llm::{CompletionRequest, Message};
 use crate::prompts::PromptName;
@@ -41,7 +41,7 @@ const MAX_SOLUTIONS: usize = 3;
 const CACHED_GRAPHS: usize = 64;
 
 pub struct GraphSearch {
-    options: MethodOptions,
+    options: AgentOptions,
     /// Graphs by tool set, other than the whole catalogue's (shared through the options).
     graphs: Mutex<HashMap<Vec<String>, Graphed>>,
 }
@@ -64,7 +64,7 @@ enum GraphFrom {
 impl GraphSearch {
     pub fn new(options: &AgentOptions) -> Self {
         GraphSearch {
-            options: options.methods.clone(),
+            options: options.clone(),
             graphs: Mutex::new(HashMap::new()),
         }
     }

@@ -409,7 +409,7 @@ fn a_call_with_nothing_new_is_not_reported_as_failed() {
         Box::new(move |_, i| Ok(script[i.min(2)].clone())),
         "Paris is 21 C",
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );
@@ -480,7 +480,7 @@ fn an_unreachable_state_manager_ends_the_episode_and_the_call_is_not_a_failure()
         Arc::new(Source::default()),
         ToolConfig::default(),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );

@@ -11,7 +11,7 @@ mod epilogue;
 mod episode;
 pub mod failure;
 pub mod graph;
-pub mod method_options;
+pub mod options;
 pub mod parse;
 pub mod plan;
 pub mod react;
@@ -26,12 +26,12 @@ use async_trait::async_trait;
 
 pub use crate::toolbench::method::Method;
 pub use budget::{Budget, Preset};
-pub use context::{
-    AgentOptions, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES, DEFAULT_STATE_TOKEN_BUDGET,
-    Observer, QuietObserver, SUGGESTED_FOLD_CHARS, SolveContext, ToolDocs,
-};
+pub use context::{Observer, QuietObserver, SolveContext};
 pub use episode::{Counters, Episode, FinishKind, Step};
-pub use method_options::{MethodOptions, Strategy};
+pub use options::{
+    AgentOptions, AgentSection, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_STATE_TOKEN_BUDGET, FoldChars, SUGGESTED_FOLD_CHARS, Strategy, ToolDocs,
+};
 
 use crate::toolbench::Task;
 

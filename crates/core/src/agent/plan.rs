@@ -41,7 +41,7 @@ pub struct Planner {
 impl Planner {
     pub fn new(options: &AgentOptions) -> Self {
         Planner {
-            parallel: options.methods.parallel.max(1),
+            parallel: options.parallel.max(1),
         }
     }
 }

@@ -109,7 +109,7 @@ fn sum2act_success_updates_state_and_finishes() {
     let h = harness(
         vec![weather(), finish("It is 21 C in Paris.")],
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );
@@ -237,7 +237,7 @@ fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
         llm,
         Arc::default(),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );

@@ -15,6 +15,7 @@ use super::evidence::{EvidenceReport, check_answer};
 use super::evidence_judge::{PartResult, SplitBy};
 use super::input::{Answer, AnswerSet};
 use super::judge::{DEFAULT_JUDGE_SEED, Judge};
+use super::progress::JudgeProgress;
 use super::rules::{Rule, decide, finish_rule};
 use super::stats::{Interval, mean};
 use super::{EvalError, JudgeMode, Label, QueryKey};
@@ -237,29 +238,34 @@ pub fn evidence_only(set: &AnswerSet) -> PassRate {
     summarise("none", 0, verdicts.into_values().collect())
 }
 
-/// Scores every expected query of `set` with `judge`.
+/// Scores every expected query of `set` with `judge`, telling `progress` of each answer judged.
 pub async fn pass_rate(
     set: &AnswerSet,
     judge: &Judge,
     options: &PassRateOptions,
+    progress: &dyn JudgeProgress,
 ) -> Result<PassRate, EvalError> {
     let votes = options.votes.max(1);
     let (mut verdicts, jobs) = prepare(set, options.mode, votes);
     let verdicts_ref = &verdicts;
+    progress.start(jobs.len());
     let results: Vec<Result<Judged, EvalError>> = futures::stream::iter(jobs)
         .map(|answer| async move {
             let evidence = verdicts_ref
                 .get(&answer.key)
                 .and_then(|v| v.evidence.clone())
                 .unwrap_or_default();
-            match options.mode {
+            let judged = match options.mode {
                 JudgeMode::Evidence => evidence_votes(judge, answer, &evidence, votes).await,
                 JudgeMode::Tooleval => tooleval_votes(judge, answer, votes).await,
-            }
+            };
+            progress.judged();
+            judged
         })
         .buffer_unordered(options.concurrency.max(1))
         .collect()
         .await;
+    progress.end();
     // The log keeps every vote made, also when a later call failed: a rerun resumes from it.
     let saved = judge.save();
     let mut first_error = None;

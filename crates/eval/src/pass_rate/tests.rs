@@ -4,6 +4,7 @@ use super::*;
 use crate::cache::JudgeCache;
 use crate::input::{Answer, Converted, ConvertedAnswer};
 use crate::judge::JudgeOptions;
+use crate::progress::Quiet;
 use crate::stats::std_dev;
 use serde_json::json;
 use sum2act_core::llm::scripted::{ScriptedLlm, reply};
@@ -101,7 +102,9 @@ async fn labels_aggregate_per_subset_and_overall() {
         &[],
     );
     let (_, judge) = scripted_judge();
-    let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
+    let pr = pass_rate(&s, &judge, &tooleval(3, 4), &Quiet)
+        .await
+        .unwrap();
     let g1 = &pr.subsets[0];
     assert_eq!(g1.subset, "G1");
     // Run 0: 1 + 0 + 0 = 1/3; runs 1 and 2: 1 + 0 + 1 = 2/3.
@@ -129,7 +132,9 @@ async fn unsure_is_rechecked_with_the_trajectory() {
         "parameters": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}})];
     let s = set(vec![vague], &[]);
     let (llm, judge) = scripted_judge();
-    let pr = pass_rate(&s, &judge, &tooleval(1, 1)).await.unwrap();
+    let pr = pass_rate(&s, &judge, &tooleval(1, 1), &Quiet)
+        .await
+        .unwrap();
     assert_eq!(pr.queries[0].labels, vec![Label::Solved]);
     assert!(pr.queries[0].reasons[0].contains("re-check"));
     let prompts: Vec<String> = llm
@@ -160,7 +165,9 @@ async fn unsure_that_stays_unsure_scores_half() {
         JudgeOptions::default(),
     );
     let s = set(vec![answer("G1", 1, "whatever", true)], &[]);
-    let pr = pass_rate(&s, &judge, &tooleval(2, 2)).await.unwrap();
+    let pr = pass_rate(&s, &judge, &tooleval(2, 2), &Quiet)
+        .await
+        .unwrap();
     assert_eq!(pr.overall.pass_rate, 50.0);
     assert_eq!(pr.queries[0].majority(), Label::Unsure);
 }
@@ -176,7 +183,9 @@ async fn rules_and_missing_answers_never_reach_the_judge() {
         &[("G1", 4)],
     );
     let (llm, judge) = scripted_judge();
-    let pr = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
+    let pr = pass_rate(&s, &judge, &tooleval(3, 4), &Quiet)
+        .await
+        .unwrap();
     assert_eq!(
         llm.requests().len(),
         3,
@@ -200,6 +209,51 @@ async fn rules_and_missing_answers_never_reach_the_judge() {
     );
 }
 
+/// Counts what a judging pass tells its progress.
+#[derive(Default)]
+struct Counted {
+    total: std::sync::atomic::AtomicUsize,
+    judged: std::sync::atomic::AtomicUsize,
+    ended: std::sync::atomic::AtomicBool,
+}
+
+impl JudgeProgress for Counted {
+    fn start(&self, total: usize) {
+        self.total.store(total, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn judged(&self) {
+        self.judged
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn end(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn progress_counts_the_answers_the_judge_reads() {
+    let s = set(
+        vec![
+            answer("G1", 1, "ANSWER-GOOD", true),
+            answer("G1", 2, "ANSWER-BAD", true),
+            answer("G1", 3, "", false),
+        ],
+        &[("G1", 4)],
+    );
+    let (_, judge) = scripted_judge();
+    let counted = Counted::default();
+    pass_rate(&s, &judge, &tooleval(3, 2), &counted)
+        .await
+        .unwrap();
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(
+        (counted.total.load(SeqCst), counted.judged.load(SeqCst)),
+        (2, 2),
+        "answers decided by a rule or missing are not counted"
+    );
+    assert!(counted.ended.load(SeqCst));
+}
+
 #[tokio::test]
 async fn rerun_is_free_and_identical() {
     let s = set(
@@ -219,7 +273,9 @@ async fn rerun_is_free_and_identical() {
             JudgeCache::open(&log).unwrap(),
             JudgeOptions::default(),
         );
-        pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap()
+        pass_rate(&s, &judge, &tooleval(3, 4), &Quiet)
+            .await
+            .unwrap()
     };
     let calls = llm.requests().len();
     let judge = Judge::new(
@@ -228,7 +284,9 @@ async fn rerun_is_free_and_identical() {
         JudgeCache::open(&log).unwrap(),
         JudgeOptions::default(),
     );
-    let second = pass_rate(&s, &judge, &tooleval(3, 4)).await.unwrap();
+    let second = pass_rate(&s, &judge, &tooleval(3, 4), &Quiet)
+        .await
+        .unwrap();
     assert_eq!(first, second);
     assert_eq!(llm.requests().len(), calls, "no new judge calls");
     let text = std::fs::read_to_string(&log).unwrap();

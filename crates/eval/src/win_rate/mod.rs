@@ -18,6 +18,7 @@ use super::input::{Answer, AnswerSet};
 use super::judge::Judge;
 use super::observations::judge_view;
 use super::pass_rate::{PassRate, QueryVerdict, Source};
+use super::progress::JudgeProgress;
 use super::stats::Interval;
 use super::{EvalError, Label, QueryKey};
 
@@ -175,16 +176,20 @@ fn round(winner: Winner, decided_by: DecidedBy) -> Round {
 }
 
 /// Compares `candidate` against `reference`; both pass rates must come from the same judge setup.
+/// `progress` hears of each round the judge decides.
 pub async fn compare(
     reference: (&AnswerSet, &PassRate),
     candidate: (&AnswerSet, &PassRate),
     judge: &Judge,
     options: &CompareOptions,
+    progress: &dyn JudgeProgress,
 ) -> Result<Comparison, EvalError> {
     let rounds = options.rounds.max(1);
     let (refs, cands) = (Side::new(reference), Side::new(candidate));
     let (mut table, jobs) = settle(&refs, &cands, rounds);
-    let judged = judge_rounds(jobs, judge, options).await;
+    progress.start(jobs.len());
+    let judged = judge_rounds(jobs, judge, options, progress).await;
+    progress.end();
     let saved = judge.save();
     for j in judged {
         let (key, r, rd) = j?;
@@ -297,11 +302,14 @@ async fn judge_rounds(
     jobs: Vec<JudgeJob<'_>>,
     judge: &Judge,
     options: &CompareOptions,
+    progress: &dyn JudgeProgress,
 ) -> Vec<Result<(QueryKey, u32, Round), EvalError>> {
     let seed = options.seed;
     futures::stream::iter(jobs)
         .map(|(key, r, a, b)| async move {
-            let round = judge_round(judge, &key, r, (a, b), seed).await?;
+            let round = judge_round(judge, &key, r, (a, b), seed).await;
+            progress.judged();
+            let round = round?;
             Ok((key, r, round))
         })
         .buffer_unordered(options.concurrency.max(1))

@@ -5,6 +5,7 @@ use crate::cache::JudgeCache;
 use crate::input::{Converted, ConvertedAnswer};
 use crate::judge::JudgeOptions;
 use crate::pass_rate::{QueryVerdict, summarise as summarise_pass};
+use crate::progress::Quiet;
 use crate::stats::mean;
 use serde_json::json;
 use sum2act_core::llm::scripted::{ScriptedLlm, reply};
@@ -108,9 +109,15 @@ async fn status_shortcut_missing_and_judge() {
         &[],
     );
     let (llm, j) = judge();
-    let c = compare((&ra, &rp), (&ca, &cp), &j, &CompareOptions::default())
-        .await
-        .unwrap();
+    let c = compare(
+        (&ra, &rp),
+        (&ca, &cp),
+        &j,
+        &CompareOptions::default(),
+        &Quiet,
+    )
+    .await
+    .unwrap();
     let q = |id| c.queries.iter().find(|q| q.query_id == id).unwrap();
     assert_eq!(q(1).outcome, Outcome::Loss);
     assert!(
@@ -174,9 +181,15 @@ async fn order_is_shuffled_per_round_and_seeded() {
     };
     let (ra, rp) = run("ref", answers("x"), &[]);
     let (ca, cp) = run("cand", answers("y"), &[]);
-    let c = compare((&ra, &rp), (&ca, &cp), &j, &CompareOptions::default())
-        .await
-        .unwrap();
+    let c = compare(
+        (&ra, &rp),
+        (&ca, &cp),
+        &j,
+        &CompareOptions::default(),
+        &Quiet,
+    )
+    .await
+    .unwrap();
     let shown: Vec<&Round> = c.queries.iter().flat_map(|q| &q.rounds).collect();
     let cand_first = shown.iter().filter(|r| r.candidate_first).count();
     assert!(cand_first > 10 && cand_first < 50, "{cand_first} of 60");
@@ -208,7 +221,9 @@ async fn even_rounds_can_tie() {
         concurrency: 1,
         ..CompareOptions::default()
     };
-    let c = compare((&ra, &rp), (&ca, &cp), &j, &opts).await.unwrap();
+    let c = compare((&ra, &rp), (&ca, &cp), &j, &opts, &Quiet)
+        .await
+        .unwrap();
     let q = &c.queries[0];
     // Round 0 and round 1 are shown in some order; the judge answers A then B. Whatever the order,
     // the outcome is a tie only when each side won one round.

@@ -80,11 +80,8 @@ fn model_answering(
 
 fn options(strategy: Strategy, parallel: usize) -> AgentOptions {
     AgentOptions {
-        methods: MethodOptions {
-            strategy,
-            parallel,
-            ..MethodOptions::default()
-        },
+        strategy,
+        parallel,
         ..AgentOptions::default()
     }
 }
@@ -486,7 +483,7 @@ fn catalogue_tool_sets_search_the_shared_catalogue_graph() {
         let mut t = task("G1_category", 203);
         t.functions = functions;
         let mut opts = options(Strategy::Adaptive, 4);
-        opts.methods.catalogue_graph = catalogue_graph;
+        opts.catalogue_graph = catalogue_graph;
         let ctx = context(
             model(matrix_cast(), None),
             &t,

@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::dag::{Plan, Problem};
 use super::*;
+use crate::agent::FinishKind;
 use crate::agent::sample_harness::{
     SampleSource, assert_one_reply_format, context, finish_saying, first_prompt, prompt_text, run,
     task, tools_called,
 };
-use crate::agent::{FinishKind, MethodOptions};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{CompletionRequest, LlmError};
 
@@ -40,10 +40,7 @@ fn model(replies: Vec<(&'static str, Value)>) -> Arc<ScriptedLlm> {
 
 fn options(parallel: usize) -> AgentOptions {
     AgentOptions {
-        methods: MethodOptions {
-            parallel,
-            ..MethodOptions::default()
-        },
+        parallel,
         ..AgentOptions::default()
     }
 }

@@ -93,7 +93,7 @@ fn parts_the_state_manager_names_for_a_call_that_holds_them_are_answered_without
             )],
         ),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );
@@ -139,7 +139,7 @@ fn facts_the_state_manager_names_for_one_part_count_in_part_for_the_others() {
             )],
         ),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );
@@ -198,7 +198,7 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
         Box::new(move |_| update(&[shown.as_str()], &[1])),
         Source::default().with("comedies", vec![Ok(observed)]),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             state_token_budget: 150,
             ..AgentOptions::default()
         },
@@ -252,7 +252,7 @@ fn facts_sharing_words_with_a_part_the_call_did_not_ask_about_leave_it_open() {
             vec![Ok(json!({"title": "Inception", "year": 2010, "notes": "shot in Paris in rainy weather"}))],
         ),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );

@@ -322,7 +322,7 @@ fn fault_3_a_part_is_answered_only_by_a_value_and_not_failed_by_one_failure() {
                 ],
             ),
         AgentOptions {
-            fold_chars: 0,
+            fold_chars: crate::agent::FoldChars(0),
             ..AgentOptions::default()
         },
     );

@@ -109,7 +109,7 @@ impl<'a> Run<'a> {
         let assume_missing = ctx.assume_missing(PromptName::AssumeMissingRouter)?;
         // What the state holds: facts only, or small results as the APIs returned them too.
         let state_intro = ctx.prompts.render(
-            if ctx.options.fold_chars > 0 {
+            if ctx.options.fold_chars.0 > 0 {
                 PromptName::RouterStateResults
             } else {
                 PromptName::RouterStateSummarised

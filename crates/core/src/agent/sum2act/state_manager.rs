@@ -58,7 +58,7 @@ pub async fn summarise(
         return Ok(Summary::Failed);
     }
     let mut reading = reading::read(obs, n, ctx.options.budget.observation_chars);
-    let by_code = fold::as_fact(action, &reading, ctx.options.fold_chars);
+    let by_code = fold::as_fact(action, &reading, ctx.options.fold_chars.0);
     let folded = by_code.is_some();
     let update = match by_code {
         Some(fact) => {
