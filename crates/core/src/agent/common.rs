@@ -131,8 +131,8 @@ pub async fn turn_with_tools(
     tools: Vec<Value>,
     described: bool,
 ) -> Result<Turn, TurnError> {
-    let mut request = CompletionRequest::new(purpose, messages.clone())
-        .with_tools(tools, ToolChoice::Required);
+    let mut request =
+        CompletionRequest::new(purpose, messages.clone()).with_tools(tools, ToolChoice::Required);
     if described {
         request = request.tools_described();
     }

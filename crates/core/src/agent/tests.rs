@@ -233,10 +233,14 @@ fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
             finish("21 C")
         })
     }));
-    let ctx = fake_context(llm, Arc::default(), AgentOptions {
+    let ctx = fake_context(
+        llm,
+        Arc::default(),
+        AgentOptions {
             fold_chars: 0,
             ..AgentOptions::default()
-        });
+        },
+    );
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let state = ep.steps[0].state.clone().unwrap_or_default();
     // No "get_weather returned: {…}" dump: the call is a failure with the state manager's reason.

@@ -528,7 +528,11 @@ fn independent_parts_are_called_at_once_and_small_results_read_without_a_state_m
     assert_eq!(prompts.len(), 2);
     assert!(prompts_for(&h.llm, "state").is_empty());
     // The router read the results as the APIs returned them.
-    assert!(prompts[1].contains(r#""temperature_c":21"#), "{}", prompts[1]);
+    assert!(
+        prompts[1].contains(r#""temperature_c":21"#),
+        "{}",
+        prompts[1]
+    );
     assert!(prompts[1].contains("Hotel Lutetia"), "{}", prompts[1]);
     // The Finish written before the results was not run; the step says so.
     assert!(

@@ -144,16 +144,27 @@ mod tests {
     #[test]
     fn what_needs_judgement_goes_to_the_state_manager() {
         // Error payloads, failure flags and statuses.
-        assert_eq!(fact(json!({"message": "You are not subscribed to this API."})), None);
+        assert_eq!(
+            fact(json!({"message": "You are not subscribed to this API."})),
+            None
+        );
         assert_eq!(fact(json!({"error": "bad id", "code": 400})), None);
-        assert_eq!(fact(json!({"success": false, "data": {"a": 1, "b": 2}})), None);
-        assert_eq!(fact(json!({"status": "error", "reason": "quota", "x": 1})), None);
+        assert_eq!(
+            fact(json!({"success": false, "data": {"a": 1, "b": 2}})),
+            None
+        );
+        assert_eq!(
+            fact(json!({"status": "error", "reason": "quota", "x": 1})),
+            None
+        );
         // Empty or nearly empty results.
         assert_eq!(fact(json!({"results": [], "total": 0})), None);
         assert_eq!(fact(json!([])), None);
         // Prose and large results.
         assert_eq!(fact(json!("The service is down for maintenance.")), None);
-        let big: Vec<Value> = (0..200).map(|i| json!({"id": i, "name": format!("item {i}")})).collect();
+        let big: Vec<Value> = (0..200)
+            .map(|i| json!({"id": i, "name": format!("item {i}")}))
+            .collect();
         assert_eq!(fact(json!({ "items": big })), None);
         // A result with an opaque value (kept by reference) needs the state manager's legend.
         let image = "iVBORw0KGgo".repeat(40);

@@ -94,7 +94,10 @@ fn queue_further_calls(
         return (first, Vec::new());
     }
     if !run.ctx.options.calls_at_once {
-        let note = format!("{} further call(s) of the reply not run (one call per turn)", also.len());
+        let note = format!(
+            "{} further call(s) of the reply not run (one call per turn)",
+            also.len()
+        );
         return (first, vec![note]);
     }
     if first.name == FINISH && also.iter().all(|a| a.name == FINISH) {
@@ -105,7 +108,9 @@ fn queue_further_calls(
     calls.retain(|a| a.name != FINISH);
     let mut notes = Vec::new();
     if calls.len() < before {
-        notes.push("a Finish sent with tool calls was not run (it came before their results)".into());
+        notes.push(
+            "a Finish sent with tool calls was not run (it came before their results)".into(),
+        );
     }
     notes.push(format!("the router called {} tools at once", calls.len()));
     let mut calls = calls.into_iter();

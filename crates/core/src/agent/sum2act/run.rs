@@ -102,7 +102,9 @@ impl<'a> Run<'a> {
         // With the docs in the offered functions, the system prompt does not list the tools again.
         let tools = match ctx.options.tool_docs {
             ToolDocs::Listed => common::tool_listing(ctx.tools.functions()),
-            ToolDocs::Schemas => "(offered as functions, each with its description and arguments)\n".into(),
+            ToolDocs::Schemas => {
+                "(offered as functions, each with its description and arguments)\n".into()
+            }
         };
         let assume_missing = ctx.assume_missing(PromptName::AssumeMissingRouter)?;
         // What the state holds: facts only, or small results as the APIs returned them too.
