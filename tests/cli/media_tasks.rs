@@ -150,7 +150,8 @@ async fn every_reference_solves_its_query_from_recorded_data() {
     let functions = tools::functions(&catalog);
     let api = VirtualApi::new(catalog, Some(sample().join("response_cache")));
     let (_server, source) = tools::server(api).await;
-    let media = McpChild::spawn(&["media-server", "--offline"], &[]).await;
+    // Tesseract's OpenMP threads only contend with the other tests for the cores.
+    let media = McpChild::spawn(&["media-server", "--offline"], &[("OMP_THREAD_LIMIT", "1")]).await;
     let scratch = tempfile::tempdir().unwrap();
     for r in &refs.references {
         assert!(queries.iter().any(|q| q.query_id == r.query_id));

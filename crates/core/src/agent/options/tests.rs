@@ -55,12 +55,17 @@ fn others(default: &Value) -> Vec<Value> {
         Value::Number(n) if n.is_u64() => vec![json!(n.as_u64().unwrap_or(0) + 1)],
         Value::Number(n) => vec![json!(if n.as_f64() < Some(0.5) { 0.75 } else { 0.25 })],
         Value::Null => vec![json!(7)],
-        Value::String(s) => [Strategy::NAMES, Preset::NAMES, RetryPrompt::NAMES, ToolDocs::NAMES]
-            .concat()
-            .into_iter()
-            .filter(|(name, _)| name != s)
-            .map(|(name, _)| json!(name))
-            .collect(),
+        Value::String(s) => [
+            Strategy::NAMES,
+            Preset::NAMES,
+            RetryPrompt::NAMES,
+            ToolDocs::NAMES,
+        ]
+        .concat()
+        .into_iter()
+        .filter(|(name, _)| name != s)
+        .map(|(name, _)| json!(name))
+        .collect(),
         other => panic!("an option recorded as {other}"),
     }
 }
