@@ -19,6 +19,10 @@
 //! The core never sees clap, anyhow, rustyline or indicatif, nor the config file: the binary resolves
 //! every option and passes plain structs. The servers, simulators, evaluator, retriever and embedded
 //! model are crates of their own above this one (`crates/`).
+//!
+//! Visibility: an item is `pub` only when another crate of the workspace (the binary, the servers, the
+//! evaluator, the retriever, the local model, the tests and benches) uses it; everything else is
+//! `pub(crate)` or private, so what is `pub` here is the core's interface and can be read as such.
 
 pub mod agent;
 pub mod batch;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 include!(concat!(env!("OUT_DIR"), "/prompts.rs"));
 
 /// Environment variable naming a folder whose `*.md` files replace the embedded prompts.
-pub const PROMPTS_ENV: &str = "SUM2ACT_PROMPTS";
+pub(crate) const PROMPTS_ENV: &str = "SUM2ACT_PROMPTS";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -60,7 +60,7 @@ impl Prompts {
     }
 
     /// Replaces templates with the `*.md` files found in `dir`.
-    pub fn override_from(&mut self, dir: &Path) -> Result<(), PromptError> {
+    pub(crate) fn override_from(&mut self, dir: &Path) -> Result<(), PromptError> {
         let io = |source| PromptError::Io {
             path: dir.display().to_string(),
             source,
@@ -117,7 +117,7 @@ pub fn short_hash(text: &str) -> String {
 
 /// Fills `{key}` placeholders in one pass (values are not re-scanned, so a value containing `{x}` is safe).
 /// Only `{identifier}` counts as a placeholder; other braces (JSON examples) pass through.
-pub fn render_template(
+pub(crate) fn render_template(
     name: &str,
     template: &str,
     vars: &[(&str, &str)],

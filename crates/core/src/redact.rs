@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// What a hidden value is shown as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Query parameter names (lower case, `-` and `_` dropped) that hold a secret, or contain one of these.
 const SECRET_PARAMS: [&str; 8] = [
@@ -78,7 +78,7 @@ static URL_IN_TEXT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// `text` with every URL in it passed through [`url`].
-pub fn text(text: &str) -> String {
+pub(crate) fn text(text: &str) -> String {
     let Some(re) = URL_IN_TEXT.as_ref() else {
         return text.to_string();
     };

@@ -17,7 +17,7 @@ pub fn clip(s: &str, n: usize) -> String {
 
 /// `text` up to `max` characters: the whole sentences that fit, else the whole words that fit and `…`
 /// (a single word longer than `max` is the only thing cut inside).
-pub fn clip_at_words(text: &str, max: usize) -> String {
+pub(crate) fn clip_at_words(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -38,7 +38,7 @@ pub fn clip_at_words(text: &str, max: usize) -> String {
 }
 
 /// Cuts `text` to at most `cap` bytes on a character boundary; true when it was longer.
-pub fn cap_text(text: &mut String, cap: usize) -> bool {
+pub(crate) fn cap_text(text: &mut String, cap: usize) -> bool {
     if text.len() <= cap {
         return false;
     }
@@ -51,7 +51,7 @@ pub fn cap_text(text: &mut String, cap: usize) -> bool {
 }
 
 /// Keeps the first `max` characters and appends `...` when the text is longer (ToolBench's rule).
-pub fn truncate(text: String, max: usize) -> String {
+pub(crate) fn truncate(text: String, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => {
             let mut t = text;
@@ -65,7 +65,7 @@ pub fn truncate(text: String, max: usize) -> String {
 
 /// Collapses a phrase repeated back to back more than `MAX_REPEATS` times into one copy (a sampling
 /// loop: "and more and more and more …"). Returns the text and whether a loop was found.
-pub fn collapse_loops(sentence: &str) -> (String, bool) {
+pub(crate) fn collapse_loops(sentence: &str) -> (String, bool) {
     let words: Vec<&str> = sentence.split_whitespace().collect();
     let mut out: Vec<&str> = Vec::with_capacity(words.len());
     let mut looped = false;

@@ -47,7 +47,7 @@ impl super::options::OptionValue for Preset {}
 impl super::options::OptionValue for RetryPrompt {}
 
 impl RetryPrompt {
-    pub fn prompt(self) -> PromptName {
+    pub(crate) fn prompt(self) -> PromptName {
         match self {
             RetryPrompt::Toolbench => PromptName::DfsDiversity,
             RetryPrompt::Answerable => PromptName::DfsDiversityAnswerable,
@@ -56,9 +56,9 @@ impl RetryPrompt {
 }
 
 /// The observation budget of the equal preset: whole replies of simulated and cached APIs.
-pub const EQUAL_OBSERVATION_CHARS: usize = crate::tools::settings::DEFAULT_OBSERVATION_CHARS;
+pub(crate) const EQUAL_OBSERVATION_CHARS: usize = crate::tools::settings::DEFAULT_OBSERVATION_CHARS;
 /// ToolBench's observation cut.
-pub const TOOLBENCH_OBSERVATION_CHARS: usize = 1_024;
+pub(crate) const TOOLBENCH_OBSERVATION_CHARS: usize = 1_024;
 
 super::options::option_group! {
     /// The limits and policies of one run, the same for every method (the defaults are the equal
@@ -112,7 +112,7 @@ impl Budget {
     }
 
     /// Whether a chain of `steps` actions that reached `depth` tree levels may take another action.
-    pub fn chain_open(&self, steps: usize, depth: u32) -> bool {
+    pub(crate) fn chain_open(&self, steps: usize, depth: u32) -> bool {
         steps < self.max_steps as usize && self.max_depth.is_none_or(|d| depth < d)
     }
 

@@ -11,7 +11,7 @@ use super::budget::{Budget, Preset, RetryPrompt};
 use super::sample_harness::{
     context_with, finish_saying, ok_reply, prompt_text, raw_call, run, state_reply, weather_task,
 };
-use super::{AgentOptions, METHODS, Method, solver};
+use super::{AgentOptions, Method, solver};
 use crate::llm::scripted::{ScriptedLlm, reply};
 use crate::llm::{Completion, CompletionRequest};
 use crate::tools::{ToolConfig, ToolError, ToolReply, ToolRequest, ToolSource};
@@ -108,7 +108,7 @@ fn solve(method: Method, budget: Budget, calls: usize) -> (super::Episode, Vec<S
 
 #[test]
 fn every_method_reads_the_whole_reply_under_the_equal_budget() {
-    for method in METHODS {
+    for method in Method::ALL {
         let (ep, prompts) = solve(method, Budget::default(), 1);
         assert!(ep.counters.tool_calls >= 1, "{method}: no tool call");
         assert!(
@@ -124,7 +124,7 @@ fn every_method_reads_the_same_cut_when_the_budget_is_smaller() {
         observation_chars: 2_000,
         ..Budget::default()
     };
-    for method in METHODS {
+    for method in Method::ALL {
         let (ep, prompts) = solve(method, budget.clone(), 1);
         assert!(ep.counters.tool_calls >= 1, "{method}: no tool call");
         assert!(
@@ -170,7 +170,7 @@ fn the_assume_missing_policy_reaches_every_method_or_none() {
             assume_missing: on,
             ..Budget::default()
         };
-        for method in METHODS {
+        for method in Method::ALL {
             let (_, prompts) = solve(method, budget.clone(), 1);
             let told = prompts
                 .iter()

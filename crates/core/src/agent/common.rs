@@ -16,14 +16,14 @@ use crate::text::{clip, clip_at_words, collapse_loops};
 
 /// Longest example value shown in the tool listing; a longer one is left out, never cut: a model
 /// copies what it is shown into its calls, and a cut value answers nothing.
-pub const MAX_EXAMPLE_CHARS: usize = 80;
+pub(crate) const MAX_EXAMPLE_CHARS: usize = 80;
 
 /// Longest description in the tool listing: whole sentences up to it, else whole words and `…`.
-pub const MAX_LISTED_DESCRIPTION: usize = 160;
+pub(crate) const MAX_LISTED_DESCRIPTION: usize = 160;
 
 /// The system prompt of ReAct and DFSDT (one conversation per chain): the rules, the budget's policy
 /// and the tool listing.
-pub fn react_system(ctx: &SolveContext) -> Result<String, crate::prompts::PromptError> {
+pub(crate) fn react_system(ctx: &SolveContext) -> Result<String, crate::prompts::PromptError> {
     let tools = tool_listing(ctx.tools.functions());
     let policy = ctx.assume_missing(PromptName::AssumeMissing)?;
     ctx.prompts.render(
@@ -34,7 +34,7 @@ pub fn react_system(ctx: &SolveContext) -> Result<String, crate::prompts::Prompt
 
 /// One line per function: name, description and parameters, compact enough for a small model's context.
 /// Example values are whole or absent; descriptions end at a sentence or a word.
-pub fn tool_listing(functions: &[Function]) -> String {
+pub(crate) fn tool_listing(functions: &[Function]) -> String {
     let mut out = String::new();
     for f in functions {
         out.push_str(&format!("- {}: {}", f.name, listed_description(f)));
@@ -69,7 +69,7 @@ pub fn tool_listing(functions: &[Function]) -> String {
 /// A function's description as the listing shows it: whole sentences up to
 /// [`MAX_LISTED_DESCRIPTION`] characters (else whole words and `…`), one line; its API's name when it
 /// has none.
-pub fn listed_description(f: &Function) -> String {
+pub(crate) fn listed_description(f: &Function) -> String {
     let desc = f.doc.description().trim();
     let desc = if desc.is_empty() {
         f.doc.api_name.as_str()
@@ -80,19 +80,19 @@ pub fn listed_description(f: &Function) -> String {
 }
 
 /// An argument's example value as the listing shows it (JSON), when it is short enough to show whole.
-pub fn listed_example(spec: &Value) -> Option<String> {
+pub(crate) fn listed_example(spec: &Value) -> Option<String> {
     spec.get("example_value")
         .map(Value::to_string)
         .filter(|ex| ex.chars().count() <= MAX_EXAMPLE_CHARS)
 }
 
 /// The function schemas offered to the model (Finish last).
-pub fn schemas(ctx: &SolveContext) -> Vec<Value> {
+pub(crate) fn schemas(ctx: &SolveContext) -> Vec<Value> {
     function_schemas(ctx.tools.functions())
 }
 
 /// Why a turn produced no action.
-pub enum TurnError {
+pub(crate) enum TurnError {
     /// The model's replies could not be parsed, even after a repair request.
     Malformed(String),
     /// The model could not be reached at all.
@@ -101,7 +101,7 @@ pub enum TurnError {
 
 /// Asks the model for one action; a reply that cannot be parsed is shown back to the model once with
 /// the parse error. Returns the action and the prompt tokens of the first call.
-pub async fn turn(
+pub(crate) async fn turn(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
@@ -112,7 +112,7 @@ pub async fn turn(
 }
 
 /// What one turn of a model offered functions came to.
-pub struct Turn {
+pub(crate) struct Turn {
     /// The reply's (first) action.
     pub action: Action,
     /// The reply's further function calls, in order (a model may call several at once).
@@ -123,7 +123,7 @@ pub struct Turn {
 
 /// [`turn`] offering `tools` (function schemas) instead of the toolset's ToolBench schemas, keeping
 /// every function call of the reply; `described`: the messages already list the tools.
-pub async fn turn_with_tools(
+pub(crate) async fn turn_with_tools(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
@@ -221,7 +221,7 @@ fn read_action(c: &Completion, max_tokens: u32) -> Result<Action, String> {
 
 /// A `Finish` cut at the cap, kept: native call arguments that stop mid-string are closed so the
 /// answer up to the cut survives, and the thought says it was cut (`cap` names the limit).
-pub fn kept_as_cut(mut action: Action, cap: &str) -> Action {
+pub(crate) fn kept_as_cut(mut action: Action, cap: &str) -> Action {
     if serde_json::from_str::<Value>(&action.arguments).is_err()
         && let Some(closed) = parse::close_json(&action.arguments)
         && let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&closed)
@@ -239,7 +239,7 @@ pub fn kept_as_cut(mut action: Action, cap: &str) -> Action {
 
 /// Forces a `Finish` call (answer or give up) with the same messages plus an instruction to finish:
 /// used when the router has nothing new to do but does not stop by itself (small models rarely do).
-pub async fn finish_turn(
+pub(crate) async fn finish_turn(
     ctx: &SolveContext,
     purpose: Purpose,
     mut messages: Vec<Message>,
@@ -292,7 +292,7 @@ async fn with_room_for_the_answer(
 }
 
 /// Thought of the `Finish` the harness makes itself when the model ignores a forced `Finish`.
-pub const HARNESS_GIVE_UP: &str =
+pub(crate) const HARNESS_GIVE_UP: &str =
     "(the harness gave up: the model did not call Finish when it was made to)";
 
 /// A forced `Finish` the model must obey. Some servers ignore `tool_choice`, and a small model can
@@ -301,7 +301,7 @@ pub const HARNESS_GIVE_UP: &str =
 /// when the harness stepped in, a note saying what the model proposed instead.
 /// `failed_before` tells whether an action repeats a call that already failed (a `Finish` with bad
 /// arguments, say): a forced turn that only repeats it is ignored too.
-pub async fn force_finish(
+pub(crate) async fn force_finish(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
@@ -331,7 +331,7 @@ pub async fn force_finish(
 }
 
 /// Whether a step is the harness's own give-up after an ignored forced `Finish`.
-pub fn harness_gave_up(step: &Step) -> bool {
+pub(crate) fn harness_gave_up(step: &Step) -> bool {
     step.action == FINISH && step.thought == HARNESS_GIVE_UP
 }
 
@@ -340,7 +340,7 @@ pub fn harness_gave_up(step: &Step) -> bool {
 /// out or got a 429 is not a repeat, up to `failure::MAX_RETRIES` times); the model is made to finish
 /// instead, and when it does not, the harness gives up for it (`force_finish`). Returns the action to
 /// run and, when the guard stepped in, a note for the step.
-pub async fn guard_repeat(
+pub(crate) async fn guard_repeat(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
@@ -388,7 +388,7 @@ fn reply_text(c: &Completion) -> String {
 }
 
 /// An observation the harness makes up without calling anything (a malformed reply, a repeated call).
-pub fn harness_observation(function: &str, arguments: &str, error: &str) -> Observation {
+pub(crate) fn harness_observation(function: &str, arguments: &str, error: &str) -> Observation {
     Observation {
         function: function.to_string(),
         arguments: arguments.to_string(),

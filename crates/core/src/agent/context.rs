@@ -70,14 +70,17 @@ impl SolveContext {
     }
 
     /// Samples every call of this episode as repeat `sampling` (`None`: requests go out unchanged).
-    pub fn with_sampling(mut self, sampling: Option<Sampling>) -> Self {
+    pub(crate) fn with_sampling(mut self, sampling: Option<Sampling>) -> Self {
         self.sampling = sampling;
         self
     }
 
     /// Calls the model and counts the call, its tokens and cost. The reply's text and arguments are
     /// cut to `max_reply_bytes` (a cut is counted), so nothing a model writes grows without bound.
-    pub async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+    pub(crate) async fn complete(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<Completion, LlmError> {
         let mut result = match &self.sampling {
             None => self.llm.complete(request).await,
             Some(sampling) => {
@@ -115,7 +118,7 @@ impl SolveContext {
 
     /// Runs a tool action and counts it. A tool call past the budget's `max_tool_calls` is not made:
     /// the model is told the budget is spent and to finish with what it has.
-    pub async fn act(&self, name: &str, arguments: &str) -> Observation {
+    pub(crate) async fn act(&self, name: &str, arguments: &str) -> Observation {
         if name != crate::toolbench::FINISH && self.tool_calls_spent() {
             let limit = self.options.budget.max_tool_calls.unwrap_or_default();
             let why = format!(
@@ -149,7 +152,7 @@ impl SolveContext {
 
     /// Whose failure an episode that ended in `error` is: the tool server's when it could not be
     /// reached, else the setup's when the last failed model call was a setup error, else an outage.
-    pub fn error_cause(&self) -> ErrorCause {
+    pub(crate) fn error_cause(&self) -> ErrorCause {
         if self.environment_failure().is_some() {
             return ErrorCause::ToolServer;
         }
@@ -161,7 +164,7 @@ impl SolveContext {
 
     /// Why the episode is not a result although it ended: the tool server could not be reached for
     /// some of its calls (the first such error, with the count). `None` when every call was answered.
-    pub fn environment_failure(&self) -> Option<String> {
+    pub(crate) fn environment_failure(&self) -> Option<String> {
         let first = self.unreachable.lock().ok()?.clone()?;
         let c = self.counters(0);
         Some(format!(
@@ -171,12 +174,12 @@ impl SolveContext {
     }
 
     /// Counts a successful call whose result added nothing new (kept apart from failed calls).
-    pub fn count_redundant_call(&self) {
+    pub(crate) fn count_redundant_call(&self) {
         self.update(|c| c.redundant_calls += 1);
     }
 
     /// Whether the episode made as many tool calls as its budget allows.
-    pub fn tool_calls_spent(&self) -> bool {
+    pub(crate) fn tool_calls_spent(&self) -> bool {
         let done = self.counters.lock().map(|c| c.tool_calls).unwrap_or(0);
         self.options
             .budget
@@ -185,13 +188,13 @@ impl SolveContext {
     }
 
     /// Whether the episode made as many model calls as its budget allows: a method's loop ends there.
-    pub fn llm_calls_spent(&self) -> bool {
+    pub(crate) fn llm_calls_spent(&self) -> bool {
         self.llm_calls() >= u64::from(self.options.budget.max_llm_calls)
     }
 
     /// What a prompt's `{assume_missing}` placeholder gets: the policy's fragment `name` (each prompt
     /// words the policy for its own sentence) when the budget's policy is on, else nothing.
-    pub fn assume_missing(&self, name: PromptName) -> Result<String, PromptError> {
+    pub(crate) fn assume_missing(&self, name: PromptName) -> Result<String, PromptError> {
         if self.options.budget.assume_missing {
             self.prompts.render(name, &[])
         } else {
@@ -199,7 +202,7 @@ impl SolveContext {
         }
     }
 
-    pub fn llm_calls(&self) -> u64 {
+    pub(crate) fn llm_calls(&self) -> u64 {
         self.counters.lock().map(|c| c.llm_calls).unwrap_or(0)
     }
 
@@ -210,7 +213,7 @@ impl SolveContext {
     }
 
     /// The counters so far, with wall time filled in.
-    pub fn counters(&self, steps: usize) -> Counters {
+    pub(crate) fn counters(&self, steps: usize) -> Counters {
         let mut c = self.counters.lock().map(|c| c.clone()).unwrap_or_default();
         c.steps = steps as u64;
         c.wall_ms = self.started.elapsed().as_millis() as u64;

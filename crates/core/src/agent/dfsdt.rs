@@ -52,12 +52,12 @@ impl Backoff {
     }
 }
 
-pub struct Dfsdt {
+pub(crate) struct Dfsdt {
     width: u32,
 }
 
 impl Dfsdt {
-    pub fn new(options: &AgentOptions) -> Self {
+    pub(crate) fn new(options: &AgentOptions) -> Self {
         Dfsdt {
             width: options.width.max(1),
         }

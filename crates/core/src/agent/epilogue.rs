@@ -16,13 +16,13 @@ use super::episode::{Episode, FinishKind, Step};
 use super::parse::Action;
 
 /// Shows a finished step to the observer and appends it: every step a method keeps goes through here.
-pub fn record(ctx: &SolveContext, steps: &mut Vec<Step>, step: Step) {
+pub(crate) fn record(ctx: &SolveContext, steps: &mut Vec<Step>, step: Step) {
     ctx.observer.step(&step);
     steps.push(step);
 }
 
 /// How a `Finish` call ends the episode.
-pub fn finish_kind(finish: &Finish) -> FinishKind {
+pub(crate) fn finish_kind(finish: &Finish) -> FinishKind {
     match finish {
         Finish::Answer(_) => FinishKind::GiveAnswer,
         Finish::GiveUp => FinishKind::GiveUp,
@@ -31,7 +31,7 @@ pub fn finish_kind(finish: &Finish) -> FinishKind {
 
 /// The assistant message carrying the call (id `call_{index}`) and the tool message with its
 /// observation, as the model sees them in the conversation of ReAct and DFSDT.
-pub fn tool_call_messages(index: u32, action: &Action, observation: &str) -> [Message; 2] {
+pub(crate) fn tool_call_messages(index: u32, action: &Action, observation: &str) -> [Message; 2] {
     let call = ToolCall {
         id: format!("call_{index}"),
         name: action.name.clone(),
@@ -43,7 +43,7 @@ pub fn tool_call_messages(index: u32, action: &Action, observation: &str) -> [Me
 }
 
 /// How a method's episode ended, handed to [`conclude`].
-pub struct Ending {
+pub(crate) struct Ending {
     pub finish: FinishKind,
     /// The steps the episode record keeps.
     pub steps: Vec<Step>,
@@ -54,7 +54,7 @@ pub struct Ending {
 }
 
 /// The answer file's layout, as ToolBench writes it for the method.
-pub enum Layout<'a> {
+pub(crate) enum Layout<'a> {
     /// One chain, the episode's steps, winning when it gave an answer (Sum2Act, plan, graph).
     Chain,
     /// CoT@n (ReAct): every try, `winner` the index of the one that gave an answer.
@@ -71,7 +71,7 @@ pub enum Layout<'a> {
 }
 
 /// The episode epilogue every method shares: the answer file in `layout` and the episode record.
-pub fn conclude(
+pub(crate) fn conclude(
     method: Method,
     task: &Task,
     ctx: &SolveContext,

@@ -32,7 +32,7 @@ pub struct Step {
 
 impl Step {
     /// A step for `action` and what it produced; the state and notes are added by the method.
-    pub fn new(
+    pub(crate) fn new(
         index: u32,
         action: &super::parse::Action,
         observation: Observation,
@@ -86,12 +86,12 @@ pub struct Episode {
     pub answer_file: Value,
 }
 
-pub use crate::toolbench::answer::OUR_KEY;
+pub(crate) use crate::toolbench::answer::OUR_KEY;
 
 /// Longest reply our record keeps whole (characters of its `{"error": …, "response": …}` text): far
 /// beyond what an answer quotes from, so a judge reads what the agent did not, while a 5 MB page
 /// does not bloat the answer file.
-pub const RECORD_REPLY_CHARS: usize = 64 * 1024;
+pub(crate) const RECORD_REPLY_CHARS: usize = 64 * 1024;
 
 /// A recorded observation whose reply is longer than [`RECORD_REPLY_CHARS`] keeps the first
 /// characters of its text as `response` (a string) and the whole length as `reply_chars`.
@@ -108,11 +108,6 @@ fn cap_reply(observation: &mut Value) {
 }
 
 impl Episode {
-    /// The file name of this episode's answer file (`{query_id}_{method}.json`).
-    pub fn file_name(&self) -> String {
-        format!("{}_{}.json", self.query_id, self.method)
-    }
-
     /// The answer file with our record added under `sum2act` (and the episode's files listed under
     /// `resources` when it has any).
     pub fn to_json(&self) -> Value {

@@ -8,7 +8,7 @@ use crate::tools::Observation;
 use crate::tools::observation::ObservationCode;
 
 /// Times a call that failed transiently may be made again before trying it once more is a repeat.
-pub const MAX_RETRIES: u32 = 2;
+pub(crate) const MAX_RETRIES: u32 = 2;
 
 /// What a failed call says about calling it again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ pub enum FailureKind {
 }
 
 /// How an observation failed (`Final` for one that did not fail).
-pub fn classify(obs: &Observation) -> FailureKind {
+pub(crate) fn classify(obs: &Observation) -> FailureKind {
     let error = obs.error.to_lowercase();
     match obs.code {
         ObservationCode::Timeout
@@ -59,7 +59,7 @@ fn transient_http(error: &str) -> bool {
 }
 
 /// Whether an observation failed in a way a retry may mend.
-pub fn is_transient(obs: &Observation) -> bool {
+pub(crate) fn is_transient(obs: &Observation) -> bool {
     obs.failed && classify(obs) == FailureKind::Transient
 }
 

@@ -4,11 +4,11 @@
 //! ones run (independent subtasks in parallel) with a state memory that corrects arguments; the next
 //! solution of a subtask is its fallback. One last call writes the answer, as in `plan`.
 
-pub mod decompose;
-pub mod judge;
-pub mod memory;
+pub(crate) mod decompose;
+pub(crate) mod judge;
+pub(crate) mod memory;
 mod repair;
-pub mod search;
+pub(crate) mod search;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -40,7 +40,7 @@ const MAX_SOLUTIONS: usize = 3;
 /// Tool graphs kept in memory (one per distinct tool set).
 const CACHED_GRAPHS: usize = 64;
 
-pub struct GraphSearch {
+pub(crate) struct GraphSearch {
     options: AgentOptions,
     /// Graphs by tool set, other than the whole catalogue's (shared through the options).
     graphs: Mutex<HashMap<Vec<String>, Graphed>>,
@@ -62,7 +62,7 @@ enum GraphFrom {
 }
 
 impl GraphSearch {
-    pub fn new(options: &AgentOptions) -> Self {
+    pub(crate) fn new(options: &AgentOptions) -> Self {
         GraphSearch {
             options: options.clone(),
             graphs: Mutex::new(HashMap::new()),

@@ -231,7 +231,7 @@ fn soak_a_model_that_ignores_tool_choice_never_runs_to_the_limit() {
         ..AgentOptions::default()
     };
     let mut ends = std::collections::BTreeMap::new();
-    for method in METHODS.map(Method::name) {
+    for method in Method::ALL.map(Method::name) {
         for seed in 0..40 {
             let (ctx, _) = context(random_model(seed), "it is 21 C", options.clone());
             let ep = solve(method, &ctx);
@@ -359,7 +359,7 @@ fn megabyte_replies_are_capped_everywhere() {
         max_reply_bytes: 64 * 1024,
         ..AgentOptions::default()
     };
-    for method in METHODS.map(Method::name) {
+    for method in Method::ALL.map(Method::name) {
         let args = json!({ "city": huge }).to_string();
         let answer = huge.clone();
         let (ctx, llm) = context(

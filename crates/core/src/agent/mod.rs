@@ -6,17 +6,17 @@
 pub mod budget;
 mod common;
 mod context;
-pub mod dfsdt;
+pub(crate) mod dfsdt;
 mod epilogue;
 mod episode;
-pub mod failure;
-pub mod graph;
-pub mod options;
+pub(crate) mod failure;
+pub(crate) mod graph;
+pub(crate) mod options;
 pub mod parse;
-pub mod plan;
+pub(crate) mod plan;
 pub mod react;
-pub mod reading;
-pub mod sampling;
+pub(crate) mod reading;
+pub(crate) mod sampling;
 pub mod sum2act;
 pub mod toolset;
 
@@ -55,9 +55,6 @@ pub trait Solver: Send + Sync {
     /// Solves one task. Returns an episode even when the task was not solved.
     async fn solve(&self, task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError>;
 }
-
-/// The methods a user can pick with `--method`.
-pub const METHODS: [Method; 5] = Method::ALL;
 
 /// Builds the solver for `--method NAME`. A method's own options (DFSDT's width, ReAct's tries,
 /// plan's parallelism, graph's search) are fixed here; the budget every method shares (steps, calls,

@@ -111,7 +111,7 @@ macro_rules! option_group {
 pub(crate) use option_group;
 
 /// A type an option may have, and which of its values no option may take.
-pub trait OptionValue {
+pub(crate) trait OptionValue {
     /// Why this value cannot be an option's, if it cannot.
     fn problem(&self) -> Option<&'static str> {
         None
@@ -286,7 +286,7 @@ crate::names::named_values!(Strategy, "search strategy" {
 impl OptionValue for Strategy {}
 
 impl Strategy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         self.name()
     }
 }

@@ -145,7 +145,7 @@ pub fn normalise_arguments(raw: &str) -> String {
 
 /// The arguments' identity for repeat detection: sorted-key canonical JSON when they are an object, so
 /// `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same call; the trimmed text otherwise.
-pub fn call_key(arguments: &str) -> String {
+pub(crate) fn call_key(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments.trim()) {
         Ok(v @ Value::Object(_)) => crate::tools::args::canonical_json(&v),
         _ => arguments.trim().to_string(),

@@ -3,14 +3,14 @@
 //! functions, the graph runs with independent calls in parallel and placeholders resolved from real
 //! outputs, failures get one re-planning round, and one last call writes the answer.
 
-pub mod dag;
-pub mod execute;
-pub mod ground;
+pub(crate) mod dag;
+pub(crate) mod execute;
+pub(crate) mod ground;
 pub(crate) mod leftover;
-pub mod placeholder;
-pub mod respond;
-pub mod schema;
-pub mod select;
+pub(crate) mod placeholder;
+pub(crate) mod respond;
+pub(crate) mod schema;
+pub(crate) mod select;
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -34,12 +34,12 @@ use crate::prompts::PromptName;
 use crate::text::clip;
 use crate::toolbench::Task;
 
-pub struct Planner {
+pub(crate) struct Planner {
     parallel: usize,
 }
 
 impl Planner {
-    pub fn new(options: &AgentOptions) -> Self {
+    pub(crate) fn new(options: &AgentOptions) -> Self {
         Planner {
             parallel: options.parallel.max(1),
         }
@@ -63,7 +63,7 @@ impl Solver for Planner {
 
 /// The model's failure as the episode's error, the stages' progress kept; other errors fail the
 /// episode.
-pub fn model_failure(outcome: Result<(), AgentError>) -> Result<Option<String>, AgentError> {
+pub(crate) fn model_failure(outcome: Result<(), AgentError>) -> Result<Option<String>, AgentError> {
     match outcome {
         Ok(()) => Ok(None),
         Err(AgentError::Llm(e)) => Ok(Some(e.to_string())),
@@ -73,7 +73,7 @@ pub fn model_failure(outcome: Result<(), AgentError>) -> Result<Option<String>, 
 
 /// What an episode of a planning method has so far; kept when the model fails half-way.
 #[derive(Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub runs: Vec<TaskRun>,
     pub finish: Option<(Action, u64, Vec<String>)>,
     pub details: Value,
@@ -192,7 +192,7 @@ fn done_runs(runs: &[TaskRun]) -> Vec<TaskRun> {
 }
 
 /// One planning round (a plan and at most one repair).
-pub struct PlanRound {
+pub(crate) struct PlanRound {
     pub plan: Plan,
     /// Each reply with its problems.
     pub log: Vec<Value>,
@@ -205,7 +205,7 @@ pub struct PlanRound {
 
 impl PlanRound {
     /// The plan, its dependency graph and how it ran, for the episode record.
-    pub fn record(&self, exec: &Execution) -> Value {
+    pub(crate) fn record(&self, exec: &Execution) -> Value {
         let levels = self.plan.levels().unwrap_or_default();
         json!({
             "tasks": self.plan.to_value(),
@@ -232,7 +232,7 @@ fn wall(runs: &[TaskRun]) -> u64 {
 
 /// Asks for a plan, validates it, and gives a bad one one repair round; problems left after the
 /// repair remove the tasks at fault (and their dependants).
-pub async fn plan_round(
+pub(crate) async fn plan_round(
     ctx: &SolveContext,
     purpose: Purpose,
     messages: Vec<Message>,
@@ -347,7 +347,7 @@ const PLAN_TOKENS: u32 = 768;
 /// round, dependency level, then task number: the start times of calls made at once are not
 /// repeatable, and a replay must give the same episode), then `Finish`.
 /// `prompt` names the template recorded as the answer file's system prompt.
-pub async fn conclude(
+pub(crate) async fn conclude(
     method: Method,
     prompt: PromptName,
     task: &Task,

@@ -29,7 +29,7 @@ impl React {
 }
 
 /// Tree levels one step adds: a thought (when present), the action and its input.
-pub fn levels(step: &Step) -> u32 {
+pub(crate) fn levels(step: &Step) -> u32 {
     if step.thought.trim().is_empty() { 2 } else { 3 }
 }
 

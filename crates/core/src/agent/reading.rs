@@ -11,7 +11,8 @@ use crate::tools::Observation;
 use crate::tools::observation::{python_dumps, reply_text};
 
 /// Default of `AgentOptions::observation_read_chars`.
-pub const DEFAULT_READ_CHARS: usize = 16_384;
+#[cfg(test)]
+pub(crate) const DEFAULT_READ_CHARS: usize = 16_384;
 /// A string without whitespace at least this long is opaque data (base64, a data URI, a token): the
 /// reader gets its reference and its first characters, not the data.
 const OPAQUE_CHARS: usize = 200;
@@ -20,7 +21,7 @@ const LONG_LIST_CHARS: usize = 1_500;
 /// References listed per observation at most.
 const MAX_REFERENCES: usize = 12;
 /// Longest final answer after references are expanded (bytes): a size guard, far above any answer.
-pub const MAX_EXPANDED_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_EXPANDED_BYTES: usize = 256 * 1024;
 
 /// A value kept by reference: `[value {step}.{k}]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,14 +36,14 @@ pub struct KeptValue {
 }
 
 impl KeptValue {
-    pub fn reference(&self) -> String {
+    pub(crate) fn reference(&self) -> String {
         format!("[value {}.{}]", self.step, self.k)
     }
 }
 
 /// What the reader of one observation gets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// The reply text (opaque data replaced by its reference), at most the cap plus `...`.
     pub text: String,
     /// The response as read (opaque data replaced by its reference).
@@ -53,7 +54,7 @@ pub struct Reading {
 
 impl Reading {
     /// The references as lines for the reader's prompt (empty when there are none).
-    pub fn legend(&self) -> String {
+    pub(crate) fn legend(&self) -> String {
         if self.values.is_empty() {
             return String::new();
         }
@@ -70,7 +71,7 @@ impl Reading {
 }
 
 /// Reads the observation of step `step` up to `cap` characters.
-pub fn read(obs: &Observation, step: u32, cap: usize) -> Reading {
+pub(crate) fn read(obs: &Observation, step: u32, cap: usize) -> Reading {
     let mut values = Vec::new();
     let shown = mark(&obs.response, "response", step, &mut values);
     Reading {
@@ -87,7 +88,7 @@ impl Reading {
     /// The result's own values as one fact (`name: city: Lisbon; temperature: 21.4; …`), whole; a
     /// result too long for one fact is kept whole by reference (`[value 3.0]`). For a state manager
     /// that says a result answers a part but writes no fact stating it.
-    pub fn result_fact(&mut self, name: &str, step: u32) -> String {
+    pub(crate) fn result_fact(&mut self, name: &str, step: u32) -> String {
         let mut leaves = Vec::new();
         collect_leaves(&self.shown, "", &mut leaves);
         let text = leaves.join("; ");
@@ -129,7 +130,7 @@ fn collect_leaves(value: &Value, path: &str, out: &mut Vec<String>) {
 
 /// The observation's text as the reader's step records it: the whole reply (opaque data included) up
 /// to `cap` characters, so what an answer states can be checked against what was read.
-pub fn recorded_text(obs: &Observation, cap: usize) -> String {
+pub(crate) fn recorded_text(obs: &Observation, cap: usize) -> String {
     truncate(reply_text(&obs.error, &obs.response), cap)
 }
 
@@ -224,13 +225,13 @@ fn references(text: &str) -> Vec<(usize, usize, u32, usize)> {
 
 /// `text` with each reference replaced by a plain phrase: a reference is not a value to look up in
 /// the evidence (its digits are not a claim), and what it stands for comes from an observation.
-pub fn neutral(text: &str) -> String {
+pub(crate) fn neutral(text: &str) -> String {
     replace(text, |_, _| Some("the kept value".to_string()))
 }
 
 /// `text` with each known reference replaced by its whole value, within `MAX_EXPANDED_BYTES`; a
 /// reference nothing is known for, or that would pass the guard, is left as written.
-pub fn expand(text: &str, values: &[KeptValue]) -> String {
+pub(crate) fn expand(text: &str, values: &[KeptValue]) -> String {
     let mut budget = MAX_EXPANDED_BYTES.saturating_sub(text.len());
     replace(text, |s, k| {
         let v = values.iter().find(|v| v.step == s && v.k == k)?;
@@ -244,7 +245,7 @@ pub fn expand(text: &str, values: &[KeptValue]) -> String {
 }
 
 /// Whether `text` holds a reference.
-pub fn has_references(text: &str) -> bool {
+pub(crate) fn has_references(text: &str) -> bool {
     !references(text).is_empty()
 }
 

@@ -19,7 +19,7 @@ use crate::tools::{ToolConfig, ToolEnv, ToolError, ToolReply, ToolRequest, ToolS
 use sum2act_server::CatalogSource;
 use sum2act_server::built_on::tools::ToolSource as _;
 
-pub fn catalog() -> Arc<Catalog> {
+pub(crate) fn catalog() -> Arc<Catalog> {
     let data = DataDir::open(&sample_dir()).unwrap_or_else(|e| panic!("sample: {e}"));
     Arc::new(
         data.catalog()
@@ -29,7 +29,7 @@ pub fn catalog() -> Arc<Catalog> {
 }
 
 /// The sample query `id` of `subset` with its own api_list.
-pub fn task(subset: &str, id: u64) -> Task {
+pub(crate) fn task(subset: &str, id: u64) -> Task {
     let data = DataDir::open(&sample_dir()).unwrap_or_else(|e| panic!("sample: {e}"));
     let q = data
         .queries(subset)
@@ -59,7 +59,7 @@ fn bridge<A: serde::Serialize, B: serde::de::DeserializeOwned>(a: &A) -> Result<
 }
 
 /// The sample's catalogue and response cache, each call delayed, some APIs failing.
-pub struct SampleSource {
+pub(crate) struct SampleSource {
     inner: CatalogSource,
     delay: Duration,
     failing: Vec<String>,
@@ -67,7 +67,7 @@ pub struct SampleSource {
 }
 
 impl SampleSource {
-    pub fn new(delay_ms: u64, failing: &[&str]) -> Self {
+    pub(crate) fn new(delay_ms: u64, failing: &[&str]) -> Self {
         let cache = sample_dir().join("response_cache");
         SampleSource {
             inner: CatalogSource::new(server_catalog(), Some(cache)),
@@ -77,7 +77,7 @@ impl SampleSource {
         }
     }
 
-    pub fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
     }
 }
@@ -109,7 +109,7 @@ impl ToolSource for SampleSource {
 }
 
 /// A context over `task`'s functions.
-pub fn context(
+pub(crate) fn context(
     llm: Arc<ScriptedLlm>,
     task: &Task,
     source: Arc<SampleSource>,
@@ -125,7 +125,7 @@ pub fn context(
 }
 
 /// A context over `functions` answered by `source` under `config`.
-pub fn context_with(
+pub(crate) fn context_with(
     llm: Arc<ScriptedLlm>,
     functions: Vec<Function>,
     source: Arc<dyn ToolSource>,
@@ -143,12 +143,12 @@ pub fn context_with(
 }
 
 /// The reply of an API that answered `response`.
-pub fn ok_reply(response: Value) -> ToolReply {
+pub(crate) fn ok_reply(response: Value) -> ToolReply {
     ToolReply::new(String::new(), response, None)
 }
 
 /// The reply of an API that does not work, as ToolBench's server words it.
-pub fn failed_reply() -> ToolReply {
+pub(crate) fn failed_reply() -> ToolReply {
     ToolReply::new(
         "API not working error...".into(),
         Value::String(String::new()),
@@ -157,7 +157,7 @@ pub fn failed_reply() -> ToolReply {
 }
 
 /// `api` of the Weather tool, with one required `city` parameter.
-pub fn weather_function(api: &str) -> Function {
+pub(crate) fn weather_function(api: &str) -> Function {
     let city = string_param("city", "City name", json!("London"));
     let doc = crate::toolbench::ApiDoc {
         api_description: Some(format!("{api} description")),
@@ -167,7 +167,7 @@ pub fn weather_function(api: &str) -> Function {
 }
 
 /// Paris' temperature, over a working `get_weather` and a failing `broken_api`.
-pub fn weather_task() -> Task {
+pub(crate) fn weather_task() -> Task {
     Task {
         subset: "G1_instruction".into(),
         query_id: 7,
@@ -181,7 +181,7 @@ pub fn weather_task() -> Task {
 }
 
 /// The state manager's reply: a success reporting `facts`.
-pub fn state_reply(facts: &[&str]) -> Completion {
+pub(crate) fn state_reply(facts: &[&str]) -> Completion {
     reply(
         &json!({"success": true, "new_facts": facts, "failure_reason": "", "wrong_facts": []})
             .to_string(),
@@ -189,20 +189,20 @@ pub fn state_reply(facts: &[&str]) -> Completion {
 }
 
 /// Scripted turns handed out in order; a turn past the end is an error.
-pub struct Turns {
+pub(crate) struct Turns {
     list: Vec<Completion>,
     next: AtomicUsize,
 }
 
 impl Turns {
-    pub fn new(list: Vec<Completion>) -> Self {
+    pub(crate) fn new(list: Vec<Completion>) -> Self {
         Turns {
             list,
             next: AtomicUsize::new(0),
         }
     }
 
-    pub fn next(&self) -> Result<Completion, LlmError> {
+    pub(crate) fn next(&self) -> Result<Completion, LlmError> {
         let i = self.next.fetch_add(1, Ordering::SeqCst);
         self.list
             .get(i)
@@ -211,7 +211,7 @@ impl Turns {
     }
 }
 
-pub fn run<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn run<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -220,7 +220,7 @@ pub fn run<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// A native tool call with raw (possibly malformed) `arguments`, the turn saying `thought` first.
-pub fn raw_call(thought: &str, name: &str, arguments: &str) -> Completion {
+pub(crate) fn raw_call(thought: &str, name: &str, arguments: &str) -> Completion {
     Completion {
         content: thought.into(),
         tool_calls: vec![ToolCall {
@@ -234,13 +234,13 @@ pub fn raw_call(thought: &str, name: &str, arguments: &str) -> Completion {
 }
 
 /// A `Finish` call giving `answer`, the turn saying `thought` first.
-pub fn finish_saying(thought: &str, answer: &str) -> Completion {
+pub(crate) fn finish_saying(thought: &str, answer: &str) -> Completion {
     let args = json!({"return_type": "give_answer", "final_answer": answer});
     raw_call(thought, "Finish", &args.to_string())
 }
 
 /// The prompts of the model's calls for `purpose`, each as the text it was shown.
-pub fn prompts_for(llm: &ScriptedLlm, purpose: &str) -> Vec<String> {
+pub(crate) fn prompts_for(llm: &ScriptedLlm, purpose: &str) -> Vec<String> {
     llm.requests()
         .iter()
         .filter(|r| r.purpose == purpose)
@@ -249,7 +249,7 @@ pub fn prompts_for(llm: &ScriptedLlm, purpose: &str) -> Vec<String> {
 }
 
 /// The text of the model's first call for `purpose` (empty when there was none).
-pub fn first_prompt(llm: &ScriptedLlm, purpose: &str) -> String {
+pub(crate) fn first_prompt(llm: &ScriptedLlm, purpose: &str) -> String {
     prompts_for(llm, purpose)
         .into_iter()
         .next()
@@ -257,12 +257,12 @@ pub fn first_prompt(llm: &ScriptedLlm, purpose: &str) -> String {
 }
 
 /// The actions of an episode's steps, in order.
-pub fn tools_called(ep: &Episode) -> Vec<String> {
+pub(crate) fn tools_called(ep: &Episode) -> Vec<String> {
     ep.steps.iter().map(|s| s.action.clone()).collect()
 }
 
 /// The whole text a request shows the model.
-pub fn prompt_text(r: &CompletionRequest) -> String {
+pub(crate) fn prompt_text(r: &CompletionRequest) -> String {
     r.messages
         .iter()
         .map(|m| m.content.clone())
@@ -271,7 +271,7 @@ pub fn prompt_text(r: &CompletionRequest) -> String {
 }
 
 /// The schema the request constrains the reply with.
-pub fn schema(r: &CompletionRequest) -> Value {
+pub(crate) fn schema(r: &CompletionRequest) -> Value {
     match &r.response_format {
         ResponseFormat::JsonSchema { schema, .. } => schema.clone(),
         _ => Value::Null,
@@ -281,7 +281,7 @@ pub fn schema(r: &CompletionRequest) -> Value {
 /// Each request asks for one reply format: one that offers functions never also asks, in its system
 /// or user messages, for a JSON text object (on the grammar path the LLM layer states that format
 /// itself), nor for a JSON response format.
-pub fn assert_one_reply_format(requests: &[CompletionRequest]) {
+pub(crate) fn assert_one_reply_format(requests: &[CompletionRequest]) {
     use crate::llm::Role;
     for r in requests.iter().filter(|r| !r.tools.is_empty()) {
         assert_eq!(r.response_format, ResponseFormat::Text, "{}", r.purpose);
@@ -299,7 +299,7 @@ pub fn assert_one_reply_format(requests: &[CompletionRequest]) {
 }
 
 /// The checklist an episode recorded (its parts' texts).
-pub fn recorded_checklist(ep: &Episode) -> Vec<String> {
+pub(crate) fn recorded_checklist(ep: &Episode) -> Vec<String> {
     let parts = ep.details["subtasks"]
         .as_array()
         .cloned()

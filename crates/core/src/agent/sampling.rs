@@ -7,25 +7,25 @@ use crate::llm::CompletionRequest;
 
 /// The temperature repeats `r > 0` sample at when the solver asked for less (greedy decoding would
 /// make every repeat identical, and the inference variance zero by construction).
-pub const REPEAT_TEMPERATURE: f32 = 0.7;
+pub(crate) const REPEAT_TEMPERATURE: f32 = 0.7;
 
 /// The sampling of one episode: `None` for repeat 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sampling {
+pub(crate) struct Sampling {
     /// Base seed of the episode: a stable hash of (query id, repeat).
     pub base_seed: u64,
 }
 
 impl Sampling {
     /// The sampling of repeat `repeat` of query `query_id`; `None` for repeat 0 (today's behaviour).
-    pub fn for_repeat(query_id: u64, repeat: u32) -> Option<Self> {
+    pub(crate) fn for_repeat(query_id: u64, repeat: u32) -> Option<Self> {
         (repeat > 0).then(|| Sampling {
             base_seed: fnv1a(&[&query_id.to_le_bytes(), &repeat.to_le_bytes()]),
         })
     }
 
     /// Sets the seed (base seed mixed with the call's own seed or its index) and the temperature.
-    pub fn apply(&self, request: &mut CompletionRequest, call_index: u64) {
+    pub(crate) fn apply(&self, request: &mut CompletionRequest, call_index: u64) {
         let own = request.seed.unwrap_or(call_index);
         request.seed = Some(fnv1a(&[&self.base_seed.to_le_bytes(), &own.to_le_bytes()]));
         if request.temperature < REPEAT_TEMPERATURE {

@@ -125,7 +125,7 @@ impl std::fmt::Display for ToolChoice {
 pub const DEFAULT_K: usize = 8;
 
 /// Builds the task for a query with the chosen tools. `retriever` is needed for `Retrieved`.
-pub fn task_for(
+pub(crate) fn task_for(
     subset: &str,
     query: &Query,
     set: ToolSet,
@@ -214,7 +214,7 @@ fn all_functions(catalog: &Catalog) -> Vec<Function> {
 }
 
 /// The retriever's top K as functions.
-pub fn retrieved_functions(
+pub(crate) fn retrieved_functions(
     instruction: &str,
     k: usize,
     catalog: &Catalog,

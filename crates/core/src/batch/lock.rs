@@ -8,7 +8,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::BatchError;
 
@@ -19,7 +19,6 @@ pub const LOCK_FILE: &str = ".lock";
 #[derive(Debug)]
 pub struct RunLock {
     _file: File,
-    path: PathBuf,
 }
 
 impl RunLock {
@@ -59,12 +58,7 @@ impl RunLock {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(note.as_bytes()));
         written.map_err(|e| BatchError::io(&path, e))?;
-        Ok(RunLock { _file: file, path })
-    }
-
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(RunLock { _file: file })
     }
 }
 

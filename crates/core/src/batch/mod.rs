@@ -25,7 +25,6 @@ mod summary;
 
 use std::path::PathBuf;
 
-pub use complete::{Completeness, Incomplete};
 pub use fail_fast::FAIL_FAST_AFTER;
 pub use job::{Job, JobError, Solved};
 pub use lock::{LOCK_FILE, RunLock};

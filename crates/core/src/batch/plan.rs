@@ -74,7 +74,7 @@ impl Shard {
 
     /// Whether the item at `position` of the canonical order belongs to this shard. Round-robin over
     /// the order keeps shards balanced across subsets and query difficulty.
-    pub fn contains(&self, position: usize) -> bool {
+    pub(crate) fn contains(&self, position: usize) -> bool {
         position % self.count as usize == self.index as usize
     }
 }
@@ -218,7 +218,7 @@ pub fn answer_path_repeat(
 }
 
 /// The repeat an answer file holds, from its name: `R` for `{id}_{method}.rR.json`, else 0.
-pub fn repeat_of(file_name: &str) -> u32 {
+pub(crate) fn repeat_of(file_name: &str) -> u32 {
     let stem = file_name.strip_suffix(".json").unwrap_or(file_name);
     match stem.rsplit_once(".r") {
         Some((_, r)) if !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => {

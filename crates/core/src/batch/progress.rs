@@ -67,7 +67,7 @@ impl Totals {
     }
 
     /// The queries in all, as the batch started.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total.load(Ordering::Relaxed)
     }
 

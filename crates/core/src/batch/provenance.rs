@@ -33,7 +33,7 @@ pub struct Provenance {
 
 /// The sources of one episode's tool-call replies, in order. `record` is the answer file's
 /// `sum2act` record.
-pub fn episode_sources(record: &Value) -> Vec<ReplySource> {
+pub(crate) fn episode_sources(record: &Value) -> Vec<ReplySource> {
     tool_observations(record)
         .filter_map(|o| o.get("source").and_then(Value::as_str))
         .filter_map(ReplySource::parse)
@@ -92,7 +92,7 @@ impl Provenance {
     }
 
     /// One line for the end-of-run output.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let mut out = format!("tool replies by source ({} calls):", self.tool_calls);
         if self.tool_calls == 0 {
             out.push_str(" none");

@@ -76,7 +76,8 @@ pub struct BatchOutcome {
 
 impl BatchOutcome {
     /// Every selected query has its answer file.
-    pub fn complete(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn complete(&self) -> bool {
         self.failed.is_empty()
             && self.errors == 0
             && self.setup_error.is_none()

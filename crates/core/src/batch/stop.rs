@@ -22,18 +22,18 @@ impl StopSignal {
     }
 
     /// Raises the level by one and returns the new level.
-    pub fn escalate(&self) -> u8 {
+    pub(crate) fn escalate(&self) -> u8 {
         let level = self.level.fetch_add(1, Ordering::SeqCst).saturating_add(1);
         self.notify.notify_waiters();
         level
     }
 
-    pub fn level(&self) -> u8 {
+    pub(crate) fn level(&self) -> u8 {
         self.level.load(Ordering::SeqCst)
     }
 
     /// Resolves once the level reaches `level`.
-    pub async fn reached(&self, level: u8) {
+    pub(crate) async fn reached(&self, level: u8) {
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);

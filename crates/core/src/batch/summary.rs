@@ -38,7 +38,7 @@ pub struct EpisodeView {
 impl EpisodeView {
     /// An `error` episode that never got a reply from the model (a bad key, an unknown model, an
     /// endpoint that is not there): the setup is at fault, not the query.
-    pub fn never_reached_model(&self) -> bool {
+    pub(crate) fn never_reached_model(&self) -> bool {
         matches!(
             self.error_episode(),
             Some(ErrorEpisode::Setup | ErrorEpisode::NoReply)
@@ -61,7 +61,7 @@ impl EpisodeView {
         self.finish.is(FinishKind::GiveAnswer)
     }
 
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.counters.prompt_tokens + self.counters.completion_tokens
     }
 }

@@ -82,12 +82,12 @@ impl LlmError {
     /// Whether a model that fails this way before its first reply was never set up right: the
     /// input's fault ([`Self::is_bad_input`]) or no endpoint at the URL. A timeout or a server error
     /// is an outage of a model that is there.
-    pub fn is_setup(&self) -> bool {
+    pub(crate) fn is_setup(&self) -> bool {
         self.is_bad_input() || matches!(self, LlmError::Unreachable { .. })
     }
 
     /// The server's requested wait before the next try, if it gave one.
-    pub fn retry_after(&self) -> Option<std::time::Duration> {
+    pub(crate) fn retry_after(&self) -> Option<std::time::Duration> {
         match self {
             LlmError::RateLimited { retry_after, .. } => *retry_after,
             _ => None,

@@ -12,14 +12,18 @@ use super::tokens::count_prompt_tokens;
 use super::{Completion, CompletionRequest, LlmClient, LlmError};
 
 /// Waits for the request and token budgets before each call to `inner`.
-pub struct RateLimited<C> {
+pub(crate) struct RateLimited<C> {
     inner: C,
     rpm: Option<DefaultDirectRateLimiter>,
     tpm: Option<(DefaultDirectRateLimiter, NonZeroU32)>,
 }
 
 impl<C: LlmClient> RateLimited<C> {
-    pub fn new(inner: C, requests_per_minute: Option<u32>, tokens_per_minute: Option<u32>) -> Self {
+    pub(crate) fn new(
+        inner: C,
+        requests_per_minute: Option<u32>,
+        tokens_per_minute: Option<u32>,
+    ) -> Self {
         let rpm = requests_per_minute
             .and_then(NonZeroU32::new)
             .map(|n| RateLimiter::direct(Quota::per_minute(n)));
@@ -55,13 +59,13 @@ impl<C: LlmClient> LlmClient for RateLimited<C> {
 
 /// Spreads calls over several endpoints in turn; an endpoint that fails with a retriable error is
 /// skipped for this call and the next one is tried, so one dead server does not stop a run.
-pub struct RoundRobin {
+pub(crate) struct RoundRobin {
     clients: Vec<Arc<dyn LlmClient>>,
     next: AtomicUsize,
 }
 
 impl RoundRobin {
-    pub fn new(clients: Vec<Arc<dyn LlmClient>>) -> Result<Self, LlmError> {
+    pub(crate) fn new(clients: Vec<Arc<dyn LlmClient>>) -> Result<Self, LlmError> {
         if clients.is_empty() {
             return Err(LlmError::Config("no LLM endpoints configured".into()));
         }

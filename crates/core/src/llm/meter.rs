@@ -35,11 +35,7 @@ pub struct UsageTotals {
     pub by_purpose: BTreeMap<String, PurposeTotals>,
 }
 
-impl UsageTotals {
-    pub fn total_tokens(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
-    }
-}
+impl UsageTotals {}
 
 /// Shared, thread-safe accounting.
 #[derive(Debug, Default)]
@@ -51,7 +47,7 @@ pub struct Meter {
 }
 
 impl Meter {
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Meter::default())
     }
 
@@ -68,7 +64,7 @@ impl Meter {
             .unwrap_or_default()
     }
 
-    pub fn record(&self, purpose: &str, c: &Completion) {
+    pub(crate) fn record(&self, purpose: &str, c: &Completion) {
         if !c.model.is_empty()
             && let Ok(mut served) = self.served.lock()
             && !served.contains(&c.model)
@@ -89,13 +85,13 @@ impl Meter {
         }
     }
 
-    pub fn record_failure(&self) {
+    pub(crate) fn record_failure(&self) {
         if let Ok(mut t) = self.totals.lock() {
             t.failures += 1;
         }
     }
 
-    pub fn record_retry(&self) {
+    pub(crate) fn record_retry(&self) {
         if let Ok(mut t) = self.totals.lock() {
             t.retries += 1;
         }
@@ -103,14 +99,14 @@ impl Meter {
 }
 
 /// Feeds a meter and fills in `cost_usd` (from the price table) and `elapsed_ms`.
-pub struct Metered<C> {
+pub(crate) struct Metered<C> {
     inner: C,
     meter: Arc<Meter>,
     prices: BTreeMap<String, Price>,
 }
 
 impl<C: LlmClient> Metered<C> {
-    pub fn new(inner: C, meter: Arc<Meter>, prices: BTreeMap<String, Price>) -> Self {
+    pub(crate) fn new(inner: C, meter: Arc<Meter>, prices: BTreeMap<String, Price>) -> Self {
         Metered {
             inner,
             meter,
@@ -123,14 +119,6 @@ impl<C: LlmClient> Metered<C> {
             .get(model)
             .or_else(|| self.prices.get(&self.inner.model_id()))
     }
-}
-
-/// Wraps `client` with a fresh meter, for per-episode (or per-anything) totals.
-pub fn metered(client: Arc<dyn LlmClient>) -> (Arc<dyn LlmClient>, Arc<Meter>) {
-    let meter = Meter::new();
-    let wrapped: Arc<dyn LlmClient> =
-        Arc::new(Metered::new(client, meter.clone(), BTreeMap::new()));
-    (wrapped, meter)
 }
 
 #[async_trait]

@@ -6,13 +6,13 @@
 
 mod error;
 pub mod json_check;
-pub mod limits;
-pub mod meter;
+pub(crate) mod limits;
+pub(crate) mod meter;
 pub mod openai;
 mod options;
 pub mod purpose;
 pub mod replay;
-pub mod retry;
+pub(crate) mod retry;
 pub mod scripted;
 pub mod settings;
 mod tokens;
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use error::LlmError;
-pub use meter::{Meter, Metered, UsageTotals, metered};
+pub(crate) use meter::Meter;
 pub use options::{
     DEFAULT_CONTEXT, DEFAULT_PARALLEL, EmbeddedLoader, EndpointSpec, KNOWN_MODEL_FILES, LlmOptions,
     build_with, model_cache_dir, resolve_model_path, uses_embedded_model,

@@ -16,7 +16,7 @@ use super::{
 };
 
 /// Largest response body read from an endpoint.
-pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// One OpenAI-compatible endpoint.
 pub struct OpenAiClient {
@@ -72,11 +72,6 @@ impl OpenAiClient {
             model: Mutex::new(model.filter(|m| !m.is_empty())),
             timeout,
         })
-    }
-
-    /// The API root with its credentials masked.
-    pub fn base_url(&self) -> &str {
-        &self.shown
     }
 
     /// `path` under the API root, its query (an `api-version`, a key) kept at the end.
@@ -274,7 +269,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `Retry-After` (seconds or an HTTP date) or the non-standard `retry-after-ms`.
-pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     if let Some(ms) = headers
         .get("retry-after-ms")
         .and_then(|v| v.to_str().ok())
@@ -327,7 +322,7 @@ fn message_json(m: &Message) -> Value {
 }
 
 /// Wraps bare function objects as `{"type": "function", "function": …}`.
-pub fn tool_json(t: &Value) -> Value {
+pub(crate) fn tool_json(t: &Value) -> Value {
     if t.get("type").is_some() && t.get("function").is_some() {
         t.clone()
     } else {
@@ -419,7 +414,10 @@ pub fn validate(completion: &Completion, request: &CompletionRequest) -> Result<
 }
 
 /// Parses a chat-completions response; usage reported by the server wins over local counting.
-pub fn parse_response(text: &str, request: &CompletionRequest) -> Result<Completion, LlmError> {
+pub(crate) fn parse_response(
+    text: &str,
+    request: &CompletionRequest,
+) -> Result<Completion, LlmError> {
     let v: Value = serde_json::from_str(text).map_err(|e| {
         let preview: String = text.chars().take(200).collect();
         LlmError::InvalidResponse(format!("response body is not JSON ({e}): {preview}"))

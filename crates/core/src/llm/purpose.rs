@@ -81,7 +81,7 @@ const LABELS: &[(Purpose, &str)] = &[
 
 impl Purpose {
     /// The label.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Purpose::Other(label) => label,
             named => LABELS
@@ -92,7 +92,7 @@ impl Purpose {
     }
 
     /// The purpose of the same request asked again after a repair round (`plan` -> `plan_repair`).
-    pub fn repair(&self) -> Purpose {
+    pub(crate) fn repair(&self) -> Purpose {
         match self {
             Purpose::Plan => Purpose::PlanRepair,
             Purpose::Replan => Purpose::ReplanRepair,
@@ -152,7 +152,7 @@ impl<'de> serde::Deserialize<'de> for Purpose {
 pub const PURPOSE_HEADER: &str = "x-sum2act-purpose";
 
 /// Longest purpose label accepted from a header.
-pub const MAX_PURPOSE_CHARS: usize = 64;
+pub(crate) const MAX_PURPOSE_CHARS: usize = 64;
 
 /// Which reader answers a request by hand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -24,7 +24,7 @@ struct Recording {
 
 /// Stable key of a request: its JSON with sorted keys, without the `purpose` label (not sent to the
 /// model, so renaming a purpose does not invalidate recordings).
-pub fn request_key(request: &CompletionRequest) -> String {
+pub(crate) fn request_key(request: &CompletionRequest) -> String {
     let mut v = serde_json::to_value(request).unwrap_or(Value::Null);
     if let Value::Object(m) = &mut v {
         m.remove("purpose");
@@ -36,7 +36,7 @@ pub fn request_key(request: &CompletionRequest) -> String {
 /// The key of `request` as an OpenAI-compatible server records it (`serve-llm --record`): after the
 /// trip through the wire, which carries no purpose, no `tools_described` and no names on tool
 /// messages. So a run made through a recording server replays offline from the server's recording.
-pub fn wire_key(request: &CompletionRequest) -> Option<String> {
+pub(crate) fn wire_key(request: &CompletionRequest) -> Option<String> {
     let body = super::openai::request_body("", request);
     super::wire::parse_request(&body)
         .ok()
@@ -110,14 +110,14 @@ impl<C: LlmClient> LlmClient for Recorder<C> {
 }
 
 /// Answers from recordings only.
-pub struct Replayer {
+pub(crate) struct Replayer {
     dir: PathBuf,
     model: String,
     served: Mutex<HashMap<String, usize>>,
 }
 
 impl Replayer {
-    pub fn new(dir: impl Into<PathBuf>) -> Result<Self, LlmError> {
+    pub(crate) fn new(dir: impl Into<PathBuf>) -> Result<Self, LlmError> {
         let dir = dir.into();
         if !dir.is_dir() {
             return Err(LlmError::Config(format!(

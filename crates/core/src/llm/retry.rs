@@ -9,7 +9,7 @@ use rand::Rng;
 use super::{Completion, CompletionRequest, LlmClient, LlmError, Meter};
 
 /// Retries retriable errors of `inner` up to `max_retries` times.
-pub struct Retrying<C> {
+pub(crate) struct Retrying<C> {
     inner: C,
     max_retries: u32,
     base: Duration,
@@ -18,7 +18,7 @@ pub struct Retrying<C> {
 }
 
 impl<C: LlmClient> Retrying<C> {
-    pub fn new(inner: C, max_retries: u32) -> Self {
+    pub(crate) fn new(inner: C, max_retries: u32) -> Self {
         Retrying {
             inner,
             max_retries,
@@ -29,14 +29,15 @@ impl<C: LlmClient> Retrying<C> {
     }
 
     /// Changes the backoff schedule (first delay, longest delay).
-    pub fn with_backoff(mut self, base: Duration, cap: Duration) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_backoff(mut self, base: Duration, cap: Duration) -> Self {
         self.base = base;
         self.cap = cap;
         self
     }
 
     /// Counts retries in `meter` (the accounting layer sits outside, so it cannot see them).
-    pub fn with_meter(mut self, meter: Arc<Meter>) -> Self {
+    pub(crate) fn with_meter(mut self, meter: Arc<Meter>) -> Self {
         self.meter = Some(meter);
         self
     }

@@ -178,11 +178,6 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
     }
-
-    pub fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-    }
 }
 
 /// The model's reply.

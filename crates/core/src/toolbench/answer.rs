@@ -95,7 +95,7 @@ impl Node {
     }
 
     /// The node as ToolBench writes it; `is_terminal` is always false there (a quirk we keep).
-    pub fn to_json(&self, with_children: bool) -> Value {
+    pub(crate) fn to_json(&self, with_children: bool) -> Value {
         let mut m = Map::new();
         m.insert("is_terminal".into(), json!(false));
         m.insert("pruned".into(), json!(self.pruned));
@@ -123,12 +123,12 @@ impl Node {
     }
 
     /// Number of nodes in this subtree.
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         1 + self.children.iter().map(Node::size).sum::<usize>()
     }
 
     /// Levels of this subtree (a leaf has 1).
-    pub fn max_length(&self) -> usize {
+    pub(crate) fn max_length(&self) -> usize {
         1 + self
             .children
             .iter()
@@ -169,7 +169,7 @@ pub fn chain_nodes(steps: &[ChainStep], start_depth: u32) -> Vec<Node> {
 }
 
 /// The message history of a chain, in the current StableToolBench form (`tool_calls`, `role: tool`).
-pub fn chain_messages(system: &str, query: &str, steps: &[ChainStep]) -> Vec<Value> {
+pub(crate) fn chain_messages(system: &str, query: &str, steps: &[ChainStep]) -> Vec<Value> {
     let mut msgs = vec![
         json!({"role": "system", "content": system}),
         json!({"role": "user", "content": query}),
@@ -428,7 +428,8 @@ fn steps_from_nodes<'a>(nodes: impl Iterator<Item = &'a Value>) -> Vec<Value> {
 }
 
 /// The final step of the first path of converted `answer_details` (what SoPR's rule looks at).
-pub fn converted_final_step(answer: &Value) -> Option<Value> {
+#[cfg(test)]
+pub(crate) fn converted_final_step(answer: &Value) -> Option<Value> {
     let mut node = answer["answer_details"].as_array()?.first()?;
     let mut last_tool = None;
     loop {

@@ -14,7 +14,7 @@ use super::model::Query;
 use super::schema::Function;
 
 /// StableToolBench's name for its response cache folder.
-pub const STB_CACHE_DIR: &str = "tool_response_cache";
+pub(crate) const STB_CACHE_DIR: &str = "tool_response_cache";
 
 /// Environment variable naming the default data directory.
 pub const DATA_ENV: &str = "SUM2ACT_DATA";
@@ -83,7 +83,7 @@ impl DataDir {
 
     /// Opens `root` for a tool server, which needs only `tools/`: a folder of tools and caches
     /// (StableToolBench's `toolenv` beside its `tool_response_cache`) has no queries.
-    pub fn open_tools(root: &Path) -> Result<Self, DataError> {
+    pub(crate) fn open_tools(root: &Path) -> Result<Self, DataError> {
         Self::open_needing(root, &["tools"])
     }
 
@@ -132,7 +132,7 @@ impl DataDir {
         &self.root
     }
 
-    pub fn tools_dir(&self) -> PathBuf {
+    pub(crate) fn tools_dir(&self) -> PathBuf {
         self.root.join("tools")
     }
 

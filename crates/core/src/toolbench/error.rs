@@ -39,7 +39,7 @@ impl DataError {
         }
     }
 
-    pub fn write(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
+    pub(crate) fn write(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         DataError::Write {
             path: path.into(),
             error,
@@ -51,7 +51,7 @@ impl DataError {
         matches!(self, DataError::Write { .. })
     }
 
-    pub fn invalid(
+    pub(crate) fn invalid(
         path: impl Into<PathBuf>,
         field: impl Into<String>,
         message: impl Into<String>,

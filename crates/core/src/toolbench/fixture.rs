@@ -1,12 +1,14 @@
 //! ApiDoc fixtures for tests: one builder for the GET APIs with string parameters that the agent,
 //! tools and graph tests describe. Test-only.
 
+#[cfg(test)]
 use serde_json::Value;
 
 use super::{ApiDoc, Param};
 
 /// A STRING parameter.
-pub fn string_param(name: &str, description: &str, default: Value) -> Param {
+#[cfg(test)]
+pub(crate) fn string_param(name: &str, description: &str, default: Value) -> Param {
     Param {
         name: name.into(),
         kind: "STRING".into(),
@@ -16,7 +18,8 @@ pub fn string_param(name: &str, description: &str, default: Value) -> Param {
 }
 
 /// STRING parameters named `names`, without descriptions, each defaulting to `default`.
-pub fn string_params(names: &[&str], default: &Value) -> Vec<Param> {
+#[cfg(test)]
+pub(crate) fn string_params(names: &[&str], default: &Value) -> Vec<Param> {
     names
         .iter()
         .map(|n| string_param(n, "", default.clone()))
@@ -40,7 +43,8 @@ pub fn api_doc(category: &str, tool: &str, api: &str, required: Vec<Param>) -> A
 
 /// A "Movies" function of `tool` with string parameters and an optional `template_response`, as the
 /// tool-graph tests build their catalogues.
-pub fn movie_function(
+#[cfg(test)]
+pub(crate) fn movie_function(
     tool: &str,
     api: &str,
     params: &[&str],

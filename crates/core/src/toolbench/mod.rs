@@ -2,7 +2,7 @@
 //! Everything above this layer speaks in these types.
 
 pub mod answer;
-pub mod canonical;
+pub(crate) mod canonical;
 mod catalog;
 pub mod claims;
 mod dataset;
@@ -11,8 +11,8 @@ mod finish;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod io;
-pub mod json_repair;
-pub mod method;
+pub(crate) mod json_repair;
+pub(crate) mod method;
 mod missing;
 mod model;
 pub mod naming;
@@ -22,7 +22,7 @@ pub mod request_parts;
 pub mod request_split;
 mod request_vocab;
 mod schema;
-pub mod stb_export;
+pub(crate) mod stb_export;
 
 pub use catalog::{Catalog, CatalogLoad};
 pub use dataset::{

@@ -35,14 +35,14 @@ pub struct Param {
 }
 
 impl Param {
-    pub fn has_known_type(&self) -> bool {
+    pub(crate) fn has_known_type(&self) -> bool {
         let upper = self.kind.to_uppercase();
         KNOWN_PARAM_TYPES.contains(&upper.as_str())
     }
 
     /// The JSON-schema type ToolBench exposes: NUMBER → integer, STRING → string, BOOLEAN → boolean,
     /// everything else string.
-    pub fn schema_type(&self) -> &'static str {
+    pub(crate) fn schema_type(&self) -> &'static str {
         match self.kind.as_str() {
             "NUMBER" => "integer",
             "BOOLEAN" => "boolean",
@@ -81,7 +81,7 @@ pub struct ApiDoc {
 
 impl ApiDoc {
     /// True for the minimal `{category_name, tool_name, api_name}` form.
-    pub fn is_minimal(&self) -> bool {
+    pub(crate) fn is_minimal(&self) -> bool {
         self.required_parameters.is_none() && self.optional_parameters.is_none()
     }
 

@@ -8,7 +8,7 @@ const RESERVED: [&str; 7] = ["from", "class", "return", "false", "true", "id", "
 pub const MAX_FUNCTION_NAME: usize = 64;
 
 /// Longest function/parameter description kept in a schema.
-pub const MAX_DESCRIPTION: usize = 256;
+pub(crate) const MAX_DESCRIPTION: usize = 256;
 
 fn kept(c: char) -> bool {
     // CJK unified ideographs U+4E00..=U+9FA5 survive, as does `^` (a quirk of the original regex).
@@ -35,7 +35,7 @@ pub fn standardize(s: &str) -> String {
 }
 
 /// `change_name`: reserved words get an `is_` prefix (applied to API and parameter names).
-pub fn change_name(s: &str) -> String {
+pub(crate) fn change_name(s: &str) -> String {
     if RESERVED.contains(&s) {
         format!("is_{s}")
     } else {
@@ -82,7 +82,7 @@ pub fn last_chars(s: &str, n: usize) -> &str {
 }
 
 /// The first `n` characters of `s` (by `char`).
-pub fn first_chars(s: &str, n: usize) -> &str {
+pub(crate) fn first_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,

@@ -16,12 +16,12 @@ use super::request_vocab::{
 };
 
 /// Most parts kept per request (as `request_parts::MAX_PARTS`).
-pub const MAX_ASKS: usize = 6;
+pub(crate) const MAX_ASKS: usize = 6;
 /// Longest ask kept: a size guard for pathological input, far above a real request's sentence.
 const ASK_SIZE_GUARD: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ask {
+pub(crate) struct Ask {
     pub text: String,
     /// Its topic words (its purpose clause aside); of a vague need in the opening sentence, only its
     /// values ("I want to write a review of the product with SKU W003": SKU W003 must stay).
@@ -43,7 +43,7 @@ pub fn asks(query: &str) -> Vec<String> {
 /// The request's asks with what a split must keep of each (empty when no clause asks). A lead-in the
 /// request after it makes precise is left out (`leads_into`), and so is an instruction about the
 /// answer's form.
-pub fn ask_list(query: &str) -> Vec<Ask> {
+pub(crate) fn ask_list(query: &str) -> Vec<Ask> {
     // Values such as a Wi-Fi string (`WIFI:S:Home;T:WPA;P:x;;`) or a URL with `?` are not cut.
     let (safe, kept_values) = protect_values(query);
     let mut out: Vec<Ask> = Vec::new();
@@ -145,7 +145,7 @@ fn leads_into(ask: &Ask, next: &Ask) -> bool {
 
 /// Two words of one topic: the same stem, or one a longer form of the other ("crypto",
 /// "cryptocurrencies").
-pub fn related(a: &str, b: &str) -> bool {
+pub(crate) fn related(a: &str, b: &str) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     same_stem(a, b) || (short.len() >= MIN_PREFIX && long.starts_with(short))
 }
@@ -194,7 +194,7 @@ fn is_format_instruction(clause: &str) -> bool {
 /// why the user wants a thing is not a thing to find. A "to" is a purpose's when a topic word comes
 /// before it and a lower-case verb after it ("to the venue", "to 'Titanic'", "to Venice",
 /// "want to know" and "similar to" are not).
-pub fn without_purpose(ask: &str) -> &str {
+pub(crate) fn without_purpose(ask: &str) -> &str {
     let mut seen_topic = false;
     let mut prev = "";
     let mut start = 0;
@@ -225,7 +225,8 @@ pub fn without_purpose(ask: &str) -> &str {
 
 /// The topic words of `query`'s asks that none of `parts` holds (a word is held when a part has it,
 /// or a word of the same stem: "trend" holds "trends"). Empty when the parts keep every ask.
-pub fn missing_words(query: &str, parts: &[String]) -> BTreeSet<String> {
+#[cfg(test)]
+pub(crate) fn missing_words(query: &str, parts: &[String]) -> BTreeSet<String> {
     let held: BTreeSet<String> = parts.iter().flat_map(|p| content_words(p)).collect();
     ask_list(query)
         .into_iter()
@@ -235,7 +236,7 @@ pub fn missing_words(query: &str, parts: &[String]) -> BTreeSet<String> {
 }
 
 /// A part as the checklist keeps it: whole (never cut), trimmed, without a leading connective.
-pub fn clean_whole(part: &str) -> String {
+pub(crate) fn clean_whole(part: &str) -> String {
     let mut t = keep_value_end(
         part.trim()
             .trim_start_matches(|c: char| c == ',' || c.is_whitespace()),
@@ -258,7 +259,7 @@ pub fn clean_whole(part: &str) -> String {
 
 /// Whether a part is the user talking about themselves ("I am a movie critic", "My family and I
 /// are planning a trip") rather than something asked for.
-pub fn is_framing(part: &str) -> bool {
+pub(crate) fn is_framing(part: &str) -> bool {
     let lower = clean_whole(part).to_lowercase();
     let about_me = [
         "i ", "i'm ", "i've ", "my ", "we ", "we're ", "our ", "as a ",
@@ -269,7 +270,7 @@ pub fn is_framing(part: &str) -> bool {
 }
 
 /// A clause's words that name what is asked about (no fillers, no asking verbs).
-pub fn topic_words(text: &str) -> BTreeSet<String> {
+pub(crate) fn topic_words(text: &str) -> BTreeSet<String> {
     content_words(text)
         .into_iter()
         .filter(|w| !FILLER.contains(&w.as_str()))
@@ -277,7 +278,7 @@ pub fn topic_words(text: &str) -> BTreeSet<String> {
 }
 
 /// Two words of the same stem: equal, or one is the other plus a plural or verb ending.
-pub fn same_stem(a: &str, b: &str) -> bool {
+pub(crate) fn same_stem(a: &str, b: &str) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let ending = |stem: &str| {
         long.strip_prefix(stem)

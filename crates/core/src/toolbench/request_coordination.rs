@@ -14,7 +14,7 @@ const JOINS: &[&str] = &[", and then ", ", then ", " then ", ", and ", " and ", 
 
 /// `clause` cut where a second ask starts: an imperative after an imperative ("…, and convert it"),
 /// or a question word after a question (`question`: the sentence asks with "?").
-pub fn coordinated_asks(clause: &str, question: bool) -> Vec<String> {
+pub(crate) fn coordinated_asks(clause: &str, question: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = clause.to_string();
     while let Some((left, right)) = second_ask(&rest, question) {
@@ -98,7 +98,7 @@ const CLOSE: char = '\u{E001}';
 
 /// `query` with each word that holds `:`, `;`, `=`, `?` or `!` inside (a Wi-Fi string, a URL, a
 /// time) replaced by a mark, and the words replaced; `restore_values` puts them back.
-pub fn protect_values(query: &str) -> (String, Vec<String>) {
+pub(crate) fn protect_values(query: &str) -> (String, Vec<String>) {
     let mut kept = Vec::new();
     let mut out = String::with_capacity(query.len());
     for (i, word) in query.split(' ').enumerate() {
@@ -124,7 +124,7 @@ pub fn protect_values(query: &str) -> (String, Vec<String>) {
 }
 
 /// `text` with the marks of `protect_values` replaced by the words they stand for.
-pub fn restore_values(text: &str, kept: &[String]) -> String {
+pub(crate) fn restore_values(text: &str, kept: &[String]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(OPEN) {
@@ -146,7 +146,7 @@ pub fn restore_values(text: &str, kept: &[String]) -> String {
 
 /// `part` without the punctuation that ends its sentence, except where it is the end of a value: a
 /// Wi-Fi string's `;;`, a code ending in `;` (the last word holds `:`, `;` or `=` inside).
-pub fn keep_value_end(part: &str) -> &str {
+pub(crate) fn keep_value_end(part: &str) -> &str {
     let trimmed = part.trim_end_matches(['.', ',', ';', ' ']);
     let last = trimmed.rsplit(' ').next().unwrap_or("");
     if last.contains([':', ';', '=']) {

@@ -70,7 +70,7 @@ fn with_value_ends(parts: Vec<String>, proposed: &[String]) -> Vec<String> {
 /// `parts` with each ask of the request whose required words no part holds appended whole: a split
 /// may merge, reword or refine the request's asks, never drop one. An ask the parts hold (its purpose
 /// clause aside: "to use as IDs for my friends' profiles") is not added again in its own words.
-pub fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
+pub(crate) fn with_dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
     let mut out = parts.to_vec();
     for ask in ask_list(query) {
         let held: BTreeSet<String> = out.iter().flat_map(|p| content_words(p)).collect();
@@ -113,7 +113,7 @@ fn is_shortened(part: &str, ask: &str) -> bool {
 /// nowhere in the request, asking verbs aside (a small model "splits" a weather request into
 /// temperature, humidity, wind direction, …; a strong one writes "calculate the BMI" or "referees in
 /// Messi's matches" for what was asked).
-pub fn adds_topics(query: &str, part: &str) -> bool {
+pub(crate) fn adds_topics(query: &str, part: &str) -> bool {
     let request = content_words(query);
     let topics: Vec<String> = topic_words(part)
         .into_iter()

@@ -19,7 +19,7 @@ use super::schema::FINISH;
 
 /// The solver families of StableToolBench, as its converter tells them apart (by substring).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StbFamily {
+pub(crate) enum StbFamily {
     /// Single chains (`trys`): its `CoT@n`; our sum2act and react.
     Cot,
     /// A search tree (`tree`): its `DFS_woFilter_w{width}`; our dfsdt.
@@ -29,7 +29,7 @@ pub enum StbFamily {
 /// Our method name (as answer files record it: the canonical name, not an alias) → its family, or
 /// `None` for a name that is not one of our methods. `plan` and `graph` write one chain per query
 /// (plan-and-execute and the graph search's chosen path), which its converter reads as a CoT chain.
-pub fn family_of(method: &str) -> Option<StbFamily> {
+pub(crate) fn family_of(method: &str) -> Option<StbFamily> {
     let known = method
         .parse::<Method>()
         .ok()
@@ -43,11 +43,11 @@ pub fn family_of(method: &str) -> Option<StbFamily> {
 /// Why an answer file cannot be exported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ExportProblem(pub String);
+pub(crate) struct ExportProblem(pub String);
 
 /// The StableToolBench method name for an answer file of `family`: `CoT@{pass_at}` (as its
 /// `single_chain` names it) or `DFS_woFilter_w{tree_beam_size}`.
-pub fn stb_method(family: StbFamily, file: &Value) -> String {
+pub(crate) fn stb_method(family: StbFamily, file: &Value) -> String {
     let args = &file["forward_args"];
     match family {
         StbFamily::Cot => format!("CoT@{}", args["pass_at"].as_u64().unwrap_or(1).max(1)),
@@ -61,7 +61,7 @@ pub fn stb_method(family: StbFamily, file: &Value) -> String {
 /// The method name of a whole run, from the agent options its manifest records (`tries` for ReAct,
 /// `width` for DFSDT): one name for every file, as its converter's `--method` needs, whatever each
 /// episode used. `None` when the manifest does not say.
-pub fn stb_method_of_run(family: StbFamily, method: &str, agent: &Value) -> Option<String> {
+pub(crate) fn stb_method_of_run(family: StbFamily, method: &str, agent: &Value) -> Option<String> {
     let forward_args = match family {
         StbFamily::Cot if method == Method::React.name() => {
             json!({"pass_at": agent["tries"].as_u64()?})
@@ -74,7 +74,7 @@ pub fn stb_method_of_run(family: StbFamily, method: &str, agent: &Value) -> Opti
 
 /// The answer file as StableToolBench writes it for `family`; our `sum2act` record stays (its tools
 /// ignore unknown keys).
-pub fn export_answer(file: &Value, family: StbFamily) -> Result<Value, ExportProblem> {
+pub(crate) fn export_answer(file: &Value, family: StbFamily) -> Result<Value, ExportProblem> {
     let mut out = file.clone();
     let Some(ag) = out
         .get_mut("answer_generation")

@@ -9,7 +9,7 @@ use crate::toolbench::naming::param_name;
 
 /// Parses a model's argument string into an object. `""` is `{}` (as the StableToolBench server does); a
 /// JSON string that itself holds an object (double-encoded arguments, a common model slip) is unwrapped.
-pub fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Ok(Map::new());
@@ -66,7 +66,7 @@ pub struct ParamProblems {
 }
 
 impl ParamProblems {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.missing.is_empty() && self.unknown.is_empty()
     }
 
@@ -150,7 +150,7 @@ pub fn with_declared_names(doc: &ApiDoc, args: &Map<String, Value>) -> Map<Strin
 
 /// Checks arguments against declared names taken as they are (an MCP tool's input schema):
 /// `required` must be present, anything outside `params` is unknown.
-pub fn check_declared(
+pub(crate) fn check_declared(
     required: &[String],
     params: &[String],
     args: &Map<String, Value>,

@@ -20,7 +20,7 @@ use super::types::Resource;
 use super::types::{Observation, ReplySource, Retry, ToolReply, ToolRequest};
 use super::{Started, ToolError, ToolSource};
 use crate::text::truncate;
-use crate::toolbench::{Backend, FINISH, Function, function_schemas};
+use crate::toolbench::{Backend, FINISH, Function};
 
 /// Error prefix of a call whose parameters do not fit the API (a real API's complaint, shortened).
 pub const PARAMETER_ERROR: &str = "Parameter error...\n";
@@ -84,10 +84,6 @@ impl ToolEnv {
             functions,
             resources: Arc::new(Mutex::new(ResourceStore::new(None))),
         }
-    }
-
-    pub fn config(&self) -> &ToolConfig {
-        &self.config
     }
 
     pub fn source(&self) -> &Arc<dyn ToolSource> {
@@ -155,7 +151,7 @@ pub struct ToolCaller {
 
 impl ToolCaller {
     /// Cuts observation texts at `chars` (the run's budget: what every method's model reads).
-    pub fn with_observation_chars(mut self, chars: usize) -> Self {
+    pub(crate) fn with_observation_chars(mut self, chars: usize) -> Self {
         if self.env.config.max_observation_length != chars {
             let mut config = (*self.env.config).clone();
             config.max_observation_length = chars;
@@ -165,13 +161,13 @@ impl ToolCaller {
     }
 
     /// Stores the episode's files in `dir` (beside its answer file: `{stem}.resources`).
-    pub fn with_resource_dir(mut self, dir: PathBuf) -> Self {
+    pub(crate) fn with_resource_dir(mut self, dir: PathBuf) -> Self {
         self.resources = Arc::new(Mutex::new(ResourceStore::new(Some(dir))));
         self
     }
 
     /// The files tool calls produced so far.
-    pub fn resources(&self) -> Vec<Resource> {
+    pub(crate) fn resources(&self) -> Vec<Resource> {
         self.resources
             .lock()
             .map(|r| r.resources().to_vec())
@@ -180,15 +176,6 @@ impl ToolCaller {
 
     pub fn functions(&self) -> &[Function] {
         &self.functions
-    }
-
-    /// The OpenAI function list the model sees: the APIs, then `Finish`.
-    pub fn schemas(&self) -> Vec<Value> {
-        function_schemas(&self.functions)
-    }
-
-    pub fn env(&self) -> &ToolEnv {
-        &self.env
     }
 
     /// Dispatches one model action (ToolBench `rapidapi.py`): `Finish` (codes 2/3/4), suffix match of the function

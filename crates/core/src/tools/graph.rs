@@ -51,7 +51,7 @@ impl ResourceType {
     }
 
     /// ToolBench is loosely typed (ids as numbers or strings): scalars fit scalars, lists fit lists.
-    pub fn fits(self, other: ResourceType) -> bool {
+    pub(crate) fn fits(self, other: ResourceType) -> bool {
         (self == ResourceType::List) == (other == ResourceType::List)
     }
 }
@@ -193,7 +193,7 @@ impl ToolGraph {
     }
 
     /// A graph from its nodes and edges (a built or a cached one), with the edge index rebuilt.
-    pub fn from_parts(apis: Vec<ApiNode>, edges: Vec<Edge>) -> ToolGraph {
+    pub(crate) fn from_parts(apis: Vec<ApiNode>, edges: Vec<Edge>) -> ToolGraph {
         let mut incoming: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, e) in edges.iter().enumerate() {
             incoming.entry(e.to).or_default().push(i);
@@ -205,12 +205,12 @@ impl ToolGraph {
         }
     }
 
-    pub fn index(&self, function: &str) -> Option<usize> {
+    pub(crate) fn index(&self, function: &str) -> Option<usize> {
         self.apis.iter().position(|a| a.function == function)
     }
 
     /// Whether an edge from one of `from` feeds parameter `param` of `to`.
-    pub fn fed_by(&self, to: usize, param: &str, from: &[usize]) -> bool {
+    pub(crate) fn fed_by(&self, to: usize, param: &str, from: &[usize]) -> bool {
         self.incoming.get(&to).is_some_and(|es| {
             es.iter()
                 .any(|&i| self.edges[i].param == param && from.contains(&self.edges[i].from))
@@ -219,14 +219,14 @@ impl ToolGraph {
 
     /// Whether any API of the graph can feed parameter `param` of `to`. An identifier none produces
     /// can only come from the request or the model, so it does not make its API unreachable.
-    pub fn fed_at_all(&self, to: usize, param: &str) -> bool {
+    pub(crate) fn fed_at_all(&self, to: usize, param: &str) -> bool {
         self.incoming
             .get(&to)
             .is_some_and(|es| es.iter().any(|&i| self.edges[i].param == param))
     }
 
     /// Edges from `from` into `to`.
-    pub fn edges_between(&self, from: usize, to: usize) -> impl Iterator<Item = &Edge> {
+    pub(crate) fn edges_between(&self, from: usize, to: usize) -> impl Iterator<Item = &Edge> {
         self.edges
             .iter()
             .filter(move |e| e.from == from && e.to == to)
@@ -322,7 +322,7 @@ fn api_node(f: &Function) -> ApiNode {
 }
 
 /// The leaves of a template response, with paths (`_list_length` markers skipped).
-pub fn template_outputs(t: &Value) -> Vec<Port> {
+pub(crate) fn template_outputs(t: &Value) -> Vec<Port> {
     let mut out = Vec::new();
     walk(t, String::new(), "", &mut out);
     out
@@ -368,7 +368,7 @@ fn walk(v: &Value, path: String, parent: &str, out: &mut Vec<Port>) {
 }
 
 /// `movies` → `movie_id`, for an `id` field inside a list of movies.
-pub fn entity_id(parent: &str) -> Option<String> {
+pub(crate) fn entity_id(parent: &str) -> Option<String> {
     let p = kind_of(parent);
     if p.is_empty() || ["results", "data", "items", "response", "list", "id"].contains(&p.as_str())
     {
@@ -410,7 +410,7 @@ fn singular(w: &str) -> String {
 }
 
 /// The resource kind of a parameter or field name: lower snake case, with common synonyms merged.
-pub fn kind_of(name: &str) -> String {
+pub(crate) fn kind_of(name: &str) -> String {
     let mut k = String::new();
     let mut prev_lower = false;
     for c in name.chars() {
@@ -440,14 +440,14 @@ pub fn kind_of(name: &str) -> String {
 }
 
 /// Identifiers cannot be made up: only an output or the request can provide one.
-pub fn is_id_kind(kind: &str) -> bool {
+pub(crate) fn is_id_kind(kind: &str) -> bool {
     kind == "id" || kind.ends_with("_id") || kind.ends_with("_ids")
 }
 
 /// Whether a value of kind `given` (a request's input) fills a parameter of kind `param`: the same
 /// kind, or an identifier named by what it identifies (`video_id`, "fund ID") for a bare `id`
 /// parameter (`id`, `ID`), and the other way round.
-pub fn gives(given: &str, param: &str) -> bool {
+pub(crate) fn gives(given: &str, param: &str) -> bool {
     given == param || (is_id_kind(given) && is_id_kind(param) && (given == "id" || param == "id"))
 }
 

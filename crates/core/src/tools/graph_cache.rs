@@ -13,7 +13,7 @@ use crate::toolbench::Function;
 use crate::toolbench::io::write_atomic;
 
 /// Bump whenever `ToolGraph::build` or the file layout changes, so old files miss.
-pub const GRAPH_VERSION: u32 = 2;
+pub(crate) const GRAPH_VERSION: u32 = 2;
 
 /// Where a graph came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -42,7 +42,7 @@ enum Miss {
 }
 
 /// The cache file of a catalogue fingerprint under `dir` (one per fingerprint).
-pub fn cache_path(dir: &Path, fingerprint: &str) -> PathBuf {
+pub(crate) fn cache_path(dir: &Path, fingerprint: &str) -> PathBuf {
     let short = fingerprint.get(..16).unwrap_or(fingerprint);
     dir.join(format!("graph-v{GRAPH_VERSION}-{short}.json"))
 }

@@ -31,12 +31,12 @@ impl CatalogueGraph {
         }
     }
 
-    pub fn graph(&self) -> &Arc<ToolGraph> {
+    pub(crate) fn graph(&self) -> &Arc<ToolGraph> {
         &self.graph
     }
 
     /// Whether `functions` are the catalogue itself, in its order (`--tools all`).
-    pub fn is_whole(&self, functions: &[Function]) -> bool {
+    pub(crate) fn is_whole(&self, functions: &[Function]) -> bool {
         functions.len() == self.graph.apis.len()
             && functions
                 .iter()
@@ -47,7 +47,7 @@ impl CatalogueGraph {
     /// The graph over `functions` (in their order), cut out of the catalogue's; `None` when one of
     /// them is not a catalogue API as the graph knows it (another doc under the same name, say, or
     /// a function listed twice), so the caller builds that graph itself.
-    pub fn restrict_to(&self, functions: &[Function]) -> Option<ToolGraph> {
+    pub(crate) fn restrict_to(&self, functions: &[Function]) -> Option<ToolGraph> {
         let mut new_index: HashMap<usize, usize> = HashMap::with_capacity(functions.len());
         for (k, f) in functions.iter().enumerate() {
             let i = *self.by_name.get(&f.name)?;

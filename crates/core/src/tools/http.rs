@@ -18,10 +18,10 @@ pub const SOURCE_HEADER: &str = "x-sum2act-source";
 pub const SIMULATING_HEADER: &str = "x-sum2act-simulating";
 
 /// Header carrying the key (StableToolBench also reads it from the body).
-pub const KEY_HEADER: &str = "toolbench_key";
+pub(crate) const KEY_HEADER: &str = "toolbench_key";
 
 /// Replies above this size are refused rather than buffered without bound.
-pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
 
 /// Calls a `/virtual` endpoint. Redirects are followed only within the same host, and the key is never
 /// part of any log line or `Debug` output.
@@ -169,7 +169,7 @@ impl BodyReader {
 /// A reply body as the protocol defines it: `{"error": str, "response": any}`. A body with no
 /// `response` and no error (`{}`, or some other server's JSON) is not an empty success: it is
 /// `BadReply`, which the caller turns into a failed observation naming the problem.
-pub fn reply_from_object(
+pub(crate) fn reply_from_object(
     obj: &mut serde_json::Map<String, Value>,
     source: ReplySource,
 ) -> Result<ToolReply, ToolError> {

@@ -10,7 +10,7 @@ pub mod graph_catalogue;
 pub mod http;
 pub mod mcp;
 pub mod observation;
-pub mod resources;
+pub(crate) mod resources;
 pub mod settings;
 mod types;
 
@@ -18,9 +18,8 @@ use async_trait::async_trait;
 
 pub use caller::{ToolCaller, ToolEnv};
 pub use http::HttpSource;
-pub use resources::ResourceStore;
 pub use settings::ToolConfig;
-pub use types::{Attachment, MediaKind, Resource};
+pub(crate) use types::Resource;
 pub use types::{Finish, Observation, ObservationCode, ReplySource, Retry, ToolReply, ToolRequest};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.
@@ -49,7 +48,7 @@ pub enum ToolError {
 }
 
 /// A byte count as people read it: `8 MiB`, or `1000 bytes` when not a whole number of MiB.
-pub fn size(bytes: usize) -> String {
+pub(crate) fn size(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
@@ -70,7 +69,7 @@ impl ToolError {
 }
 
 /// The rest of a reply that a simulator is still making; owns what it needs.
-pub type Simulation = futures::future::BoxFuture<'static, Result<ToolReply, ToolError>>;
+pub(crate) type Simulation = futures::future::BoxFuture<'static, Result<ToolReply, ToolError>>;
 
 /// What a source says first: the reply, or that the API (a simulator) is still making it. The caller
 /// charges ToolBench's timeout to the first part only: a simulator's thinking is not the API's latency.

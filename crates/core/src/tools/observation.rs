@@ -18,7 +18,7 @@ pub const TIMEOUT_ERROR: &str = "Timeout error...";
 pub const PARSE_ERROR: &str = "Tool input parse error...\n";
 
 /// The status code ToolBench derives from a server reply's `error` string.
-pub fn code_for_error(error: &str) -> ObservationCode {
+pub(crate) fn code_for_error(error: &str) -> ObservationCode {
     match error {
         NOT_WORKING_ERROR => ObservationCode::NotWorking,
         UNAUTHORIZED_ERROR => ObservationCode::Unauthorized,

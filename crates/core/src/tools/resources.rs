@@ -16,13 +16,13 @@ use serde_json::{Map, Value};
 use super::types::{Attachment, MediaKind, Resource, ToolReply};
 
 /// The files of one episode above which further outputs are not stored (the model is told so).
-pub const MAX_EPISODE_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_EPISODE_BYTES: u64 = 256 * 1024 * 1024;
 
 const HANDLE_OPEN: &str = "<file-";
 
 /// One episode's files: where they go, and what was stored so far.
 #[derive(Debug, Default)]
-pub struct ResourceStore {
+pub(crate) struct ResourceStore {
     /// The episode's folder (`{answer file stem}.resources`); `None` until a first file needs one,
     /// then a fresh folder under the system's temp directory.
     dir: Option<PathBuf>,
@@ -32,20 +32,20 @@ pub struct ResourceStore {
 }
 
 impl ResourceStore {
-    pub fn new(dir: Option<PathBuf>) -> Self {
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
         ResourceStore {
             dir,
             ..ResourceStore::default()
         }
     }
 
-    pub fn resources(&self) -> &[Resource] {
+    pub(crate) fn resources(&self) -> &[Resource] {
         &self.items
     }
 
     /// Stores `reply`'s attachments as files and writes each one's handle and size into the part of
     /// the response that describes it (or why it was not stored); the stored files.
-    pub fn store_reply(&mut self, reply: &mut ToolReply, function: &str) -> Vec<Resource> {
+    pub(crate) fn store_reply(&mut self, reply: &mut ToolReply, function: &str) -> Vec<Resource> {
         let mut stored = Vec::new();
         for a in std::mem::take(&mut reply.attachments) {
             let outcome = self.store(&a, function);
@@ -110,7 +110,7 @@ impl ResourceStore {
 
     /// Replaces every handle in `args`' string values (whole values and inside text) by its file's
     /// absolute path; an unknown handle is an error naming the handles this episode has.
-    pub fn resolve(&self, args: &mut Map<String, Value>) -> Result<(), String> {
+    pub(crate) fn resolve(&self, args: &mut Map<String, Value>) -> Result<(), String> {
         for v in args.values_mut() {
             self.resolve_value(v)?;
         }
@@ -174,7 +174,7 @@ impl ResourceStore {
 }
 
 /// The file handles a reply's response shows (the `file` of each stored part), in order.
-pub fn file_handles(response: &Value) -> Vec<String> {
+pub(crate) fn file_handles(response: &Value) -> Vec<String> {
     let mut out = Vec::new();
     collect_handles(response, &mut out);
     out
@@ -218,7 +218,7 @@ fn remove_old_files(dir: &Path) {
 }
 
 /// The file extension for a mime type (`bin` when unknown).
-pub fn extension(mime: &str) -> &'static str {
+pub(crate) fn extension(mime: &str) -> &'static str {
     let essence = mime.split(';').next().unwrap_or("").trim();
     match essence.to_ascii_lowercase().as_str() {
         "image/png" => "png",

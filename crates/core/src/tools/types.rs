@@ -57,7 +57,7 @@ impl ReplySource {
     }
 
     /// The inverse of `as_str`.
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "cache" => ReplySource::Cache,
             "simulated" => ReplySource::Simulated,
@@ -157,7 +157,7 @@ pub enum MediaKind {
 }
 
 impl MediaKind {
-    pub fn of_mime(mime: &str) -> MediaKind {
+    pub(crate) fn of_mime(mime: &str) -> MediaKind {
         match mime.split('/').next().unwrap_or("") {
             "image" => MediaKind::Image,
             "audio" => MediaKind::Audio,
@@ -233,7 +233,7 @@ impl ObservationCode {
     }
 
     /// The code with this number, if there is one.
-    pub fn from_number(n: u8) -> Option<Self> {
+    pub(crate) fn from_number(n: u8) -> Option<Self> {
         Self::ALL.get(usize::from(n)).copied()
     }
 }

@@ -14,18 +14,18 @@ use crate::text::clip;
 use crate::tools::graph::{gives, kind_of};
 
 /// Subtasks one request is split into at most.
-pub const MAX_SUBTASKS: usize = 4;
+pub(crate) const MAX_SUBTASKS: usize = 4;
 
 /// A value the request gives a subtask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Input {
+pub(crate) struct Input {
     pub name: String,
     pub value: String,
 }
 
 /// One subtask.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Subtask {
+pub(crate) struct Subtask {
     pub task: String,
     #[serde(default)]
     pub inputs: Vec<Input>,
@@ -36,7 +36,7 @@ pub struct Subtask {
 impl Subtask {
     /// The request's value for a resource kind, if this subtask was given one: of that kind, else one
     /// that fills it ("video id" for a bare `id`, see [`gives`]).
-    pub fn input(&self, kind: &str) -> Option<&str> {
+    pub(crate) fn input(&self, kind: &str) -> Option<&str> {
         let exact = self.inputs.iter().find(|i| kind_of(&i.name) == kind);
         exact
             .or_else(|| self.inputs.iter().find(|i| gives(&kind_of(&i.name), kind)))
@@ -45,7 +45,7 @@ impl Subtask {
 }
 
 /// Splits the request; `tools` is the tool listing shown to the model.
-pub async fn decompose(
+pub(crate) async fn decompose(
     ctx: &SolveContext,
     query: &str,
     tools: &str,
@@ -95,7 +95,7 @@ fn schema() -> Value {
 }
 
 /// Reads subtasks leniently: inputs as a list of `{name, value}` or as one object.
-pub fn parse(v: &Value) -> Vec<Subtask> {
+pub(crate) fn parse(v: &Value) -> Vec<Subtask> {
     let list = v
         .get("subtasks")
         .unwrap_or(v)

@@ -21,7 +21,7 @@ use crate::text::clip;
 use crate::tools::graph::ToolGraph;
 
 /// Scores relevance with the model (0–5, shown as 0–1).
-pub struct LlmScorer<'a> {
+pub(crate) struct LlmScorer<'a> {
     pub ctx: &'a SolveContext,
     pub graph: &'a ToolGraph,
     pub subtask: &'a Subtask,
@@ -30,7 +30,7 @@ pub struct LlmScorer<'a> {
 }
 
 impl<'a> LlmScorer<'a> {
-    pub fn new(ctx: &'a SolveContext, graph: &'a ToolGraph, subtask: &'a Subtask) -> Self {
+    pub(crate) fn new(ctx: &'a SolveContext, graph: &'a ToolGraph, subtask: &'a Subtask) -> Self {
         LlmScorer {
             ctx,
             graph,
@@ -40,7 +40,7 @@ impl<'a> LlmScorer<'a> {
         }
     }
 
-    pub fn notes(&self) -> Vec<String> {
+    pub(crate) fn notes(&self) -> Vec<String> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
     }
 
@@ -206,7 +206,7 @@ impl Scorer for LlmScorer<'_> {
 }
 
 /// A solution as text for the solution expert.
-pub fn describe(graph: &ToolGraph, s: &Solution) -> String {
+pub(crate) fn describe(graph: &ToolGraph, s: &Solution) -> String {
     let steps: Vec<String> = s
         .path
         .iter()
@@ -229,7 +229,7 @@ pub fn describe(graph: &ToolGraph, s: &Solution) -> String {
 }
 
 /// Orders solutions best first: the model ranks when there are several.
-pub async fn rank(
+pub(crate) async fn rank(
     ctx: &SolveContext,
     graph: &ToolGraph,
     subtask: &Subtask,

@@ -14,7 +14,7 @@ use crate::tools::graph::{ApiNode, ToolGraph, entity_id, is_id_kind, kind_of};
 
 /// One remembered value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Item {
+pub(crate) struct Item {
     pub kind: String,
     pub value: Value,
     pub task: u32,
@@ -25,14 +25,14 @@ pub struct Item {
 const MAX_ITEMS: usize = 200;
 
 /// The memory of one episode.
-pub struct Memory<'a> {
+pub(crate) struct Memory<'a> {
     graph: &'a ToolGraph,
     request: String,
     items: Mutex<Vec<Item>>,
 }
 
 impl<'a> Memory<'a> {
-    pub fn new(graph: &'a ToolGraph, request: &str) -> Self {
+    pub(crate) fn new(graph: &'a ToolGraph, request: &str) -> Self {
         Memory {
             graph,
             request: request.to_lowercase(),
@@ -40,7 +40,7 @@ impl<'a> Memory<'a> {
         }
     }
 
-    pub fn items(&self) -> Vec<Item> {
+    pub(crate) fn items(&self) -> Vec<Item> {
         self.items.lock().map(|i| i.clone()).unwrap_or_default()
     }
 
@@ -161,7 +161,7 @@ fn leaves(v: &Value, path: String, parent: &str, out: &mut Vec<(String, String, 
 }
 
 /// Kinds remembered so far, with how many values each (for the episode record).
-pub fn summary(items: &[Item]) -> BTreeMap<String, usize> {
+pub(crate) fn summary(items: &[Item]) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
     for i in items {
         *m.entry(i.kind.clone()).or_insert(0) += 1;

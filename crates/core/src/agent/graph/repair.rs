@@ -17,14 +17,14 @@ use crate::agent::{AgentError, SolveContext};
 
 /// One withheld call wired again: its subtask's index and the calls to run (the repaired call
 /// first, then those that waited for it).
-pub struct Rewired {
+pub(crate) struct Rewired {
     pub subtask: usize,
     pub tasks: Vec<ExecTask>,
 }
 
 /// The withheld calls of `exec` wired again under new ids (from `wiring.next_id`, which moves past
 /// them).
-pub async fn rewire(
+pub(crate) async fn rewire(
     ctx: &SolveContext,
     query: &str,
     searched: &[Searched],
@@ -127,7 +127,7 @@ fn renumbered(tasks: &[ExecTask], next: &mut u32) -> Vec<ExecTask> {
 }
 
 /// Subtasks whose rewired calls all succeeded: they need no fallback.
-pub fn fixed(rewired: &[Rewired], exec: &Execution) -> BTreeSet<usize> {
+pub(crate) fn fixed(rewired: &[Rewired], exec: &Execution) -> BTreeSet<usize> {
     rewired
         .iter()
         .filter(|r| {

@@ -14,7 +14,7 @@ use crate::tools::graph::{ToolGraph, gives, is_id_kind};
 
 /// Rates how relevant APIs are to the subtask being searched, from 0 to 1.
 #[async_trait]
-pub trait Scorer: Send + Sync {
+pub(crate) trait Scorer: Send + Sync {
     async fn scores(&self, candidates: &[usize]) -> Vec<f32>;
 
     /// The candidates worth scoring at all (a large catalogue is cut down cheaply first).
@@ -25,7 +25,7 @@ pub trait Scorer: Send + Sync {
 
 /// Search limits.
 #[derive(Debug, Clone, Copy)]
-pub struct SearchOptions {
+pub(crate) struct SearchOptions {
     pub strategy: Strategy,
     pub beam_width: usize,
     /// Adaptive: the relevance a candidate needs to be expanded.
@@ -42,14 +42,14 @@ const MIN_SCORE: f32 = 0.2;
 
 /// A path that solves the subtask.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Solution {
+pub(crate) struct Solution {
     pub path: Vec<usize>,
     pub scores: Vec<f32>,
 }
 
 impl Solution {
     /// Ranks solutions: the last API's relevance, then the path's mean, shorter first.
-    pub fn value(&self) -> f32 {
+    pub(crate) fn value(&self) -> f32 {
         let last = self.scores.last().copied().unwrap_or(0.0);
         let mean = self.scores.iter().sum::<f32>() / self.scores.len().max(1) as f32;
         last + 0.1 * mean - 0.05 * self.scores.len() as f32
@@ -58,7 +58,7 @@ impl Solution {
 
 /// What a search did.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct SearchResult {
+pub(crate) struct SearchResult {
     /// Best first.
     pub solutions: Vec<Solution>,
     /// Paths extended by one API.
@@ -68,7 +68,7 @@ pub struct SearchResult {
 }
 
 /// Searches from the request's resources (`given` kinds) with the chosen strategy.
-pub async fn search(
+pub(crate) async fn search(
     graph: &ToolGraph,
     given: &BTreeSet<String>,
     scorer: &dyn Scorer,

@@ -13,11 +13,11 @@ use super::placeholder::{self, Reference};
 use crate::toolbench::Function;
 
 /// Tasks one plan may hold.
-pub const MAX_TASKS: usize = 8;
+pub(crate) const MAX_TASKS: usize = 8;
 
 /// One planned call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlanTask {
+pub(crate) struct PlanTask {
     pub id: u32,
     /// A function name, or a capability the selection stage maps to one.
     pub tool: String,
@@ -28,7 +28,7 @@ pub struct PlanTask {
 
 impl PlanTask {
     /// The placeholders in its arguments.
-    pub fn references(&self) -> Vec<Reference> {
+    pub(crate) fn references(&self) -> Vec<Reference> {
         placeholder::in_arguments(&self.args)
     }
 }
@@ -36,7 +36,7 @@ impl PlanTask {
 /// What is wrong with a plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Problem {
+pub(crate) enum Problem {
     Malformed {
         reason: String,
     },
@@ -90,7 +90,7 @@ pub enum Problem {
 
 impl Problem {
     /// The task at fault, when one is.
-    pub fn task(&self) -> Option<u32> {
+    pub(crate) fn task(&self) -> Option<u32> {
         match self {
             Problem::DuplicateId { id }
             | Problem::UnknownTool { id, .. }
@@ -107,7 +107,7 @@ impl Problem {
     /// Problems that execution can live with: a field path the template does not show may still be
     /// in the real output (the resolver falls back to a field of the same name), and a made-up id
     /// may still be answered.
-    pub fn tolerable(&self) -> bool {
+    pub(crate) fn tolerable(&self) -> bool {
         matches!(
             self,
             Problem::UnknownField { .. } | Problem::MadeUpId { .. } | Problem::Description { .. }
@@ -115,7 +115,7 @@ impl Problem {
     }
 
     /// Worth a repair round: every problem but an unknown field.
-    pub fn needs_repair(&self) -> bool {
+    pub(crate) fn needs_repair(&self) -> bool {
         !matches!(self, Problem::UnknownField { .. })
     }
 }
@@ -176,13 +176,13 @@ impl std::fmt::Display for Problem {
 
 /// A parsed plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub tasks: Vec<PlanTask>,
 }
 
 impl Plan {
     /// Reads `{"tasks": [...]}` (or a bare list).
-    pub fn parse(v: &Value) -> Result<Plan, Problem> {
+    pub(crate) fn parse(v: &Value) -> Result<Plan, Problem> {
         let list = v
             .get("tasks")
             .or_else(|| v.get("plan"))
@@ -207,10 +207,6 @@ impl Plan {
         Ok(plan)
     }
 
-    pub fn task(&self, id: u32) -> Option<&PlanTask> {
-        self.tasks.iter().find(|t| t.id == id)
-    }
-
     /// A task waits for every task its placeholders name, declared or not (as HuggingGPT's resources).
     fn add_implied_deps(&mut self) {
         for t in &mut self.tasks {
@@ -223,13 +219,13 @@ impl Plan {
     }
 
     /// The plan as JSON for the episode record.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         json!(self.tasks)
     }
 
     /// The plan as the prompt asks the model to write it (`{"tasks": [...]}`, `"dep": [-1]` for a
     /// task that waits for none), for a conversation that shows it back to the model.
-    pub fn prompt_text(&self) -> String {
+    pub(crate) fn prompt_text(&self) -> String {
         let tasks: Vec<Value> = self
             .tasks
             .iter()
@@ -246,7 +242,7 @@ impl Plan {
     }
 
     /// Removes the given tasks and every task that (transitively) depends on one of them.
-    pub fn prune(&mut self, bad: &BTreeSet<u32>) -> BTreeSet<u32> {
+    pub(crate) fn prune(&mut self, bad: &BTreeSet<u32>) -> BTreeSet<u32> {
         let mut removed = bad.clone();
         loop {
             let before = removed.len();
@@ -265,7 +261,7 @@ impl Plan {
 
     /// Drops tasks that repeat an earlier task's call exactly (small models repeat their plans);
     /// whatever waited for a dropped task waits for the kept one. Returns the dropped ids.
-    pub fn dedupe(&mut self) -> Vec<u32> {
+    pub(crate) fn dedupe(&mut self) -> Vec<u32> {
         let mut kept: Vec<(String, Map<String, Value>, u32)> = Vec::new();
         let mut alias: BTreeMap<u32, u32> = BTreeMap::new();
         for t in &self.tasks {
@@ -299,7 +295,7 @@ impl Plan {
     }
 
     /// Dependency edges `(from, to)`: `to` waits for `from`.
-    pub fn edges(&self) -> Vec<(u32, u32)> {
+    pub(crate) fn edges(&self) -> Vec<(u32, u32)> {
         self.tasks
             .iter()
             .flat_map(|t| t.dep.iter().map(move |d| (*d, t.id)))
@@ -307,7 +303,7 @@ impl Plan {
     }
 
     /// Topological layers (tasks of one layer are independent), or the tasks left in a cycle.
-    pub fn levels(&self) -> Result<Vec<Vec<u32>>, Vec<u32>> {
+    pub(crate) fn levels(&self) -> Result<Vec<Vec<u32>>, Vec<u32>> {
         let ids: BTreeSet<u32> = self.tasks.iter().map(|t| t.id).collect();
         let mut done: BTreeSet<u32> = BTreeSet::new();
         let mut levels = Vec::new();
@@ -330,7 +326,11 @@ impl Plan {
 
     /// Every problem of the plan against the offered functions. `external` are ids of tasks that
     /// already ran (a re-plan may wait for them and use their outputs; it may not reuse their ids).
-    pub fn validate(&self, functions: &[Function], external: &BTreeSet<u32>) -> Vec<Problem> {
+    pub(crate) fn validate(
+        &self,
+        functions: &[Function],
+        external: &BTreeSet<u32>,
+    ) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut seen = external.clone();
         for t in &self.tasks {
@@ -379,7 +379,7 @@ impl Plan {
 }
 
 /// Renames `<resource-N>` placeholders by `alias` (old id → new id).
-pub fn rename_references(v: &mut Value, alias: &BTreeMap<u32, u32>) {
+pub(crate) fn rename_references(v: &mut Value, alias: &BTreeMap<u32, u32>) {
     match v {
         Value::String(s) => {
             for (from, to) in alias {
@@ -393,7 +393,7 @@ pub fn rename_references(v: &mut Value, alias: &BTreeMap<u32, u32>) {
 }
 
 /// The offered function a task names: exactly, or by the suffix rule of the tool caller.
-pub fn find_function<'a>(functions: &'a [Function], tool: &str) -> Option<&'a Function> {
+pub(crate) fn find_function<'a>(functions: &'a [Function], tool: &str) -> Option<&'a Function> {
     let tool = tool.trim();
     functions.iter().find(|f| f.name == tool).or_else(|| {
         (!tool.is_empty())

@@ -19,7 +19,7 @@ use crate::tools::Observation;
 
 /// One call to run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ExecTask {
+pub(crate) struct ExecTask {
     pub id: u32,
     pub tool: String,
     pub args: Map<String, Value>,
@@ -29,7 +29,7 @@ pub struct ExecTask {
 /// How a task ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     Done,
     Failed,
     /// Not run: a task it waits for failed.
@@ -40,7 +40,7 @@ pub enum TaskStatus {
 
 /// What became of one task.
 #[derive(Debug, Clone, Serialize)]
-pub struct TaskRun {
+pub(crate) struct TaskRun {
     pub id: u32,
     pub tool: String,
     /// The arguments actually sent (placeholders resolved), as JSON text.
@@ -63,7 +63,7 @@ pub struct TaskRun {
 }
 
 /// Turns a task's planned arguments into the ones sent, from the outputs so far.
-pub trait Prepare: Sync {
+pub(crate) trait Prepare: Sync {
     fn prepare(
         &self,
         task: &ExecTask,
@@ -76,11 +76,11 @@ pub trait Prepare: Sync {
 }
 
 /// Resolves `<resource-N>` placeholders only.
-pub struct Placeholders;
+pub(crate) struct Placeholders;
 
 impl TaskRun {
     /// Whether the call reached the tool caller (a withheld call has a harness observation only).
-    pub fn called(&self) -> bool {
+    pub(crate) fn called(&self) -> bool {
         self.observation.is_some() && self.status != TaskStatus::NotSent
     }
 }
@@ -98,7 +98,7 @@ impl Prepare for Placeholders {
 
 /// Everything an execution produced.
 #[derive(Debug, Clone, Default)]
-pub struct Execution {
+pub(crate) struct Execution {
     /// In the order the tasks ended.
     pub runs: Vec<TaskRun>,
     /// Outputs of the tasks that succeeded.
@@ -109,7 +109,7 @@ pub struct Execution {
 
 impl Execution {
     /// Pairs of tasks whose calls were in flight at the same time.
-    pub fn overlaps(&self) -> Vec<(u32, u32)> {
+    pub(crate) fn overlaps(&self) -> Vec<(u32, u32)> {
         let called: Vec<&TaskRun> = self.runs.iter().filter(|r| r.called()).collect();
         let mut pairs = Vec::new();
         for (i, a) in called.iter().enumerate() {
@@ -123,24 +123,17 @@ impl Execution {
         pairs
     }
 
-    pub fn failed(&self) -> Vec<&TaskRun> {
+    pub(crate) fn failed(&self) -> Vec<&TaskRun> {
         self.runs
             .iter()
             .filter(|r| r.status != TaskStatus::Done)
             .collect()
     }
-
-    pub fn succeeded(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.status == TaskStatus::Done)
-            .count()
-    }
 }
 
 /// Runs `tasks` by their dependencies. `started` is the episode's clock; `earlier` are outputs of
 /// tasks that already ran (a re-plan waits for them as for finished tasks).
-pub async fn execute(
+pub(crate) async fn execute(
     ctx: &SolveContext,
     tasks: &[ExecTask],
     parallel: usize,
@@ -261,7 +254,7 @@ fn ready(
 }
 
 /// The runs of a second round (a re-plan, a fallback): listed after the first round's in the episode.
-pub fn second_round(runs: &[TaskRun]) -> impl Iterator<Item = TaskRun> + '_ {
+pub(crate) fn second_round(runs: &[TaskRun]) -> impl Iterator<Item = TaskRun> + '_ {
     runs.iter().cloned().map(|mut r| {
         r.order.0 = 1;
         r

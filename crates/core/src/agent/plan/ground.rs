@@ -10,7 +10,7 @@ use crate::toolbench::Function;
 use crate::tools::graph::{is_id_kind, kind_of, template_outputs};
 
 /// Made-up identifiers of a plan whose real value another task would produce.
-pub fn made_up_ids(plan: &Plan, functions: &[Function], query: &str) -> Vec<Problem> {
+pub(crate) fn made_up_ids(plan: &Plan, functions: &[Function], query: &str) -> Vec<Problem> {
     let query = query.to_lowercase();
     let mut problems = Vec::new();
     for t in &plan.tasks {

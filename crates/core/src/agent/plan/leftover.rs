@@ -36,7 +36,7 @@ const MAX_DESCRIPTION: usize = 300;
 /// Bracketed descriptions of a value in `text`, brackets included. A description is two or more
 /// words, one of them a cue, without markup's `=`, `"` or a leading `/`, `!`, `?`; a whole value of
 /// one snake_case name (`<task_id>`) is a parameter's name copied, not a value, and counts too.
-pub fn descriptions(text: &str) -> Vec<String> {
+pub(crate) fn descriptions(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(rel) = text[from..].find('<') {
@@ -81,7 +81,7 @@ fn is_description(inner: &str, whole: bool) -> bool {
 
 /// A placeholder left in the value of one parameter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Leftover {
+pub(crate) struct Leftover {
     pub param: String,
     pub text: String,
 }
@@ -89,7 +89,7 @@ pub struct Leftover {
 /// Placeholders left in the arguments about to be sent: descriptions and references in another
 /// form the plan wrote (read in `planned`: a value taken from an output is data, not a
 /// placeholder) that are still in the value sent, and formal ones left in `sent`.
-pub fn leftovers(planned: &Map<String, Value>, sent: &Map<String, Value>) -> Vec<Leftover> {
+pub(crate) fn leftovers(planned: &Map<String, Value>, sent: &Map<String, Value>) -> Vec<Leftover> {
     let mut out = Vec::new();
     for (param, value) in sent {
         let sent_texts = strings(value);
@@ -131,7 +131,7 @@ fn strings(v: &Value) -> Vec<String> {
 
 /// What the last check made of a call's arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
+pub(crate) enum Settled {
     /// Nothing left over: sent as they are.
     Clean,
     /// Every placeholder left over was filled from an earlier output (noted).
@@ -140,7 +140,7 @@ pub enum Settled {
 
 /// The last check of `args` (the task's arguments, resolved) before they are sent; the error says
 /// why they must not be sent, in words the re-planning and answer calls read.
-pub fn settle(
+pub(crate) fn settle(
     task: &ExecTask,
     args: &mut Map<String, Value>,
     outputs: &Outputs,

@@ -9,14 +9,14 @@ use crate::tools::resources::file_handles;
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Segment {
+pub(crate) enum Segment {
     Key(String),
     Index(usize),
 }
 
 /// A placeholder found in an argument value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reference {
+pub(crate) struct Reference {
     /// The task whose output it names.
     pub task: u32,
     pub path: Vec<Segment>,
@@ -26,7 +26,7 @@ pub struct Reference {
 
 impl Reference {
     /// The path as written (`results[0].id`), for messages.
-    pub fn path_text(&self) -> String {
+    pub(crate) fn path_text(&self) -> String {
         let mut out = String::new();
         for s in &self.path {
             match s {
@@ -46,7 +46,7 @@ impl Reference {
 const OPEN: &str = "<resource-";
 
 /// Every placeholder in a string, in order.
-pub fn find(text: &str) -> Vec<Reference> {
+pub(crate) fn find(text: &str) -> Vec<Reference> {
     let mut refs = Vec::new();
     let mut from = 0;
     while let Some(rel) = text[from..].find(OPEN) {
@@ -119,7 +119,7 @@ const REFERENCE_WORDS: &[&str] = &["resource", "call", "task", "step", "output",
 /// References to earlier results written in a form no resolver reads (`<call_1>.rankings[0].id`,
 /// `<resource_2>`, `<task 3>`): sent as they are, they would reach the API as literal text. A valid
 /// `<resource-N>` placeholder and a file handle (`<file-N>`) are not stray.
-pub fn stray_references(text: &str) -> Vec<String> {
+pub(crate) fn stray_references(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(rel) = text[from..].find('<') {
@@ -143,7 +143,7 @@ pub fn stray_references(text: &str) -> Vec<String> {
 }
 
 /// Every placeholder in an argument object (strings at any depth).
-pub fn in_arguments(args: &Map<String, Value>) -> Vec<Reference> {
+pub(crate) fn in_arguments(args: &Map<String, Value>) -> Vec<Reference> {
     let mut refs = Vec::new();
     for v in args.values() {
         collect(v, &mut refs);
@@ -162,7 +162,7 @@ fn collect(v: &Value, refs: &mut Vec<Reference>) {
 
 /// Follows a path in a value; arrays of one template element accept any index (`template_response`
 /// shows one element per list).
-pub fn follow<'a>(value: &'a Value, path: &[Segment], template: bool) -> Option<&'a Value> {
+pub(crate) fn follow<'a>(value: &'a Value, path: &[Segment], template: bool) -> Option<&'a Value> {
     let mut cur = value;
     for seg in path {
         cur = match (seg, cur) {
@@ -188,7 +188,7 @@ fn field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 
 /// The first value under `key` anywhere in `value` (depth first): the fallback when a planned path
 /// does not match the real output but the field it wanted is there under another path.
-pub fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     match value {
         Value::Object(m) => field(m, key)
             .filter(|v| !v.is_object() && !v.is_array())
@@ -199,7 +199,7 @@ pub fn find_key<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 /// A tool response as JSON: ToolBench responses are often JSON texts inside a string.
-pub fn output_value(response: &Value) -> Value {
+pub(crate) fn output_value(response: &Value) -> Value {
     match response {
         Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| response.clone()),
         other => other.clone(),
@@ -207,12 +207,12 @@ pub fn output_value(response: &Value) -> Value {
 }
 
 /// Outputs of finished tasks, by task id.
-pub type Outputs = std::collections::BTreeMap<u32, Value>;
+pub(crate) type Outputs = std::collections::BTreeMap<u32, Value>;
 
 /// Replaces every placeholder in `args` by the output it names. A path that does not match the
 /// real output falls back to the first field of the same name (noted); a bare placeholder given to a
 /// parameter that wants one value takes the parameter's own field from the output (noted).
-pub fn resolve(
+pub(crate) fn resolve(
     args: &Map<String, Value>,
     outputs: &Outputs,
     notes: &mut Vec<String>,

@@ -17,11 +17,11 @@ use crate::text::clip;
 use crate::toolbench::FINISH;
 
 /// Characters of one result shown to the re-planning call (it needs what worked, not all of it).
-pub const REPLAN_RESULT_CHARS: usize = 700;
+pub(crate) const REPLAN_RESULT_CHARS: usize = 700;
 
 /// The results as the answer and re-planning calls see them, one line per task, each result up to
 /// `chars` characters (the answer call reads them whole, up to `--observation-read-chars`).
-pub fn results_text(runs: &[TaskRun], chars: usize) -> String {
+pub(crate) fn results_text(runs: &[TaskRun], chars: usize) -> String {
     let mut out = String::new();
     for r in runs {
         let what = match (r.status, &r.observation) {
@@ -45,7 +45,7 @@ pub fn results_text(runs: &[TaskRun], chars: usize) -> String {
 
 /// The `Finish` action ending the episode, the prompt tokens of the call, and a note when the reply
 /// had to be patched.
-pub async fn respond(
+pub(crate) async fn respond(
     ctx: &SolveContext,
     query: &str,
     runs: &[TaskRun],

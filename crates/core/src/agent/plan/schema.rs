@@ -9,10 +9,10 @@ use super::dag::MAX_TASKS;
 use crate::toolbench::Function;
 
 /// Functions up to which tool names are spelt out in the schema.
-pub const NAMED_TOOLS_LIMIT: usize = 16;
+pub(crate) const NAMED_TOOLS_LIMIT: usize = 16;
 
 /// The schema of `{"tasks": [...]}` over `functions`.
-pub fn plan_schema(functions: &[Function]) -> Value {
+pub(crate) fn plan_schema(functions: &[Function]) -> Value {
     let item = if functions.is_empty() || functions.len() > NAMED_TOOLS_LIMIT {
         task_schema(
             json!({"type": "string", "maxLength": 120}),
@@ -46,7 +46,7 @@ fn task_schema(tool: Value, args: Value) -> Value {
 }
 
 /// A function's arguments; every non-boolean value may also be a placeholder string.
-pub fn args_schema(f: &Function) -> Value {
+pub(crate) fn args_schema(f: &Function) -> Value {
     let declared = &f.schema["parameters"]["properties"];
     let mut props = Map::new();
     for p in &f.params {

@@ -22,7 +22,7 @@ const SHORTLIST: usize = 5;
 
 /// How one task's tool was chosen.
 #[derive(Debug, Clone, Serialize)]
-pub struct Selection {
+pub(crate) struct Selection {
     pub task: u32,
     pub capability: String,
     pub candidates: Vec<String>,
@@ -32,7 +32,7 @@ pub struct Selection {
 }
 
 /// Maps every task whose tool is not an offered function. Tasks naming `Finish` are dropped.
-pub async fn select_tools(
+pub(crate) async fn select_tools(
     ctx: &SolveContext,
     plan: &mut Plan,
 ) -> Result<Vec<Selection>, AgentError> {
@@ -73,7 +73,7 @@ pub async fn select_tools(
 }
 
 /// Offered functions sharing at least one word with the capability, most shared first.
-pub fn shortlist<'a>(functions: &'a [Function], capability: &str) -> Vec<&'a Function> {
+pub(crate) fn shortlist<'a>(functions: &'a [Function], capability: &str) -> Vec<&'a Function> {
     let want = words(capability);
     let mut scored: Vec<(usize, usize, &Function)> = functions
         .iter()
@@ -98,7 +98,7 @@ pub fn shortlist<'a>(functions: &'a [Function], capability: &str) -> Vec<&'a Fun
 }
 
 /// Lower-case words of three letters or more, a plural `s` dropped.
-pub fn words(text: &str) -> BTreeSet<String> {
+pub(crate) fn words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.len() >= 3)
         .map(|w| {

@@ -15,7 +15,7 @@ const LEDGER_FILE: &str = ".sum2act-exports";
 
 /// One run exported into the folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Exported {
+pub(crate) struct Exported {
     /// The run directory, as an absolute path.
     pub run: String,
     /// The name its evaluator knows the run by (`converted/{name}/`).
@@ -52,7 +52,7 @@ fn read(out: &Path) -> Result<Vec<Exported>, BatchError> {
 
 /// Refuses an export of `this` into `out` when another run there owns the same file names, else
 /// records it (before any answer is written, so an interrupted export still counts).
-pub fn claim(out: &Path, this: Exported) -> Result<(), BatchError> {
+pub(crate) fn claim(out: &Path, this: Exported) -> Result<(), BatchError> {
     let mut exports = read(out)?;
     if let Some((other, what)) = exports
         .iter()
@@ -73,7 +73,7 @@ pub fn claim(out: &Path, this: Exported) -> Result<(), BatchError> {
 }
 
 /// `dir` as an absolute path (symbolic links resolved when it exists).
-pub fn absolute(dir: &Path) -> PathBuf {
+pub(crate) fn absolute(dir: &Path) -> PathBuf {
     dir.canonicalize()
         .or_else(|_| std::path::absolute(dir))
         .unwrap_or_else(|_| dir.to_path_buf())

@@ -85,7 +85,7 @@ fn is_pronoun_i(word: &str) -> bool {
 }
 
 /// The claims of `answer`, in the order they appear.
-pub fn extract_claims(answer: &str) -> Vec<Claim> {
+pub(crate) fn extract_claims(answer: &str) -> Vec<Claim> {
     let answer = cap(answer);
     let mut masked = answer.to_string();
     let mut claims = Vec::new();

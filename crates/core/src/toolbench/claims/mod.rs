@@ -16,18 +16,18 @@ mod scan;
 #[cfg(test)]
 mod tests;
 mod text;
-pub mod units;
+pub(crate) mod units;
 
 use serde::{Deserialize, Serialize};
 
-pub use extract::extract_claims;
+pub(crate) use extract::extract_claims;
 pub use lookup::check_claims;
 pub use text::{content_words, normalize};
 
 /// Longest answer read for claims (characters); the rest is ignored.
-pub const MAX_ANSWER_CHARS: usize = 20_000;
+pub(crate) const MAX_ANSWER_CHARS: usize = 20_000;
 /// Most claims kept per answer.
-pub const MAX_CLAIMS: usize = 200;
+pub(crate) const MAX_CLAIMS: usize = 200;
 
 /// What kind of specific value a claim is. Ordered by how strongly a missing value signals invention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -120,7 +120,7 @@ impl Claim {
     }
 
     /// The text the claim's words are matched by.
-    pub fn match_text(&self) -> &str {
+    pub(crate) fn match_text(&self) -> &str {
         self.masked.as_deref().unwrap_or(&self.text)
     }
 }

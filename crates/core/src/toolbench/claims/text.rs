@@ -15,7 +15,7 @@ const STOPWORDS: &[&str] = &[
     "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
 ];
 
-pub fn is_stopword(word: &str) -> bool {
+pub(crate) fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
@@ -25,7 +25,7 @@ const GENERIC: &[&str] = &[
 ];
 
 /// Whether `word` (any case) is one of [`GENERIC`].
-pub fn is_generic(word: &str) -> bool {
+pub(crate) fn is_generic(word: &str) -> bool {
     GENERIC.contains(&word.to_lowercase().as_str())
 }
 
@@ -60,7 +60,7 @@ pub fn normalize(text: &str) -> String {
 
 /// `\u00df` escapes (Python's `json.dumps`, which ToolBench's observations went through) as the
 /// characters they stand for, surrogate pairs joined: `M\u00fcnchen` is `München`.
-pub fn unescape_unicode(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn unescape_unicode(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains("\\u") {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -96,7 +96,7 @@ pub fn unescape_unicode(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Letters and digits only, lower case, accents stripped (`ORD-2291` and `ord 2291` are `ord2291`):
 /// the form of last resort for matching values written with other spacing or punctuation.
-pub fn squash(text: &str) -> String {
+pub(crate) fn squash(text: &str) -> String {
     normalize(text).chars().filter(|c| *c != ' ').collect()
 }
 
@@ -113,7 +113,7 @@ pub fn content_words(text: &str) -> BTreeSet<String> {
 
 /// Up to ~160 characters of `text` around the first case-insensitive occurrence of `needle` (or the
 /// start of `text` when it does not occur as written).
-pub fn excerpt(text: &str, needle: &str) -> String {
+pub(crate) fn excerpt(text: &str, needle: &str) -> String {
     let lower = text.to_lowercase();
     let at = if lower.len() == text.len() {
         lower.find(&needle.to_lowercase()).unwrap_or(0)

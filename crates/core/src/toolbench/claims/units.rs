@@ -113,12 +113,12 @@ const UNITS: &[(&str, Dimension, f64)] = &[
 ];
 
 /// Every unit name (lower case).
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     UNITS.iter().map(|(name, _, _)| *name)
 }
 
 /// The unit a number was written with (`gwei`, `min`, `°C`, `km/h`), if it is one we convert.
-pub fn unit(written: &str) -> Option<Unit> {
+pub(crate) fn unit(written: &str) -> Option<Unit> {
     let key: String = written
         .trim()
         .to_lowercase()
@@ -136,7 +136,7 @@ pub fn unit(written: &str) -> Option<Unit> {
 }
 
 /// Units whose values are specific even when small (`5 Gwei`, `2 GB`): a magnitude, not a count.
-pub fn is_magnitude(u: Unit) -> bool {
+pub(crate) fn is_magnitude(u: Unit) -> bool {
     matches!(
         u.dimension,
         Dimension::Ether | Dimension::Bitcoin | Dimension::Data | Dimension::Temperature
@@ -144,7 +144,7 @@ pub fn is_magnitude(u: Unit) -> bool {
 }
 
 /// The value (with its tolerance) expressed in every other unit of its dimension.
-pub fn conversions(value: f64, tolerance: f64, u: Unit) -> Vec<(f64, f64)> {
+pub(crate) fn conversions(value: f64, tolerance: f64, u: Unit) -> Vec<(f64, f64)> {
     if u.dimension == Dimension::Temperature {
         return temperatures(value, tolerance, u.factor as u8);
     }
@@ -182,7 +182,7 @@ fn temperatures(value: f64, tolerance: f64, from: u8) -> Vec<(f64, f64)> {
 
 /// The factor of a scale word (`thousand`, `million`, `billion`, `trillion`, `bn`, `mn`) or of a
 /// single letter written against the number (`5K`, `1.2M`, `$274.5B`, `3T`).
-pub fn scale(word: &str) -> Option<f64> {
+pub(crate) fn scale(word: &str) -> Option<f64> {
     let w = word.trim();
     let lower = w.to_ascii_lowercase();
     let lower = lower.strip_suffix('s').unwrap_or(&lower);
@@ -202,10 +202,10 @@ pub fn scale(word: &str) -> Option<f64> {
 
 /// Scale factors an answer may leave out when it says the scale once for many values ("revenue, in
 /// billions: $274.5"): tried only when the answer mentions a scale somewhere.
-pub const ELIDED_SCALES: [f64; 4] = [1e3, 1e6, 1e9, 1e12];
+pub(crate) const ELIDED_SCALES: [f64; 4] = [1e3, 1e6, 1e9, 1e12];
 
 /// Whether an answer mentions a scale anywhere (so a bare `$274.5` may be in billions).
-pub fn mentions_scale(answer: &str) -> bool {
+pub(crate) fn mentions_scale(answer: &str) -> bool {
     let lower = answer.to_lowercase();
     ["thousand", "million", "billion", "trillion"]
         .iter()

@@ -13,10 +13,10 @@ use crate::tools::types::Attachment;
 use crate::tools::{ReplySource, ToolError, ToolReply};
 
 /// Text over this size (all text parts together) is refused, as `/virtual` replies over 8 MiB are.
-pub const MAX_TEXT_BYTES: usize = crate::tools::http::DEFAULT_MAX_REPLY_BYTES;
+pub(crate) const MAX_TEXT_BYTES: usize = crate::tools::http::DEFAULT_MAX_REPLY_BYTES;
 
 /// The reply for a `tools/call` result.
-pub fn reply_of(result: &rmcp::model::CallToolResult) -> Result<ToolReply, ToolError> {
+pub(crate) fn reply_of(result: &rmcp::model::CallToolResult) -> Result<ToolReply, ToolError> {
     let mut parts = Vec::with_capacity(result.content.len());
     let mut attachments = Vec::new();
     let mut text_bytes = 0usize;

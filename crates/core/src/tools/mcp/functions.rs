@@ -10,11 +10,11 @@ use crate::toolbench::naming::{MAX_DESCRIPTION, first_chars};
 use crate::toolbench::{ApiDoc, Backend, Function, Param};
 
 /// Category of MCP functions in docs and requests.
-pub const MCP_CATEGORY: &str = "MCP";
+pub(crate) const MCP_CATEGORY: &str = "MCP";
 
 /// An input schema larger than this (serialized) is replaced by a bare object schema: a server must
 /// not be able to fill the model's context with one tool.
-pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 
 /// OpenAI's limit on function names.
 const MAX_NAME: usize = 64;
@@ -23,7 +23,7 @@ const MAX_NAME: usize = 64;
 const MAX_SERVER_IN_NAME: usize = 20;
 
 /// `text` with every character outside `[A-Za-z0-9_-]` turned into `_`.
-pub fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -36,7 +36,7 @@ pub fn sanitize(text: &str) -> String {
 }
 
 /// A unique function name for `tool` of `server`; `taken` holds the names given so far.
-pub fn function_name(server: &str, tool: &str, taken: &mut HashSet<String>) -> String {
+pub(crate) fn function_name(server: &str, tool: &str, taken: &mut HashSet<String>) -> String {
     let server: String = sanitize(server).chars().take(MAX_SERVER_IN_NAME).collect();
     let prefix = format!("mcp__{server}__");
     let tool = sanitize(tool);
@@ -54,7 +54,7 @@ pub fn function_name(server: &str, tool: &str, taken: &mut HashSet<String>) -> S
 }
 
 /// The function for one tool of `server`, named `name`.
-pub fn mcp_function(server: &str, name: String, tool: &rmcp::model::Tool) -> Function {
+pub(crate) fn mcp_function(server: &str, name: String, tool: &rmcp::model::Tool) -> Function {
     let description = first_chars(
         tool.description.as_deref().unwrap_or("").trim(),
         MAX_DESCRIPTION * 2,

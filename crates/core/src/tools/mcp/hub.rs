@@ -71,12 +71,8 @@ impl McpHub {
         &self.functions
     }
 
-    pub fn servers(&self) -> &[Arc<McpServer>] {
-        &self.servers
-    }
-
     /// `name (command or URL, N tools)` per server, for manifests and logs.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let each: Vec<String> = self
             .servers
             .iter()

@@ -3,12 +3,11 @@
 //! recording). Binary outputs become files of the episode (`tools::resources`).
 
 mod content;
-pub mod functions;
+pub(crate) mod functions;
 mod hub;
 mod server;
 pub mod spec;
 
-pub use functions::MCP_CATEGORY;
 pub use hub::McpHub;
 pub use server::{McpOptions, McpServer};
 pub use spec::{McpSpec, McpTransport};

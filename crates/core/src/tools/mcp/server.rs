@@ -85,7 +85,10 @@ fn client_config() -> ClientConfig {
 
 impl McpServer {
     /// Starts or reaches the server, initialises the session and lists its tools.
-    pub async fn connect(spec: &McpSpec, options: &McpOptions) -> Result<McpServer, McpError> {
+    pub(crate) async fn connect(
+        spec: &McpSpec,
+        options: &McpOptions,
+    ) -> Result<McpServer, McpError> {
         let shown = spec.shown();
         let fail = |message: String| McpError::Start {
             server: shown.clone(),
@@ -207,13 +210,17 @@ impl McpServer {
     }
 
     /// Why the server stopped answering, if it did.
-    pub fn gone(&self) -> Option<String> {
+    pub(crate) fn gone(&self) -> Option<String> {
         self.gone.lock().ok().and_then(|g| g.clone())
     }
 
     /// Calls one tool. A result the tool marks as an error, and an MCP error answer, are replies
     /// with an error; a server that stopped answering is an error of the call, and is remembered.
-    pub async fn call(&self, tool: &str, args: Map<String, Value>) -> Result<ToolReply, ToolError> {
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+    ) -> Result<ToolReply, ToolError> {
         if let Some(why) = self.gone() {
             return Err(ToolError::Other(self.gone_message(&why)));
         }
@@ -253,7 +260,7 @@ impl McpServer {
 
     /// Ends the session and the process: stdin is closed, and a server that does not exit within
     /// two seconds is killed.
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         if let Some(service) = self.service.lock().await.take() {
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
         }
@@ -265,14 +272,6 @@ impl McpServer {
             {
                 let _ = child.kill().await;
             }
-        }
-    }
-
-    /// The process's id (stdio servers), for tests and logs.
-    pub async fn pid(&self) -> Option<u32> {
-        match &self.process {
-            Some(p) => p.child.lock().await.id(),
-            None => None,
         }
     }
 }

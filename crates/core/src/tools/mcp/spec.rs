@@ -56,7 +56,7 @@ pub struct McpSpec {
 impl McpSpec {
     /// The command line or URL, for messages, manifests and logs: no credentials (a URL's user and
     /// password, the values of secret-named flags and query parameters become `***`).
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.transport {
             McpTransport::Stdio { program, args, .. } => {
                 let words = redacted(std::iter::once(program).chain(args));
@@ -189,7 +189,7 @@ fn redacted<'a>(words: impl Iterator<Item = &'a String>) -> Vec<String> {
 }
 
 /// A server name usable in function names.
-pub fn valid_name(n: &str) -> bool {
+pub(crate) fn valid_name(n: &str) -> bool {
     let mut chars = n.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && n.len() <= 32
