@@ -149,14 +149,14 @@ impl<T: OptionValue> OptionValue for Option<T> {
 }
 
 /// Default of `AgentOptions::answer_max_tokens`.
-pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
+pub(crate) const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 
 /// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
 /// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
-pub const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
+pub(crate) const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
 
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
-pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 
 option_group! {
     /// Limits and switches of the methods: those every method reads, then each method's own.
