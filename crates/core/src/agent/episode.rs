@@ -5,7 +5,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use crate::toolbench::answer::{Counters, ErrorCause, FinishKind};
+pub(crate) use crate::toolbench::answer::Counters;
+
+pub(crate) use crate::toolbench::answer::ErrorCause;
+
+pub use crate::toolbench::answer::FinishKind;
 use crate::toolbench::method::Method;
 use crate::tools::observation::{Ascii, reply_text_as};
 use crate::tools::{Observation, Resource};

@@ -27,11 +27,10 @@ use async_trait::async_trait;
 pub use crate::toolbench::method::Method;
 pub use budget::{Budget, Preset};
 pub use context::{Observer, QuietObserver, SolveContext};
-pub use episode::{Counters, Episode, FinishKind, Step};
-pub use options::{
-    AgentOptions, AgentSection, DEFAULT_ANSWER_MAX_TOKENS, DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_STATE_TOKEN_BUDGET, FoldChars, SUGGESTED_FOLD_CHARS, Strategy, ToolDocs,
-};
+pub use episode::{Episode, FinishKind, Step};
+#[cfg(test)]
+pub(crate) use options::DEFAULT_ANSWER_MAX_TOKENS;
+pub use options::{AgentOptions, AgentSection, FoldChars, Strategy, ToolDocs};
 
 use crate::toolbench::Task;
 

@@ -149,14 +149,14 @@ impl<T: OptionValue> OptionValue for Option<T> {
 }
 
 /// Default of `AgentOptions::answer_max_tokens`.
-pub const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
+pub(crate) const DEFAULT_ANSWER_MAX_TOKENS: u32 = 2048;
 
 /// Default of `AgentOptions::state_token_budget`: room for a strong model's facts on a multi-part
 /// request (the dev run's largest states held ~600 tokens of facts; at 600 the router saw them cut).
-pub const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
+pub(crate) const DEFAULT_STATE_TOKEN_BUDGET: usize = 1_200;
 
 /// Default of `AgentOptions::max_reply_bytes` (64 KiB).
-pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
 
 option_group! {
     /// Limits and switches of the methods: those every method reads, then each method's own.
@@ -183,7 +183,8 @@ option_group! {
         /// Sum2Act: a successful result of plain JSON up to this many characters (compact) is folded
         /// into the state as it is, with no state-manager call; 0 (the default) sends every result to
         /// the state manager. Measured with a strong model (docs/sum2act.md, issue 43): 9% fewer
-        /// tokens, 7 fewer of 48 queries solved at [`SUGGESTED_FOLD_CHARS`], so it is off by default.
+        /// tokens, 7 fewer of 48 queries solved at 1,200 (`sum2act@lean`: most ToolBench results are smaller,
+        /// the median the state manager read was 903), so it is off by default.
         fold_chars: FoldChars = FoldChars(0), for [Sum2act];
         /// Sum2Act: where the router reads what each tool does.
         tool_docs: ToolDocs = ToolDocs::Listed, for [Sum2act];
@@ -237,11 +238,6 @@ impl AgentOptions {
 pub struct FoldChars(pub usize);
 
 impl OptionValue for FoldChars {}
-
-/// The `fold_chars` measured (`sum2act@lean`): most ToolBench results are smaller (the median result
-/// the state manager read in the equal-budget reference runs was 903 characters), and a few of this
-/// size still fit the state's token budget.
-pub const SUGGESTED_FOLD_CHARS: usize = 1_200;
 
 /// Where Sum2Act's router reads what each tool does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

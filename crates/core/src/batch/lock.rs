@@ -13,7 +13,7 @@ use std::path::Path;
 use super::BatchError;
 
 /// The lock file's name inside the folder it protects.
-pub const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 
 /// An exclusive lock on a folder, held until dropped.
 #[derive(Debug)]

@@ -26,19 +26,18 @@ mod summary;
 use std::path::PathBuf;
 
 pub use fail_fast::FAIL_FAST_AFTER;
-pub use job::{Job, JobError, Solved};
-pub use lock::{LOCK_FILE, RunLock};
+pub use job::Solved;
+pub(crate) use job::{Job, JobError};
+pub use lock::RunLock;
 pub use manifest::{MANIFEST_FILE, Manifest, timestamp};
-pub use plan::{
-    SHARD_INDEX_ENV, Selection, Shard, SkippedQuery, answer_path, answer_path_repeat, error_path,
-    select, select_with, selected_ids,
-};
+pub(crate) use plan::answer_path_repeat;
+pub use plan::{Selection, Shard, answer_path, select_with, selected_ids};
 pub use progress::{NoProgress, PlainProgress, Progress, Totals};
 pub use provenance::Provenance;
-pub use runner::{BatchOptions, BatchOutcome, FailedQuery, keep_episode, run_batch};
+pub use runner::{BatchOptions, BatchOutcome, keep_episode, run_batch};
 pub use solver_job::SolverJob;
 pub use stop::StopSignal;
-pub use summary::{AnswerFile, EpisodeView, Summary, SummaryRow, read_answer_file, scan_run_dir};
+pub use summary::{EpisodeView, Summary, scan_run_dir};
 
 /// Errors of the batch layer. `BadInput` and `Data` are the user's to fix (exit code 2).
 #[derive(Debug, thiserror::Error)]

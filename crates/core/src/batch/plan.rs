@@ -2,12 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::toolbench::{Catalog, DataDir, Query, Task};
+use crate::toolbench::{DataDir, Query, Task};
 
 use super::BatchError;
 
 /// Environment variable a Kubernetes Indexed Job sets to each pod's index (`--shard auto/N`).
-pub const SHARD_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const SHARD_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 
 /// One slice of `count` disjoint slices covering all selected queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,20 +96,8 @@ pub struct Selection {
 }
 
 /// Selects the queries: the given subsets (all when empty), the first `limit` queries of each in file
-/// order, sorted by (subset, query id), then this shard's slice, resolved against the catalogue.
-pub fn select(
-    data: &DataDir,
-    catalog: &Catalog,
-    subsets: &[String],
-    limit: Option<usize>,
-    shard: Shard,
-) -> Result<Selection, BatchError> {
-    select_with(data, subsets, limit, shard, |subset, query| {
-        Task::from_query(subset, query, catalog).map_err(|e| e.to_string())
-    })
-}
-
-/// `select` with a custom resolution of queries into tasks (retrieved tools, the whole catalogue).
+/// order, sorted by (subset, query id), then this shard's slice, each resolved into a task by
+/// `resolve` (the catalogue's tools, retrieved tools, the whole catalogue).
 pub fn select_with(
     data: &DataDir,
     subsets: &[String],
@@ -202,7 +190,7 @@ pub fn answer_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) ->
 /// ([`answer_path`]), repeat `r > 0` beside it as `{query_id}_{method}.r{r}.json` (its `.error`
 /// file is `{query_id}_{method}.r{r}.error`). Readers that expect one file per query and method
 /// take the `.rN` files for another method name, so the StableToolBench export skips them.
-pub fn answer_path_repeat(
+pub(crate) fn answer_path_repeat(
     run_dir: &Path,
     subset: &str,
     query_id: u64,
@@ -226,13 +214,6 @@ pub(crate) fn repeat_of(file_name: &str) -> u32 {
         }
         _ => 0,
     }
-}
-
-/// Where an episode that ended in `error` is kept for diagnosis: beside its answer file, under a
-/// name no reader takes for an answer file (`{query_id}_{method}.error`), so a plain rerun runs the
-/// query again (an outage is not a result).
-pub fn error_path(run_dir: &Path, subset: &str, query_id: u64, method: &str) -> PathBuf {
-    answer_path(run_dir, subset, query_id, method).with_extension("error")
 }
 
 #[cfg(test)]

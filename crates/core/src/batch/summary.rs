@@ -68,7 +68,7 @@ impl EpisodeView {
 
 /// Reads an answer file; `None` when it is missing, half-written or not one of ours (such a query is
 /// run again on resume).
-pub fn read_answer_file(path: &Path) -> Option<(Value, EpisodeView)> {
+pub(crate) fn read_answer_file(path: &Path) -> Option<(Value, EpisodeView)> {
     let text = std::fs::read_to_string(path).ok()?;
     let value: Value = parse_json(path, &text).ok()?;
     let view = EpisodeView::from_answer(&value)?;
@@ -76,7 +76,7 @@ pub fn read_answer_file(path: &Path) -> Option<(Value, EpisodeView)> {
 }
 
 /// An answer file found in a run directory: its path, its JSON and the batch view of it.
-pub type AnswerFile = (PathBuf, Value, EpisodeView);
+pub(crate) type AnswerFile = (PathBuf, Value, EpisodeView);
 
 /// Every answer file of a run directory (`*/{qid}_{method}.json`), sorted by (subset, query id).
 /// Files that do not parse are returned separately so callers can name them.

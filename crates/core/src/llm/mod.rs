@@ -26,8 +26,8 @@ use async_trait::async_trait;
 pub use error::LlmError;
 pub(crate) use meter::Meter;
 pub use options::{
-    DEFAULT_CONTEXT, DEFAULT_PARALLEL, EmbeddedLoader, EndpointSpec, KNOWN_MODEL_FILES, LlmOptions,
-    build_with, model_cache_dir, resolve_model_path, uses_embedded_model,
+    DEFAULT_CONTEXT, DEFAULT_PARALLEL, EndpointSpec, LlmOptions, build_with, model_cache_dir,
+    resolve_model_path, uses_embedded_model,
 };
 pub use purpose::Purpose;
 pub use tokens::{count_completion_tokens, count_prompt_tokens, count_tokens};

@@ -102,7 +102,7 @@ pub fn model_cache_dir() -> PathBuf {
 /// File names written by `scripts/fetch-model.sh`, the default first. The 0.5B model is the default
 /// because a 10-query sample run has to finish in about 10 minutes on 2 cores; the 1.5B model is
 /// better but about 2.5x slower (see the README's model section).
-pub const KNOWN_MODEL_FILES: [&str; 2] = [
+pub(crate) const KNOWN_MODEL_FILES: [&str; 2] = [
     "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
 ];
@@ -133,7 +133,7 @@ fn existing(p: PathBuf) -> Result<PathBuf, LlmError> {
 
 /// Loads the embedded model for resolved options (the `sum2act-local` crate has the one there is;
 /// the core never links llama.cpp).
-pub type EmbeddedLoader = fn(&LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError>;
+pub(crate) type EmbeddedLoader = fn(&LlmOptions) -> Result<Arc<dyn LlmClient>, LlmError>;
 
 /// Builds the configured model: the endpoints, else the embedded model `embedded` loads; wrapped
 /// with retries, limits, metering, and record/replay.

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::FINISH;
-pub use super::finish::{ErrorCause, FinishKind, RecordedFinish};
+pub(crate) use super::finish::ErrorCause;
+pub use super::finish::{FinishKind, RecordedFinish};
 
 /// The key under which our record sits inside an answer file (beside ToolBench's own fields).
 pub const OUR_KEY: &str = "sum2act";

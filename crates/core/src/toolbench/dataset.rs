@@ -25,13 +25,13 @@ pub fn sample_dir() -> PathBuf {
 }
 
 /// The checkout this binary was built from (this crate lives in its `crates/core`).
-pub fn source_root() -> PathBuf {
+pub(crate) fn source_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     std::fs::canonicalize(&root).unwrap_or(root)
 }
 
 /// Longest subset name accepted (a file name on every common filesystem).
-pub const MAX_SUBSET_NAME: usize = 200;
+pub(crate) const MAX_SUBSET_NAME: usize = 200;
 
 /// A subset is the base name of one `queries/*.json` file and names one folder of a run directory, so
 /// it must be a plain name: a path in it (`..`, `/`, a leading `.`) would read a query file outside the
@@ -55,10 +55,10 @@ pub fn check_subset_name(name: &str) -> Result<(), String> {
 
 /// Longest query text accepted, in bytes. ToolBench's queries are under 2 KiB; a longer one is a broken
 /// file or a paste gone wrong, and would be sent to the model in every prompt of its episode.
-pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_QUERY_BYTES: usize = 16 * 1024;
 
 /// Refuses a query text over [`MAX_QUERY_BYTES`].
-pub fn check_query_text(text: &str) -> Result<(), String> {
+pub(crate) fn check_query_text(text: &str) -> Result<(), String> {
     if text.len() <= MAX_QUERY_BYTES {
         return Ok(());
     }

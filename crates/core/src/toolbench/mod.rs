@@ -24,12 +24,16 @@ mod request_vocab;
 mod schema;
 pub(crate) mod stb_export;
 
-pub use catalog::{Catalog, CatalogLoad};
+pub use catalog::Catalog;
+
+pub(crate) use dataset::check_query_text;
+#[cfg(test)]
+pub(crate) use dataset::source_root;
 pub use dataset::{
-    DATA_ENV, DataDir, MAX_QUERY_BYTES, MAX_SUBSET_NAME, SubsetStats, Task, check_query_text,
-    check_subset_name, load_id_file, load_queries, sample_dir, source_root,
+    DATA_ENV, DataDir, SubsetStats, Task, check_subset_name, load_id_file, load_queries, sample_dir,
 };
 pub use error::DataError;
-pub use missing::{MissingTool, missing_tools};
-pub use model::{ApiDoc, KNOWN_PARAM_TYPES, Param, Query, Tool, ToolApi, ToolFile};
-pub use schema::{Backend, FINISH, Function, finish_schema, function_schemas};
+pub use missing::missing_tools;
+pub use model::{ApiDoc, Param, Query, Tool, ToolApi, ToolFile};
+pub(crate) use schema::{Backend, finish_schema, function_schemas};
+pub use schema::{FINISH, Function};

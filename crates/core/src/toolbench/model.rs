@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Parameter types seen in ToolBench (case-insensitive); anything else is rejected at load time.
-pub const KNOWN_PARAM_TYPES: [&str; 14] = [
+pub(crate) const KNOWN_PARAM_TYPES: [&str; 14] = [
     "STRING",
     "NUMBER",
     "INTEGER",

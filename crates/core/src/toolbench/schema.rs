@@ -112,7 +112,7 @@ fn param_schema(p: &super::model::Param) -> Value {
 }
 
 /// The `Finish` function, appended after the API functions.
-pub fn finish_schema() -> Value {
+pub(crate) fn finish_schema() -> Value {
     json!({
         "name": FINISH,
         "description": "Call this when you are done: give the final answer, or give up and restart if the task cannot be solved with the results so far. Always call it at the end.",
@@ -128,7 +128,7 @@ pub fn finish_schema() -> Value {
 }
 
 /// The function list of a task: one per API (in order) plus `Finish` last.
-pub fn function_schemas(functions: &[Function]) -> Vec<Value> {
+pub(crate) fn function_schemas(functions: &[Function]) -> Vec<Value> {
     functions
         .iter()
         .map(|f| f.schema.clone())

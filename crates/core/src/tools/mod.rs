@@ -16,11 +16,13 @@ mod types;
 
 use async_trait::async_trait;
 
-pub use caller::{ToolCaller, ToolEnv};
+pub(crate) use caller::ToolCaller;
+
+pub use caller::ToolEnv;
 pub use http::HttpSource;
 pub use settings::ToolConfig;
-pub(crate) use types::Resource;
-pub use types::{Finish, Observation, ObservationCode, ReplySource, Retry, ToolReply, ToolRequest};
+pub use types::{Finish, ReplySource, ToolReply, ToolRequest};
+pub(crate) use types::{Observation, Resource};
 
 /// Errors of a tool source. The caller turns each into an observation; none reaches the agent as a crash.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::types::Finish;
-pub use super::types::ObservationCode;
+pub(crate) use super::types::ObservationCode;
 
 /// The error strings a ToolBench server uses, mapped to codes 6–11 by exact match (anything else is 0,
 /// which is why code 0 alone does not mean success).

@@ -504,7 +504,7 @@ fn recorded_checklists_keep_every_ask() {
 fn lean() -> AgentOptions {
     AgentOptions {
         calls_at_once: true,
-        fold_chars: crate::agent::FoldChars(crate::agent::SUGGESTED_FOLD_CHARS),
+        fold_chars: crate::agent::FoldChars(1_200),
         tool_docs: crate::agent::ToolDocs::Schemas,
         ..AgentOptions::default()
     }

@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use extract::extract_claims;
 pub use lookup::check_claims;
-pub use text::{content_words, normalize};
+pub use text::content_words;
+pub(crate) use text::normalize;
 
 /// Longest answer read for claims (characters); the rest is ignored.
 pub(crate) const MAX_ANSWER_CHARS: usize = 20_000;

@@ -31,7 +31,7 @@ pub(crate) fn is_generic(word: &str) -> bool {
 
 /// Lower case, accents stripped, JSON escapes undone, every run of non-alphanumerics one space, padded
 /// with a space on both sides so `" phrase "` matches whole words only.
-pub fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     let unescaped = unescape_unicode(text)
         .replace("\\/", "/")
         .replace("\\n", " ")

@@ -9,7 +9,7 @@ mod server;
 pub mod spec;
 
 pub use hub::McpHub;
-pub use server::{McpOptions, McpServer};
+pub use server::McpOptions;
 pub use spec::{McpSpec, McpTransport};
 
 /// Errors of connecting to MCP servers (a call's errors are observations, never these).

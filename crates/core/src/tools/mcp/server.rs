@@ -63,7 +63,7 @@ struct Process {
 }
 
 /// A connected server.
-pub struct McpServer {
+pub(crate) struct McpServer {
     /// The name its functions are spaced under.
     pub name: String,
     /// Its command line or URL, for messages.
