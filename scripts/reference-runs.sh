@@ -17,11 +17,12 @@
 # recorded before the one budget; `world` is the same queries in a world of its own: the simulated-world
 # consistency run of react and plan), sample (the shipped sample's G1_instruction), mixed (the shipped
 # sample's media subset, with the media tool server over MCP).
-# METHODS default: sum2act react dfsdt plan graph (equal: and react@toolbench dfsdt@toolbench); a run is
-# METHOD or METHOD@BUDGET (`--budget BUDGET`). MODE: evidence or tooleval.
+# METHODS default: sum2act react dfsdt plan graph (equal: and sum2act@lean react@toolbench dfsdt@toolbench); a
+# run is METHOD or METHOD@VARIANT (`--budget VARIANT`, or `lean`: Sum2Act's cost options). MODE: evidence or tooleval.
 #
 # Environment: REF_JUDGE=0 (replay the answers, not the judge: the dev, world, sample and mixed sets were judged
-# before the judge of issue 41, the equal set before its prompts showed the called APIs), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the `serve-llm --by-hand` endpoint), SUM2ACT_BIN
+# before the judge of issue 41; the equal set's judges replay), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the
+# `serve-llm --by-hand` endpoint), SUM2ACT_BIN
 # (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
 # in flight per method, default 4), SUM2ACT_SHARED (default ../shared/toolbench).
 #
