@@ -10,6 +10,7 @@ use crate::llm::Purpose;
 use crate::prompts::PromptName;
 use crate::toolbench::{FINISH, Function, Task, finish_schema};
 use serde_json::{Map, Value, json};
+use std::collections::VecDeque;
 
 use super::run::{Nudge, Proposal, Run, Stage, StepOutcome};
 use super::state::State;
@@ -100,22 +101,26 @@ fn queue_further_calls(
         );
         return (first, vec![note]);
     }
-    if first.name == FINISH && also.iter().all(|a| a.name == FINISH) {
+    let sent = 1 + also.len();
+    let mut calls = std::iter::once(first.clone())
+        .chain(also)
+        .filter(|a| a.name != FINISH);
+    let Some(now) = calls.next() else {
+        // Only Finish calls: the first one stands.
         return (first, Vec::new());
-    }
-    let mut calls: Vec<Action> = std::iter::once(first).chain(also).collect();
-    let before = calls.len();
-    calls.retain(|a| a.name != FINISH);
+    };
+    let calls: VecDeque<Action> = calls.collect();
     let mut notes = Vec::new();
-    if calls.len() < before {
+    if 1 + calls.len() < sent {
         notes.push(
             "a Finish sent with tool calls was not run (it came before their results)".into(),
         );
     }
-    notes.push(format!("the router called {} tools at once", calls.len()));
-    let mut calls = calls.into_iter();
-    let now = calls.next().unwrap_or_default();
-    run.queued = calls.collect();
+    notes.push(format!(
+        "the router called {} tools at once",
+        1 + calls.len()
+    ));
+    run.queued = calls;
     run.queued_messages = messages.to_vec();
     (now, notes)
 }

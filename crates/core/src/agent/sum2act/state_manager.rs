@@ -60,7 +60,7 @@ pub async fn summarise(
     let mut reading = reading::read(obs, n, ctx.options.budget.observation_chars);
     let by_code = fold::as_fact(action, &reading, ctx.options.fold_chars.0);
     let folded = by_code.is_some();
-    let update = match by_code {
+    let mut update = match by_code {
         Some(fact) => {
             notes.push("small plain result folded by code (no state-manager call)".into());
             // Every part is named, as a state manager may name them: `attribute_facts` believes
@@ -74,13 +74,38 @@ pub async fn summarise(
             }
         }
         None => match ask_state_manager(ctx, task, state, action, &reading, notes).await? {
-            Asked::Update(u) => checked(ctx, task, action, obs, &mut reading, n, u, notes),
+            Asked::Update(u) => u,
             Asked::Unavailable(e) => return Ok(Summary::ModelFailed(e)),
             Asked::Unreadable => {
                 return Ok(unreadable(state, n, action));
             }
         },
     };
+    if !folded {
+        // It says the result answers parts but wrote no fact stating it (a small model does): the
+        // result's own values are kept, whole, as one fact (never a cut dump; not in place of facts
+        // it dropped).
+        if update.success && update.new_facts.is_empty() && !update.parts.is_empty() {
+            notes.push(
+                "state manager named parts but wrote no fact; kept the result's values".into(),
+            );
+            update.new_facts.push(reading.result_fact(&action.name, n));
+        }
+        // A fact the result does not hold was invented by the state manager.
+        drop_unsupported_facts(
+            task,
+            action,
+            obs,
+            ctx.options.budget.observation_chars,
+            &mut update,
+            notes,
+        );
+        // A small model sometimes calls a good result a failure: facts it found win over its verdict.
+        if !update.success && !update.new_facts.is_empty() {
+            notes.push(format!("state manager: {}", update.failure_reason));
+            update.success = true;
+        }
+    }
     let outcome = match state.apply(n, &action.name, &action.arguments, &update) {
         Applied::NothingNew => {
             notes.push("answered, but nothing new".into());
@@ -123,43 +148,6 @@ pub async fn summarise(
         .collect();
     state.values.extend(named);
     Ok(outcome)
-}
-
-/// The state manager's update, checked: a result it says answers parts without a fact stating it is
-/// kept as one fact of its own values, facts the result does not hold are dropped, and facts it found
-/// win over a verdict of failure.
-#[allow(clippy::too_many_arguments)]
-fn checked(
-    ctx: &SolveContext,
-    task: &Task,
-    action: &Action,
-    obs: &Observation,
-    reading: &mut Reading,
-    n: u32,
-    mut update: StateUpdate,
-    notes: &mut Vec<String>,
-) -> StateUpdate {
-    // It says the result answers parts but wrote no fact stating it (a small model does): the result's
-    // own values are kept, whole, as one fact (never a cut dump; not in place of facts it dropped).
-    if update.success && update.new_facts.is_empty() && !update.parts.is_empty() {
-        notes.push("state manager named parts but wrote no fact; kept the result's values".into());
-        update.new_facts.push(reading.result_fact(&action.name, n));
-    }
-    // A fact the result does not hold was invented by the state manager.
-    drop_unsupported_facts(
-        task,
-        action,
-        obs,
-        ctx.options.budget.observation_chars,
-        &mut update,
-        notes,
-    );
-    // A small model sometimes calls a good result a failure: facts it found win over its verdict.
-    if !update.success && !update.new_facts.is_empty() {
-        notes.push(format!("state manager: {}", update.failure_reason));
-        update.success = true;
-    }
-    update
 }
 
 /// The state manager answered about a call that worked, but not with a state update: the call is
