@@ -103,6 +103,8 @@ budget_flags() { # RUN
     # Sum2Act with issue 43's cost options: small plain results folded by code, the tools' docs only in
     # the offered functions (measured: fewer tokens, fewer queries solved; not the default).
     *@lean) echo --fold-chars 1200 --tool-docs schemas; return ;;
+    # Sum2Act in rounds (issue 43): one model call per round, the state manager and the router in one.
+    *@rounds) echo --rounds; return ;;
     *@*) echo --budget "${run#*@}"; return ;;
   esac
   [ "$set_name" = equal ] && return

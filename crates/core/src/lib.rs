@@ -1,8 +1,10 @@
 //! sum2act-core: what one episode passes through, and the batch runner that runs many.
 //!
 //! Layers, top to bottom (arrows point down only):
-//! `batch` → `setup` → `agent` → `llm`, `tools` → `toolbench`.
+//! `batch` → `setup` → `agent` → `llm`, `tools` → `request`, `toolbench`.
 //! - `toolbench`: the benchmark's data (queries, tools, answers) and the reading of a request into parts;
+//! - `request`: the request model a method and a judge share: its parts, the facts found for each
+//!   (with the call that returned them), and structural checks of a model's split in any language;
 //! - `llm`: the one trait every method talks to ([`llm::LlmClient`]), the OpenAI-compatible client,
 //!   record/replay, retries, limits, accounting;
 //! - `tools`: the tool caller (the `/virtual` protocol under rate limits, MCP servers' tools) and the
@@ -30,6 +32,7 @@ pub mod llm;
 pub mod names;
 pub mod prompts;
 pub mod redact;
+pub mod request;
 pub mod setup;
 pub mod terminal;
 pub mod text;

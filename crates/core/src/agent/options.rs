@@ -191,6 +191,10 @@ option_group! {
         /// Sum2Act: the router may call several tools in one reply (independent parts at once); off
         /// (the default, and what the strong-model reference runs measured): one call per turn.
         calls_at_once: bool = false, for [Sum2act];
+        /// Sum2Act in rounds: one model call per round splits the request (first) or reads the
+        /// round's results into facts and proposes the next calls or the answer (`sum2act/rounds`);
+        /// off: the paper's loop of a router call and a state-manager call per tool call.
+        rounds: bool = false, for [Sum2act];
         /// Independent tries of ReAct (CoT@n).
         tries: u32 = 1, for [React];
         /// DFSDT tree width.

@@ -3,6 +3,9 @@
 //! (facts found, failed calls and why, corrections). The router never sees raw history, so its prompt
 //! stays bounded however many steps the episode takes.
 //!
+//! With `--rounds` the loop is `rounds/`: one model call per round reads the round's results and
+//! proposes the next calls or the answer (the state manager and the router in one call).
+//!
 //! This file is the loop; each stage of a step has a file beside it:
 //! 1. propose: `router.rs`;
 //! 2. guard against repeats (and the one nudge while parts are open), forcing a `Finish` when there is
@@ -24,6 +27,7 @@ mod grounded;
 mod guard;
 mod lessons;
 mod parts;
+mod rounds;
 pub(crate) mod router;
 mod run;
 pub mod state;
@@ -74,6 +78,10 @@ impl Sum2Act {
         ctx: &SolveContext,
         state: State,
     ) -> Result<(Episode, State), AgentError> {
+        // In rounds, the episode's memory is its request model; a session's state is left as it was.
+        if ctx.options.rounds {
+            return Ok((rounds::solve(task, ctx).await?, state));
+        }
         let mut run = Run::start(task, ctx, state).await?;
         for n in 1..=ctx.options.budget.max_steps {
             if ctx.llm_calls_spent() {
