@@ -138,7 +138,14 @@ pub fn calibration(judge: &str, pairs: &[(Label, Label)]) -> Calibration {
         };
         confusion[row][col] += 1;
     }
-    let n = pairs.len();
+    from_confusion(judge, confusion)
+}
+
+/// Accuracy and Cohen's kappa of a confusion matrix (rows: human Solved, Unsolved; columns: judge
+/// Solved, Unsolved, Unsure), n its total. Separate from [`calibration`] so that matrices added up
+/// over several label sets get the very same figures.
+pub fn from_confusion(judge: &str, confusion: [[u64; 3]; 2]) -> Calibration {
+    let n = confusion.iter().flatten().sum::<u64>() as usize;
     let nf = n.max(1) as f64;
     let agree = (confusion[0][0] + confusion[1][1]) as f64;
     let po = agree / nf;

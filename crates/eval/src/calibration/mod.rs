@@ -1,12 +1,17 @@
 //! The judge's measured agreement with hand labels, kept in a registry (`eval/judge_calibration.json`,
 //! shipped inside the binary; `--calibration FILE` reads another): per judge model and mode, the
 //! agreement, Cohen's kappa and n, the label set and the half of it they were measured on, and the
-//! prompt hashes of the measurement. `eval` picks its default judge mode from it (the best agreement
-//! measured on the calibrate half) and prints the held-out figure beside every pass rate.
+//! prompt hashes of the measurement. `eval` picks its default judge mode from it and prints the
+//! held-out figure beside every pass rate. The default is the mode with the best agreement pooled
+//! for the judge model: the confusion matrices of its calibrate-half and all-label entries of
+//! current prompts, added up over label sets that share no file (larger n first), so that no
+//! single label set decides alone ([`Registry::choose`]); then another model's figures, then
+//! earlier prompts', pooled the same way.
 //!
 //! Halves are fixed by query, so every answer to one query falls in the same half: a query is in the
 //! calibrate half when the first byte of SHA-256 of `SUBSET/ID` is even, in the report half otherwise.
 
+mod choose;
 pub mod measure;
 pub mod pairs;
 
@@ -204,7 +209,8 @@ pub struct ModeChoice {
     pub mode: JudgeMode,
     /// `flag`, `registry` or `default`.
     pub chosen_by: &'static str,
-    /// The measurement behind a registry choice.
+    /// The measurement behind a registry choice: the registry entry, or for several pooled one
+    /// synthetic entry of their summed confusion whose `label_set` names each of them.
     pub entry: Option<Entry>,
     /// One line for people.
     pub why: String,
@@ -257,66 +263,6 @@ impl Registry {
                 )
         });
         self.entries.push(entry);
-    }
-
-    /// The pass-rate judge mode for `model`: the one with the best agreement measured for it on a
-    /// calibrate half (or all labels); for a model never measured, the best-measured mode of any
-    /// model; with no measurement at all, the evidence judge. Figures of earlier prompts count only
-    /// when there is nothing newer.
-    pub fn choose(&self, model: &str, prompts: &BTreeMap<String, String>) -> ModeChoice {
-        let usable = |e: &&Entry| e.mode.judge_mode().is_some() && e.split != Split::Report;
-        let best = |of_model: bool, fresh: bool| {
-            self.entries
-                .iter()
-                .filter(usable)
-                .filter(|e| !of_model || e.judge_model == model)
-                .filter(|e| !fresh || e.fresh(prompts))
-                // Ties go to the larger n, then to the evidence judge (the default without figures).
-                .max_by(|a, b| {
-                    let key = |e: &Entry| (e.agreement, e.kappa, e.n, e.mode == Verdicts::Evidence);
-                    key(a)
-                        .partial_cmp(&key(b))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                })
-                .cloned()
-        };
-        let found = best(true, true)
-            .map(|e| (e, true))
-            .or_else(|| best(false, true).map(|e| (e, false)))
-            .or_else(|| best(true, false).map(|e| (e, true)))
-            .or_else(|| best(false, false).map(|e| (e, false)));
-        let Some((entry, own, mode)) =
-            found.and_then(|(e, own)| e.mode.judge_mode().map(|m| (e, own, m)))
-        else {
-            return ModeChoice {
-                mode: JudgeMode::Evidence,
-                chosen_by: "default",
-                entry: None,
-                why: "no judge mode has a measured agreement: the evidence judge by default".into(),
-            };
-        };
-        let whose = if own {
-            String::new()
-        } else {
-            format!(
-                "; {model} itself is not measured, this is {}'s",
-                entry.judge_model
-            )
-        };
-        let stale = if entry.fresh(prompts) {
-            ""
-        } else {
-            " (measured with earlier prompts)"
-        };
-        ModeChoice {
-            mode,
-            chosen_by: "registry",
-            why: format!(
-                "the best measured agreement: {}{whose}{stale}",
-                entry.describe()
-            ),
-            entry: Some(entry),
-        }
     }
 
     /// The figure to print beside a pass rate of `model` in `mode`: the held-out (report) half, else

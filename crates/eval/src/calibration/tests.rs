@@ -197,3 +197,169 @@ fn each_pass_rate_mode_maps_to_its_verdicts_and_back_and_preference_to_none() {
     }
     assert_eq!(Verdicts::Preference.judge_mode(), None);
 }
+
+/// A `strong` entry on `label_set` whose figures are those of its confusion matrix.
+fn measured(mode: Verdicts, split: Split, label_set: &str, confusion: [[u64; 3]; 2]) -> Entry {
+    let c = crate::stats::from_confusion("", confusion);
+    Entry {
+        label_set: label_set.into(),
+        n: c.n,
+        agreement: c.accuracy,
+        kappa: c.kappa,
+        confusion: confusion.iter().map(|r| r.to_vec()).collect(),
+        ..entry("strong", mode, split, 0.0)
+    }
+}
+
+/// `agree` of `n` answers judged right, half of them labelled Solved.
+fn right(agree: u64, n: u64) -> [[u64; 3]; 2] {
+    let (wrong, solved) = (n - agree, n / 2);
+    [
+        [solved - wrong / 2, wrong / 2, 0],
+        [wrong - wrong / 2, n - solved - (wrong - wrong / 2), 0],
+    ]
+}
+
+fn of(entries: Vec<Entry>) -> Registry {
+    Registry {
+        format: 2,
+        description: String::new(),
+        entries,
+    }
+}
+
+#[test]
+fn the_default_mode_pools_the_label_sets_of_a_model() {
+    use Verdicts::{Evidence, Tooleval};
+    let (a, b) = ("eval/labels/a.json (first)", "eval/labels/b.json");
+    let r = of(vec![
+        // On a alone evidence wins (95% against 94%); over a and b tooleval does (92% against 87.5%).
+        measured(Evidence, Split::Calibrate, a, right(95, 100)),
+        measured(Tooleval, Split::Calibrate, a, right(94, 100)),
+        measured(Evidence, Split::All, b, right(80, 100)),
+        measured(Tooleval, Split::All, b, right(90, 100)),
+    ]);
+    let c = r.choose("strong", &prompts("aaaa"));
+    assert_eq!(c.mode, JudgeMode::Tooleval, "{}", c.why);
+    assert!(
+        c.why.contains("pooled over 2 label sets: 92.0%, kappa 0.84, n = 200 (eval/labels/a.json calibrate half + eval/labels/b.json all labels)"),
+        "{}",
+        c.why
+    );
+    let e = c.entry.unwrap();
+    assert_eq!((e.n, e.mode), (200, Tooleval));
+    assert_eq!(e.confusion, vec![vec![92, 8, 0], vec![8, 92, 0]]);
+    // The very figures `stats::calibration` gives the 200 label pairs themselves.
+    use crate::Label::{Solved, Unsolved};
+    let cells = [
+        (Solved, Solved, 92),
+        (Solved, Unsolved, 8),
+        (Unsolved, Solved, 8),
+    ];
+    let mut labels: Vec<_> = cells
+        .iter()
+        .flat_map(|&(h, j, k)| std::iter::repeat_n((h, j), k))
+        .collect();
+    labels.extend(std::iter::repeat_n((Unsolved, Unsolved), 92));
+    let pairs = crate::stats::calibration("", &labels);
+    assert_eq!((e.agreement, e.kappa), (pairs.accuracy, pairs.kappa));
+    // An unmeasured model takes the pooled figures of another, and says whose.
+    let other = r.choose("new-model", &prompts("aaaa"));
+    assert_eq!(other.mode, JudgeMode::Tooleval);
+    assert!(
+        other.why.contains("pooled") && other.why.contains("strong's"),
+        "{}",
+        other.why
+    );
+}
+
+#[test]
+fn overlapping_label_sets_are_counted_once() {
+    use Verdicts::{Evidence, Tooleval};
+    let ab = "eval/labels/a.json + eval/labels/b.json";
+    let evidence = vec![
+        measured(Evidence, Split::Calibrate, ab, right(180, 200)),
+        // Each shares a file with the larger set above: b, b by its bare name, and every file.
+        measured(Evidence, Split::All, "eval/labels/b.json", right(100, 100)),
+        measured(
+            Evidence,
+            Split::All,
+            "eval/labels/*.json (all)",
+            right(50, 50),
+        ),
+        measured(
+            Evidence,
+            Split::All,
+            "eval/labels/c.json + b.json",
+            right(30, 30),
+        ),
+        measured(Evidence, Split::All, "eval/labels/d.json", right(10, 10)),
+    ];
+    let pooled = of(evidence.clone()).choose("strong", &prompts("aaaa"));
+    let e = pooled.entry.unwrap();
+    assert_eq!(e.n, 210, "{}", pooled.why);
+    assert_eq!(
+        e.label_set,
+        "eval/labels/a.json, eval/labels/b.json calibrate half + eval/labels/d.json all labels"
+    );
+    // Counted twice, evidence would reach 93.3%; counted once it stays below tooleval's 92%.
+    let mut both = evidence;
+    both.truncate(4);
+    both.push(measured(Tooleval, Split::Calibrate, ab, right(184, 200)));
+    let c = of(both).choose("strong", &prompts("aaaa"));
+    assert_eq!(c.mode, JudgeMode::Tooleval, "{}", c.why);
+    assert!(!c.why.contains("pooled"), "{}", c.why);
+    // A figure without its confusion matrix is never added to another: it stands alone.
+    let mut bare = measured(Evidence, Split::All, "eval/labels/e.json", right(99, 100));
+    bare.confusion.clear();
+    let alone = of(vec![
+        bare,
+        measured(Evidence, Split::All, "eval/labels/f.json", right(1, 10)),
+    ])
+    .choose("strong", &prompts("aaaa"));
+    assert_eq!(alone.entry.unwrap().n, 100, "{}", alone.why);
+}
+
+#[test]
+fn report_halves_never_count_and_stale_figures_only_without_fresh_ones() {
+    use Verdicts::{Evidence, Tooleval};
+    let mut stale = measured(Tooleval, Split::All, "eval/labels/b.json", right(500, 500));
+    stale.prompts = prompts("old");
+    let r = of(vec![
+        measured(
+            Evidence,
+            Split::Calibrate,
+            "eval/labels/a.json",
+            right(90, 100),
+        ),
+        measured(
+            Tooleval,
+            Split::Calibrate,
+            "eval/labels/a.json",
+            right(88, 100),
+        ),
+        measured(
+            Tooleval,
+            Split::Report,
+            "eval/labels/c.json",
+            right(900, 900),
+        ),
+        stale,
+    ]);
+    let c = r.choose("strong", &prompts("aaaa"));
+    assert_eq!(c.mode, JudgeMode::Evidence, "{}", c.why);
+    assert!(
+        !c.why.contains("pooled") && !c.why.contains("earlier prompts"),
+        "{}",
+        c.why
+    );
+    // With every prompt changed, the stale figures pool (the report half still never does).
+    let old = r.choose("strong", &prompts("cccc"));
+    assert_eq!(old.mode, JudgeMode::Tooleval, "{}", old.why);
+    assert_eq!(old.entry.unwrap().n, 600);
+    assert!(
+        old.why.contains("pooled over 2 label sets") && old.why.contains("earlier prompts"),
+        "{}",
+        old.why
+    );
+}
