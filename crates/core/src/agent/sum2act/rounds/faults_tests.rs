@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::request::words;
-use crate::toolbench::request_asks::{is_framing, missing_words};
+use crate::toolbench::request_asks::{dropped_asks, is_framing};
 
 /// The run of the equal-budget archive whose recorded prompts are checked.
 const RUN: &str = "rec/sum2act@rounds";
@@ -101,7 +101,7 @@ fn faults(prompt: &str) -> Vec<String> {
         }
     }
     let texts: Vec<String> = s.parts.iter().map(|(_, t, _)| t.clone()).collect();
-    let dropped = missing_words(&s.query, &texts);
+    let dropped = dropped_asks(&s.query, &texts);
     if !dropped.is_empty() {
         out.push(format!("asks dropped: {dropped:?}"));
     }
@@ -124,7 +124,7 @@ fn prompt_of(recording: &Value) -> String {
 fn each_fault_is_found_in_a_made_up_prompt() {
     let prompt = |parts: &str, facts: &str| {
         format!(
-            "This round's calls have returned: read them.\n\nRequest: I am a chef. Find the weather in Paris and hotels in Rome.\n\nParts of the request:\n{parts}\nFacts found so far (each with its part and the call that returned it):\n{facts}\nFailed calls:\n(none)\n"
+            "This round's calls have returned: read them.\n\nRequest: I am a chef. Find the weather in Paris. Also, list the hotels in Rome.\n\nParts of the request:\n{parts}\nFacts found so far (each with its part and the call that returned it):\n{facts}\nFailed calls:\n(none)\n"
         )
     };
     let good = prompt(
