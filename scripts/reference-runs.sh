@@ -16,12 +16,13 @@
 # `react@toolbench`, `dfsdt@toolbench`, all in one world), dev (the first REF_N=8 queries of every subset,
 # recorded before the one budget; `world` is the same queries in a world of its own: the simulated-world
 # consistency run of react and plan), sample (the shipped sample's G1_instruction), mixed (the shipped
-# sample's media subset, with the media tool server over MCP).
+# sample's media subset, with the media tool server over MCP), de and fr (six dev requests translated, their
+# queries in the archive: Sum2Act in rounds in German and French).
 # METHODS default: sum2act react dfsdt plan graph (equal: and sum2act@lean react@toolbench dfsdt@toolbench); a
 # run is METHOD or METHOD@VARIANT (`--budget VARIANT`, or `lean`: Sum2Act's cost options). MODE: evidence or tooleval.
 #
-# Environment: REF_JUDGE=0 (replay the answers, not the judge: the dev, world, sample and mixed sets were judged
-# before the judge of issue 41; the equal set's judges replay), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the
+# Environment: REF_JUDGE=0 (replay the answers, not the judge: the world, sample and mixed sets were judged
+# before the judge of issue 41; the equal and dev sets' judges replay), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the
 # `serve-llm --by-hand` endpoint), SUM2ACT_BIN
 # (default: a debug build), REF_WORK (work folder, default runs/reference), REF_N, REF_CONCURRENCY (episodes
 # in flight per method, default 4), SUM2ACT_SHARED (default ../shared/toolbench).
@@ -79,6 +80,14 @@ case "$set_name" in
     data=toolbench/sample
     select=(--subsets G1_instruction)
     tools=() ;;
+  de|fr)
+    # Six dev requests (queries 1-8 of their subsets) translated into German or French, their queries
+    # in the archive, their tools the dev split's: does Sum2Act's checklist hold in another language?
+    shared="${SUM2ACT_SHARED:-../shared/toolbench}"
+    [ -d "$shared/tools" ] || { echo "reference-runs: no dev split at $shared (set SUM2ACT_SHARED)" >&2; exit 2; }
+    data="$work/data"
+    select=()
+    tools=() ;;
   mixed)
     data=toolbench/sample
     select=(--subsets M1_media)
@@ -87,7 +96,9 @@ case "$set_name" in
 esac
 
 methods_or_default() {
-  if [ "$set_name" = equal ]; then
+  if [ "$set_name" = de ] || [ "$set_name" = fr ]; then
+    echo "${1:-sum2act@rounds}"
+  elif [ "$set_name" = equal ]; then
     echo "${1:-sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench}"
   else
     echo "${1:-sum2act react dfsdt plan graph}"
@@ -102,9 +113,11 @@ budget_flags() { # RUN
   case "$run" in
     # Sum2Act with issue 43's cost options: small plain results folded by code, the tools' docs only in
     # the offered functions (measured: fewer tokens, fewer queries solved; not the default).
-    *@lean) echo --fold-chars 1200 --tool-docs schemas; return ;;
-    # Sum2Act in rounds (issue 43): one model call per round, the state manager and the router in one.
-    *@rounds) echo --rounds; return ;;
+    *@lean) echo --steps --fold-chars 1200 --tool-docs schemas; return ;;
+    # Sum2Act in rounds (issue 43): one model call per round, the state manager and the router in one
+    # (the default since); a plain `sum2act` run was recorded with the paper's step loop (`--steps`).
+    *@rounds) return ;;
+    sum2act) echo --steps ;;
     *@*) echo --budget "${run#*@}"; return ;;
   esac
   [ "$set_name" = equal ] && return
@@ -213,6 +226,7 @@ case "$action" in
     mkdir -p "$work/world" "$work/rec" "$work/runs"
     if [ "$set_name" = equal ]; then slice_data "$work/data" 8 8; data="$work/data"; fi
     [ -n "${n:-}" ] && echo "$n" > "$work/limit"
+    if [ -n "${shared:-}" ] && [ ! -e "$data/tools" ]; then ln -s "$(cd "$shared" && pwd)/tools" "$data/tools"; fi
     pids=()
     for method in $(methods_or_default "${1:-}"); do
       batch "$method" "$work/runs/$method" "${args[@]}" --record "$work/rec/$method" \
@@ -267,6 +281,10 @@ case "$action" in
     n="$(cat "$tmp/limit" 2>/dev/null || echo "${n:-8}")"
     [ "$set_name" = dev ] && select=(--subsets "$subsets" --limit "$n")
     if [ "$set_name" = equal ]; then slice_data "$tmp/data" 8 8; data="$tmp/data"; fi
+    if [ -n "${shared:-}" ]; then
+      data="$tmp/data"
+      ln -s "$(cd "$shared" && pwd)/tools" "$data/tools"
+    fi
     out="$tmp/replayed"
     # The methods replay side by side (they only read the recorded world); reports print in order.
     pids=(); methods=()

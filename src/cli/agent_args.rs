@@ -33,10 +33,10 @@ pub struct AgentArgs {
     /// one tool per turn, the paper's loop).
     #[arg(long)]
     pub calls_at_once: bool,
-    /// Sum2Act: one model call per round, reading the round's results and proposing the next calls
-    /// or the answer (by default a router call and a state-manager call per tool call).
+    /// Sum2Act: the paper's loop, a router call and a state-manager call per tool call, instead of
+    /// one model call per round (the default).
     #[arg(long)]
-    pub rounds: bool,
+    pub steps: bool,
     /// ReAct: independent tries (CoT@n).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one())]
     pub tries: Option<u32>,
@@ -110,7 +110,7 @@ impl AgentArgs {
             fold_chars: self.fold_chars.map(FoldChars),
             tool_docs: self.tool_docs,
             calls_at_once: self.calls_at_once.then_some(true),
-            rounds: self.rounds.then_some(true),
+            rounds: self.steps.then_some(false),
             tries: self.tries,
             width: self.width,
             repeat_guard: self.no_repeat_guard.then_some(false),
@@ -152,7 +152,7 @@ mod tests {
         ("fold_chars", &["--fold-chars", "1200"]),
         ("tool_docs", &["--tool-docs", "schemas"]),
         ("calls_at_once", &["--calls-at-once"]),
-        ("rounds", &["--rounds"]),
+        ("rounds", &["--steps"]),
         ("tries", &["--tries", "3"]),
         ("width", &["--width", "3"]),
         ("repeat_guard", &["--no-repeat-guard"]),

@@ -179,6 +179,9 @@ fn batch(out: &Path, extra: &[&str]) -> Test {
             "plain",
             "--tool-simulation",
             "llm",
+            // Sum2Act's step loop: its router offers functions, so a reply without the one call
+            // required is refused too (the default loop in rounds asks for JSON only).
+            "--steps",
         ])
         .arg("--out")
         .arg(out)

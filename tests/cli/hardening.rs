@@ -151,11 +151,10 @@ fn run_agrees_with_batch_on_a_rejected_key() {
 
 #[test]
 fn an_error_episode_exits_1_with_the_count_and_a_plain_rerun_retries_it() {
-    // The model fails (HTTP 400, not retried) on the second router turn of query 101 only.
+    // The model fails (HTTP 400, not retried) on its second turn of query 101 only.
     let model = endpoint(|req| {
         let text = req.to_string();
-        let later = text.contains("STATE after 1 step") || text.contains("\"role\":\"tool\"");
-        if text.contains("Lisbon") && later && req["tools"].is_array() {
+        if text.contains("Lisbon right now") && common::mock_openai::later_turn(req) {
             return (400, json!({"error": {"message": "model overloaded"}}));
         }
         (200, common::mock_openai::reply(req))
@@ -240,6 +239,18 @@ fn request_fields_cannot_forge_server_log_lines() {
 fn model_text_cannot_drive_the_terminal() {
     let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J 21 C\rOVERWRITTEN \u{9b}31m";
     let model = endpoint(move |req| {
+        if req
+            .pointer("/response_format/json_schema/schema/properties/facts")
+            .is_some()
+        {
+            // Sum2Act in rounds writes its answer in the JSON of its round's reply.
+            let content = json!({"facts": [], "answer": hostile}).to_string();
+            return (
+                200,
+                json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 10}}),
+            );
+        }
         if !req["tools"].is_array() {
             return (200, common::mock_openai::reply(req));
         }

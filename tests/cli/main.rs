@@ -49,4 +49,5 @@ mod tool_caller;
 mod tool_prompt;
 mod tool_server;
 mod tool_server_down;
+mod translated_checklists;
 mod world;

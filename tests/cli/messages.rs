@@ -12,7 +12,7 @@ use serde_json::json;
 fn an_all_error_batch_counts_error_records_not_answer_files() {
     // The model answers the first turn of every query, then fails (HTTP 400, not retried).
     let model = endpoint(|req| {
-        if req.to_string().contains("STATE after 1 step") {
+        if common::mock_openai::later_turn(req) {
             return (400, json!({"error": {"message": "model overloaded"}}));
         }
         (200, common::mock_openai::reply(req))

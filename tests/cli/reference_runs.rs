@@ -11,7 +11,7 @@ use super::common::{CLEARED_ENV, shared_toolbench};
 /// `scripts/reference-runs.sh replay SET METHODS` with this test's binary: the user's command. `judge`:
 /// the judge's verdicts replay too; the older sets replay their answers only (`REF_JUDGE=0`: their
 /// verdicts are an earlier judge's, kept for the record).
-fn replays(set: &str, methods: &str, judge: bool) {
+pub(super) fn replays(set: &str, methods: &str, judge: bool) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let archive = root.join(format!("eval/reference/strong/{set}.tar.xz"));
     assert!(archive.is_file(), "{} is missing", archive.display());
@@ -57,7 +57,8 @@ fn the_dev_split_reference_runs_replay() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
-    replays("dev", "sum2act react dfsdt plan graph", false);
+    // The judge of issue 41 in both modes too, and Sum2Act in rounds (issue 43's tune set).
+    replays("dev", "sum2act react dfsdt plan graph sum2act@rounds", true);
 }
 
 #[test]

@@ -78,7 +78,7 @@ fn a_key_in_an_unreachable_base_url_is_never_shown_or_written() {
 fn keys_in_model_and_tool_server_urls_stay_out_of_logs_runs_and_reports() {
     // The model answers its first calls, then fails every router turn: error episodes after replies.
     let model = endpoint(|req| {
-        if req.to_string().contains("STATE after 1 step") {
+        if common::mock_openai::later_turn(req) {
             return (400, json!({"error": {"message": "model overloaded"}}));
         }
         (200, common::mock_openai::reply(req))

@@ -7,7 +7,8 @@ use crate::hardening::endpoint;
 use common::Test;
 use serde_json::Value;
 
-/// The scripted model, with an undeclared `zz_undeclared` argument added to every real tool call.
+/// The scripted model, with an undeclared `zz_undeclared` argument added to every real tool call (a
+/// function call, or a call of Sum2Act's JSON reply in rounds).
 fn with_extra_argument(req: &Value) -> (u16, Value) {
     let mut reply = common::mock_openai::reply(req);
     if let Some(f) = reply.pointer_mut("/choices/0/message/tool_calls/0/function")
@@ -21,6 +22,20 @@ fn with_extra_argument(req: &Value) -> (u16, Value) {
             m.insert("zz_undeclared".into(), Value::from("x"));
         }
         f["arguments"] = Value::from(args.to_string());
+    }
+    // Sum2Act in rounds proposes its calls in a JSON reply.
+    if let Some(content) = reply.pointer_mut("/choices/0/message/content")
+        && let Some(mut v) = content
+            .as_str()
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        && let Some(calls) = v.get_mut("calls").and_then(Value::as_array_mut)
+    {
+        for call in calls {
+            if let Some(m) = call["args"].as_object_mut() {
+                m.insert("zz_undeclared".into(), Value::from("x"));
+            }
+        }
+        *content = Value::from(v.to_string());
     }
     (200, reply)
 }

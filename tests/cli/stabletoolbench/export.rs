@@ -137,7 +137,7 @@ fn plan_and_graph_runs_export_as_chains_its_converter_reads() {
 fn an_export_without_answer_files_fails_saying_why() {
     // Every episode ends in error after the model's first reply: `.error` records only.
     let model = crate::hardening::endpoint(|req| {
-        if req.to_string().contains("STATE after 1 step") {
+        if common::mock_openai::later_turn(req) {
             return (400, json!({"error": {"message": "model overloaded"}}));
         }
         (200, common::mock_openai::reply(req))

@@ -157,6 +157,14 @@ pub fn call_reply(name: &str, args: &Value) -> Value {
     })
 }
 
+/// Whether a request is a method's turn after its first tool call: Sum2Act's router with the state of
+/// step 1 (`--steps`), or its call reading a round's results (in rounds, the default). Tests that make
+/// a model fail mid-episode fail it here.
+pub fn later_turn(request: &Value) -> bool {
+    let text = request.to_string();
+    text.contains("STATE after 1 step") || text.contains("This round's calls have returned")
+}
+
 /// The scripted reply to one chat-completion request.
 pub fn reply(request: &Value) -> Value {
     let empty = Vec::new();

@@ -1,5 +1,6 @@
 //! Every method runs under the one budget: each reads the same characters of a tool reply, none
 //! makes a tool call past the limit, and the prompt policies reach every method's prompt or none.
+//! Sum2Act runs in both its loops: in rounds (the default) and in steps (`--steps`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +10,8 @@ use serde_json::json;
 
 use super::budget::{Budget, Preset, RetryPrompt};
 use super::sample_harness::{
-    context_with, finish_saying, ok_reply, prompt_text, raw_call, run, state_reply, weather_task,
+    context_with, finish_saying, ok_reply, prompt_text, raw_call, run, schema, state_reply,
+    weather_task,
 };
 use super::{AgentOptions, Method, solver};
 use crate::llm::scripted::{ScriptedLlm, reply};
@@ -57,6 +59,22 @@ fn weather(city: &str) -> Completion {
 fn model(calls: usize) -> Arc<ScriptedLlm> {
     let turns = AtomicUsize::new(0);
     Arc::new(ScriptedLlm::new(move |req: &CompletionRequest, _| {
+        // Sum2Act in rounds: the opening calls the weather in `calls` cities, the round answers.
+        if schema(req)["properties"]["parts"].is_object() {
+            let calls: Vec<_> = ["Paris", "Lyon", "Nice", "Lille"]
+                .iter()
+                .take(calls)
+                .map(|c| json!({"part": 1, "tool": "get_weather_for_weather", "args": {"city": c}}))
+                .collect();
+            return Ok(reply(
+                &json!({"parts": ["the weather"], "calls": calls}).to_string(),
+            ));
+        }
+        if schema(req)["properties"]["facts"].is_object() {
+            return Ok(reply(
+                &json!({"facts": [], "answer": "It is sunny."}).to_string(),
+            ));
+        }
         let v = match req.purpose.as_str() {
             "state" => return Ok(state_reply(&["the weather report was read"])),
             "plan" => {
@@ -84,13 +102,30 @@ fn model(calls: usize) -> Arc<ScriptedLlm> {
     }))
 }
 
-/// Solves the weather task with `method` under `budget`; the episode's counters and every prompt
-/// its model was shown.
+/// Every method, Sum2Act in both loops: `(method, rounds)`.
+fn variants() -> Vec<(Method, bool)> {
+    let mut out: Vec<(Method, bool)> = Method::ALL.iter().map(|m| (*m, false)).collect();
+    out.push((Method::Sum2act, true));
+    out
+}
+
+/// Solves the weather task with `method` under `budget` (Sum2Act in rounds with `rounds`); the
+/// episode's counters and every prompt its model was shown.
 fn solve(method: Method, budget: Budget, calls: usize) -> (super::Episode, Vec<String>) {
+    solve_in(method, false, budget, calls)
+}
+
+fn solve_in(
+    method: Method,
+    rounds: bool,
+    budget: Budget,
+    calls: usize,
+) -> (super::Episode, Vec<String>) {
     let llm = model(calls);
     let options = AgentOptions {
         budget: budget.clone(),
-        ..AgentOptions::default()
+        rounds,
+        ..AgentOptions::steps()
     };
     let task = weather_task();
     let ctx = context_with(
@@ -108,8 +143,8 @@ fn solve(method: Method, budget: Budget, calls: usize) -> (super::Episode, Vec<S
 
 #[test]
 fn every_method_reads_the_whole_reply_under_the_equal_budget() {
-    for method in Method::ALL {
-        let (ep, prompts) = solve(method, Budget::default(), 1);
+    for (method, rounds) in variants() {
+        let (ep, prompts) = solve_in(method, rounds, Budget::default(), 1);
         assert!(ep.counters.tool_calls >= 1, "{method}: no tool call");
         assert!(
             prompts.iter().any(|p| p.contains(END)),
@@ -124,8 +159,8 @@ fn every_method_reads_the_same_cut_when_the_budget_is_smaller() {
         observation_chars: 2_000,
         ..Budget::default()
     };
-    for method in Method::ALL {
-        let (ep, prompts) = solve(method, budget.clone(), 1);
+    for (method, rounds) in variants() {
+        let (ep, prompts) = solve_in(method, rounds, budget.clone(), 1);
         assert!(ep.counters.tool_calls >= 1, "{method}: no tool call");
         assert!(
             !prompts.iter().any(|p| p.contains(END)),
@@ -159,6 +194,14 @@ fn no_method_makes_a_tool_call_past_the_limit() {
             "{method}: the model was not told the budget is spent"
         );
     }
+    // In rounds the loop does not make the calls past the limit at all; the last call is told so.
+    let (ep, prompts) = solve_in(Method::Sum2act, true, budget, 4);
+    assert_eq!(ep.counters.tool_calls, 2);
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.contains("No more calls can be made"))
+    );
 }
 
 #[test]
@@ -170,8 +213,8 @@ fn the_assume_missing_policy_reaches_every_method_or_none() {
             assume_missing: on,
             ..Budget::default()
         };
-        for method in Method::ALL {
-            let (_, prompts) = solve(method, budget.clone(), 1);
+        for (method, rounds) in variants() {
+            let (_, prompts) = solve_in(method, rounds, budget.clone(), 1);
             let told = prompts
                 .iter()
                 .any(|p| p.contains(sentence) || p.contains(router));

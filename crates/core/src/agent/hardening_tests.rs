@@ -110,7 +110,7 @@ fn an_ignored_forced_finish_ends_the_episode_for_every_method() {
         let (ctx, llm) = context(
             Box::new(|_, _| Ok(weather("Paris"))),
             "Paris is 21 C",
-            AgentOptions::default(),
+            AgentOptions::steps(),
         );
         let ep = solve(method, &ctx);
         assert_eq!(ep.finish, FinishKind::GiveUp, "{method}");
@@ -139,7 +139,7 @@ fn an_ignored_forced_finish_ends_the_episode_for_every_method() {
         let (ctx, llm) = context(
             Box::new(|_, _| Ok(weather("Paris"))),
             "Paris is 21 C",
-            AgentOptions::default(),
+            AgentOptions::steps(),
         );
         let ep = solve(method, &ctx);
         assert!(
@@ -166,7 +166,7 @@ fn an_unreadable_forced_finish_ends_the_episode_too() {
             })
         }),
         "Paris is 21 C",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveUp);
@@ -179,7 +179,7 @@ fn three_repeats_of_a_failed_call_in_a_row_end_the_episode() {
     let (ctx, llm) = context(
         Box::new(move |_, _| Ok(broken())),
         "-",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveUp);
@@ -228,7 +228,7 @@ fn soak_a_model_that_ignores_tool_choice_never_runs_to_the_limit() {
             max_depth: Some(90),
             ..Budget::default()
         },
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let mut ends = std::collections::BTreeMap::new();
     for method in Method::ALL.map(Method::name) {
@@ -263,7 +263,7 @@ fn a_function_that_was_not_offered_is_a_hallucinated_call_and_the_episode_goes_o
     let (ctx, _) = context(
         Box::new(move |_, i| Ok(script[i.min(1)].clone())),
         "-",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
@@ -289,7 +289,7 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
             })
         }),
         "-",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     for method in STEPWISE {
         let ep = solve(method, &ctx);
@@ -314,7 +314,7 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
     let (ctx, llm) = context(
         Box::new(move |_, _| Ok(native.clone())),
         "-",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
@@ -323,10 +323,7 @@ fn a_finish_cut_at_the_token_cap_keeps_its_answer() {
     assert!(ep.steps.iter().all(|s| s.action == "Finish"));
     assert_eq!(ep.counters.cut_replies, 4);
     let caps: Vec<u32> = llm.requests().iter().map(|r| r.max_tokens).collect();
-    let (step, answer) = (
-        AgentOptions::default().max_tokens,
-        DEFAULT_ANSWER_MAX_TOKENS,
-    );
+    let (step, answer) = (AgentOptions::steps().max_tokens, DEFAULT_ANSWER_MAX_TOKENS);
     assert_eq!(caps, vec![step, answer, step, answer]);
 }
 
@@ -342,7 +339,7 @@ fn a_cut_tool_call_is_not_run_but_repaired() {
             _ => Ok(finish("21 C")),
         }),
         "-",
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve("sum2act", &ctx);
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
@@ -357,7 +354,7 @@ fn megabyte_replies_are_capped_everywhere() {
     let huge = "x".repeat(10 * 1024 * 1024);
     let options = AgentOptions {
         max_reply_bytes: 64 * 1024,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     for method in Method::ALL.map(Method::name) {
         let args = json!({ "city": huge }).to_string();
@@ -410,7 +407,7 @@ fn a_call_with_nothing_new_is_not_reported_as_failed() {
         "Paris is 21 C",
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve("sum2act", &ctx);
@@ -445,7 +442,7 @@ fn a_forced_finish_that_repeats_a_failed_finish_ends_the_episode() {
                     max_depth: Some(90),
                     ..Budget::default()
                 },
-                ..AgentOptions::default()
+                ..AgentOptions::steps()
             },
         );
         let ep = solve(method, &ctx);
@@ -481,7 +478,7 @@ fn an_unreachable_state_manager_ends_the_episode_and_the_call_is_not_a_failure()
         ToolConfig::default(),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve("sum2act", &ctx);

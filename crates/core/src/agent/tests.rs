@@ -110,7 +110,7 @@ fn sum2act_success_updates_state_and_finishes() {
         vec![weather(), finish("It is 21 C in Paris.")],
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep =
@@ -137,7 +137,7 @@ fn sum2act_success_updates_state_and_finishes() {
 fn sum2act_failure_is_recorded_and_not_repeated() {
     let h = harness(
         vec![broken(), broken(), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -173,7 +173,7 @@ fn sum2act_stops_at_step_limit_with_bounded_prompts() {
             max_steps: 6,
             ..Budget::default()
         },
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let turns: Vec<Completion> = (0..6)
         .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
@@ -190,7 +190,7 @@ fn sum2act_stops_at_step_limit_with_bounded_prompts() {
 fn sum2act_recovers_from_malformed_reply() {
     let h = harness(
         vec![reply("I am not sure"), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -210,7 +210,7 @@ fn sum2act_recovers_from_malformed_reply() {
 fn sum2act_counts_doubly_malformed_reply_as_failed_step() {
     let h = harness(
         vec![reply("??"), reply("still no"), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -238,7 +238,7 @@ fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
         Arc::default(),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = run(Sum2Act::new(&ctx.options).solve(&task(), &ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -258,7 +258,7 @@ fn a_result_the_state_manager_finds_nothing_in_is_a_failure_never_a_raw_fact() {
 fn sum2act_must_finish_after_repeating_failed_calls() {
     let h = harness(
         vec![broken(), broken(), broken(), broken(), give_up()],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -292,7 +292,7 @@ fn sum2act_must_finish_after_repeating_failed_calls() {
 fn sum2act_is_asked_to_finish_when_it_repeats_a_successful_call() {
     let h = harness(
         vec![weather(), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -304,7 +304,7 @@ fn sum2act_is_asked_to_finish_when_it_repeats_a_successful_call() {
 
 #[test]
 fn sum2act_give_up() {
-    let h = harness(vec![give_up()], AgentOptions::default());
+    let h = harness(vec![give_up()], AgentOptions::steps());
     let ep =
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ep.finish, FinishKind::GiveUp);
@@ -316,7 +316,7 @@ fn sum2act_state_carries_over() {
     // The first Finish comes before any call answered the request: it is sent back once.
     let h = harness(
         vec![finish("still 21 C"), finish("still 21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let mut state = State::default();
     state.record_failure(
@@ -340,7 +340,7 @@ fn react_sees_history_and_respects_depth() {
             max_depth: Some(6),
             ..Budget::default()
         },
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let h = harness(vec![weather(), broken(), weather()], options);
     let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
@@ -362,7 +362,7 @@ fn react_sees_history_and_respects_depth() {
 fn react_tries_again_after_give_up() {
     let options = AgentOptions {
         tries: 2,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let h = harness(vec![give_up(), weather(), finish("21 C")], options);
     let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
@@ -389,7 +389,7 @@ fn forces_finish(r: &CompletionRequest) -> bool {
 fn react_is_asked_to_finish_when_it_repeats_a_call() {
     let h = harness(
         vec![weather(), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -408,7 +408,7 @@ fn react_is_asked_to_finish_when_it_repeats_a_call() {
 fn react_without_repeat_guard_runs_the_repeat() {
     let options = AgentOptions {
         repeat_guard: false,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let h = harness(vec![weather(), weather(), finish("21 C")], options);
     let ep = run(react::React::new(&h.ctx.options).solve(&task(), &h.ctx))
@@ -424,7 +424,7 @@ fn react_without_repeat_guard_runs_the_repeat() {
 fn dfsdt_is_asked_to_finish_when_it_repeats_a_call_on_its_path() {
     let h = harness(
         vec![weather(), weather(), finish("21 C")],
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -454,7 +454,7 @@ fn dfsdt_backtracks_depth_first_with_diversity_prompts() {
             ..Budget::default()
         },
         width: 2,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let turns: Vec<Completion> = (0..6)
         .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
@@ -531,7 +531,7 @@ fn dfsdt_give_up_backs_off_an_extra_level() {
             ..Budget::default()
         },
         width: 2,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let h = harness(vec![weather(), give_up(), finish("21 C")], options);
     let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
@@ -563,7 +563,7 @@ fn dfsdt_stops_at_budget() {
             ..Budget::default()
         },
         width: 2,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let turns: Vec<Completion> = (0..10)
         .map(|i| call("get_weather_for_weather", json!({"city": format!("C{i}")})))
@@ -586,7 +586,7 @@ fn dfsdt_only_give_up_reports_give_up() {
             ..Budget::default()
         },
         width: 1,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let h = harness(vec![give_up()], options);
     let ep = run(dfsdt::Dfsdt::new(&h.ctx.options).solve(&task(), &h.ctx))
@@ -602,7 +602,7 @@ fn dfsdt_only_give_up_reports_give_up() {
 #[test]
 fn every_method_writes_a_convertible_answer_file() {
     for method in ["sum2act", "react", "dfsdt"] {
-        let h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
+        let h = harness(vec![weather(), finish("21 C")], AgentOptions::steps());
         let solver = solver(
             method.parse().unwrap_or_else(|e| panic!("{e}")),
             &h.ctx.options,
@@ -630,7 +630,7 @@ fn every_method_writes_a_convertible_answer_file() {
 #[test]
 fn a_repeat_samples_every_call_with_its_own_seed_and_repeat_zero_is_unchanged() {
     let routers = |sampling| {
-        let mut h = harness(vec![weather(), finish("21 C")], AgentOptions::default());
+        let mut h = harness(vec![weather(), finish("21 C")], AgentOptions::steps());
         h.ctx = h.ctx.with_sampling(sampling);
         run(Sum2Act::new(&h.ctx.options).solve(&task(), &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
         h.llm

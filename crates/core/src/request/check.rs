@@ -53,6 +53,29 @@ pub fn check_parts(query: &str, proposed: &[String]) -> Vec<String> {
     kept
 }
 
+/// Form instructions kept of `proposed`: each made of the request's words, not one of `parts`, at
+/// most three (an empty list when none holds).
+pub fn check_form(query: &str, proposed: &[String], parts: &[String]) -> Vec<String> {
+    let request: BTreeSet<String> = words(query).into_iter().collect();
+    let mut kept: Vec<String> = Vec::new();
+    for form in proposed.iter().map(|p| clean(p)) {
+        let mine = word_set(&form);
+        let known = parts.iter().chain(&kept).any(|k| word_set(k) == mine);
+        if !form.is_empty()
+            && form.chars().count() <= MAX_PART_CHARS
+            && from_request(&form, &request)
+            && !known
+            && kept.len() < MAX_FORMS
+        {
+            kept.push(form);
+        }
+    }
+    kept
+}
+
+/// Form instructions of one request at most.
+const MAX_FORMS: usize = 3;
+
 /// A part without list marks or surrounding space, on one line.
 fn clean(part: &str) -> String {
     let one_line = part.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -9,7 +9,7 @@
 
 mod check;
 
-pub use check::{MAX_PARTS, check_parts, words};
+pub use check::{MAX_PARTS, check_form, check_parts, words};
 
 use std::fmt::Write;
 
@@ -50,24 +50,31 @@ pub enum Status<'a> {
     NotFound(&'a str),
 }
 
-/// The parts of a request and the facts found for them.
+/// The parts of a request, how the user wants the answer given, and the facts found for the parts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     pub parts: Vec<Part>,
+    /// How the answer is to be given (a report, a table, a language): asked, but found by no call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub form: Vec<String>,
     pub facts: Vec<Fact>,
 }
 
 impl Request {
-    /// The request's parts as the model proposed them, checked against its text (`check_parts`).
-    pub fn new(query: &str, proposed: &[String]) -> Request {
+    /// The request's parts and form as the model proposed them, each checked against its text
+    /// (`check_parts`; a form is kept only when made of the request's words, and is never a part).
+    pub fn new(query: &str, proposed: &[String], form: &[String]) -> Request {
+        let parts: Vec<String> = check_parts(query, proposed);
+        let form = check_form(query, form, &parts);
         Request {
-            parts: check_parts(query, proposed)
+            parts: parts
                 .into_iter()
                 .map(|text| Part {
                     text,
                     not_found: None,
                 })
                 .collect(),
+            form,
             facts: Vec::new(),
         }
     }

@@ -63,9 +63,12 @@ fn with_no_usable_part_the_whole_request_is_the_one_part_and_overflow_joins_the_
 #[test]
 fn a_part_is_answered_by_its_facts_and_open_without_them() {
     let mut r = Request::new(
-        "Find the capital of Peru and the population of Chile.",
+        "Find the capital of Peru and the population of Chile, as a table.",
         &parts(&["the capital of Peru", "the population of Chile"]),
+        &parts(&["as a table", "in a poem for my aunt", "the capital of Peru"]),
     );
+    // A form made of the request's words is kept; an invented one and a repeated part are not.
+    assert_eq!(r.form, vec!["as a table"]);
     assert_eq!(r.open(), vec![0, 1]);
     assert_eq!(r.add_fact(1, "The capital of Peru is Lima.", 1), Some(1));
     assert_eq!(

@@ -235,24 +235,6 @@ pub(crate) fn missing_words(query: &str, parts: &[String]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The asks of `query` that no part speaks of: no topic word of the ask in any part (a test oracle
-/// of dropped asks that, unlike `missing_words`, lets a part leave out the ask's purpose: "the
-/// details of a specific airplane" keeps "… for a presentation on aviation history").
-#[cfg(test)]
-pub(crate) fn dropped_asks(query: &str, parts: &[String]) -> Vec<String> {
-    let held: Vec<BTreeSet<String>> = parts.iter().map(|p| content_words(p)).collect();
-    ask_list(query)
-        .into_iter()
-        .filter(|a| !a.required.is_empty())
-        .filter(|a| {
-            !a.required
-                .iter()
-                .any(|w| held.iter().flatten().any(|x| same_stem(x, w)))
-        })
-        .map(|a| a.text)
-        .collect()
-}
-
 /// A part as the checklist keeps it: whole (never cut), trimmed, without a leading connective.
 pub(crate) fn clean_whole(part: &str) -> String {
     let mut t = keep_value_end(

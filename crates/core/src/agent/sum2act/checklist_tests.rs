@@ -128,7 +128,7 @@ struct Harness {
 /// Router turns come from `router` in order; the model's split of the request is unusable (an answer
 /// and a tool name, not parts), so the deterministic splitter's parts are kept.
 fn harness(router: Vec<Completion>) -> Harness {
-    harness_with(router, AgentOptions::default())
+    harness_with(router, AgentOptions::steps())
 }
 
 /// [`harness`] with `options`.
@@ -506,7 +506,7 @@ fn lean() -> AgentOptions {
         calls_at_once: true,
         fold_chars: crate::agent::FoldChars(1_200),
         tool_docs: crate::agent::ToolDocs::Schemas,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     }
 }
 

@@ -25,7 +25,7 @@ fn checklist_of(query: &str, split: &[&str]) -> Vec<String> {
         give_up(),
         Box::new(|_| update(&[], &[])),
         Source::default(),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let checklist = recorded_checklist(&solve(&h));
     assert!(missing_words(query, &checklist).is_empty(), "{checklist:?}");
@@ -94,7 +94,7 @@ fn parts_the_state_manager_names_for_a_call_that_holds_them_are_answered_without
         ),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve(&h);
@@ -140,7 +140,7 @@ fn facts_the_state_manager_names_for_one_part_count_in_part_for_the_others() {
         ),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve(&h);
@@ -169,7 +169,7 @@ fn a_failed_part_the_answer_already_reports_gets_no_not_obtained_line() {
         ],
         Box::new(|_| update(&["Paris is 21 C"], &[2])),
         Source::default().with("weather", vec![Ok(json!({"city": "Paris", "temp_c": 21}))]),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve(&h);
     assert_eq!(parts(&ep)[0]["status"], "failed");
@@ -200,7 +200,7 @@ fn the_router_sees_facts_as_long_as_the_budget_allows_and_is_told_they_are_kept_
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
             state_token_budget: 150,
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve(&h);
@@ -253,7 +253,7 @@ fn facts_sharing_words_with_a_part_the_call_did_not_ask_about_leave_it_open() {
         ),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve(&h);

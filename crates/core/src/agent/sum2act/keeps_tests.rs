@@ -229,7 +229,7 @@ fn fault_1_one_reply_format_per_request() {
         ],
         Box::new(|_| update(&["Inception is rated 8.8"], &[1])),
         Source::default().with("details", vec![Ok(json!({"rating": "8.8"}))]),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     solve(&h);
     let requests = h.llm.requests();
@@ -270,7 +270,7 @@ fn fault_2_the_checklist_is_the_request_and_a_split_never_drops_an_ask() {
         t.functions.clone(),
         Arc::new(Source::default()),
         ToolConfig::default(),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = run(Sum2Act::new(&ctx.options).solve(&t, &ctx)).unwrap_or_else(|e| panic!("{e}"));
     let checklist = recorded_checklist(&ep);
@@ -323,7 +323,7 @@ fn fault_3_a_part_is_answered_only_by_a_value_and_not_failed_by_one_failure() {
             ),
         AgentOptions {
             fold_chars: crate::agent::FoldChars(0),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     let ep = solve(&h);
@@ -375,7 +375,7 @@ fn fault_3_a_timeout_is_retried_and_a_part_fails_only_when_its_tools_are_down() 
             "weather",
             vec![Err("timeout"), Ok(json!({"city": "Paris", "temp_c": 21}))],
         ),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve(&h);
     // The retry ran (it is not a repeat) and answered.
@@ -423,7 +423,7 @@ fn faults_4_and_5_facts_keep_whole_values_read_past_the_toolbench_cut() {
             update(&["Inception is rated 8.8", &poster_fact, &fact], &[1])
         }),
         Source::default().with("details", vec![Ok(inception())]),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve(&h);
     let state = ep.steps[0].state.clone().unwrap_or_default();
@@ -470,7 +470,7 @@ fn fault_4_a_shortened_view_has_the_answer_written_from_the_whole_facts() {
     let t = task(MOVIE);
     let options = AgentOptions {
         state_token_budget: 80,
-        ..AgentOptions::default()
+        ..AgentOptions::steps()
     };
     let source = Source::default().with("details", vec![Ok(inception())]);
     let ctx = context_with(
@@ -503,7 +503,7 @@ fn fault_5_react_keeps_the_toolbench_cut_under_toolbench_settings() {
         Source::default().with("details", vec![Ok(inception())]),
         AgentOptions {
             budget: crate::agent::Budget::preset(crate::agent::Preset::Toolbench),
-            ..AgentOptions::default()
+            ..AgentOptions::steps()
         },
     );
     run(react::React::new(&h.ctx.options).solve(&h.task, &h.ctx)).unwrap_or_else(|e| panic!("{e}"));
@@ -529,7 +529,7 @@ fn fault_6_a_retry_is_no_repeat_for_the_baselines_and_the_nudge_keeps_the_first_
         ],
         Box::new(|_| update(&[], &[])),
         Source::default().with("weather", vec![Err("timeout"), Ok(json!({"temp_c": 21}))]),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = run(react::React::new(&h.ctx.options).solve(&h.task, &h.ctx))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -555,7 +555,7 @@ fn fault_6_a_retry_is_no_repeat_for_the_baselines_and_the_nudge_keeps_the_first_
         Source::default()
             .with("details", vec![Ok(json!({"rating": "8.8"}))])
             .with("weather", vec![Ok(json!({"temp_c": 21}))]),
-        AgentOptions::default(),
+        AgentOptions::steps(),
     );
     let ep = solve(&h);
     assert_eq!(

@@ -78,9 +78,12 @@ impl Sum2Act {
         ctx: &SolveContext,
         state: State,
     ) -> Result<(Episode, State), AgentError> {
-        // In rounds, the episode's memory is its request model; a session's state is left as it was.
+        // In rounds, the episode's memory is its request model; a session keeps its facts across
+        // requests in the state.
         if ctx.options.rounds {
-            return Ok((rounds::solve(task, ctx).await?, state));
+            let mut state = state;
+            let episode = rounds::solve(task, ctx, &mut state).await?;
+            return Ok((episode, state));
         }
         let mut run = Run::start(task, ctx, state).await?;
         for n in 1..=ctx.options.budget.max_steps {

@@ -2,8 +2,10 @@
 //! reference runs of Sum2Act in rounds hold none of the faults readers reported of the step loop's
 //! prompts: an open part the facts already answer, a part marked answered with no fact of its own,
 //! two parts saying the same thing, the user's framing as a part, an ask of the request dropped.
-//! The ask and framing oracles are the English heuristics of `toolbench::request_asks`, used here
-//! only to check (the reference queries are English); the loop itself uses none of them.
+//! A dropped ask is read against the blind labels: every part a labeller listed as asked, for any
+//! method's answer to the query, must share a word with the checklist. The framing oracle is the
+//! English heuristic of `toolbench::request_asks`, used here only to check (the reference queries are
+//! English); the loop itself uses no word list.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -11,14 +13,14 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::request::words;
-use crate::toolbench::request_asks::{dropped_asks, is_framing};
+use crate::toolbench::claims::content_words;
+use crate::toolbench::request_asks::is_framing;
 
 /// The run of the equal-budget archive whose recorded prompts are checked.
-const RUN: &str = "rec/sum2act@rounds";
+const RUN: &str = "sum2act@rounds";
 
-/// One round prompt, read back: the request, each part with its shown status, the facts' parts.
+/// One round prompt, read back: each part with its shown status, the facts' parts.
 struct Shown {
-    query: String,
     parts: Vec<(usize, String, String)>,
     facts: BTreeMap<String, usize>,
 }
@@ -34,10 +36,6 @@ fn read(prompt: &str) -> Option<Shown> {
     if !prompt.contains("This round's calls have returned") {
         return None;
     }
-    let query = prompt
-        .lines()
-        .find_map(|l| l.strip_prefix("Request: "))?
-        .to_string();
     let parts = section(prompt, "Parts of the request:\n", "\nFacts found so far")
         .lines()
         .filter_map(|l| {
@@ -54,11 +52,7 @@ fn read(prompt: &str) -> Option<Shown> {
             Some((id.to_string(), part))
         })
         .collect();
-    Some(Shown {
-        query,
-        parts,
-        facts,
-    })
+    Some(Shown { parts, facts })
 }
 
 /// The faults of one round prompt, each said in a few words.
@@ -100,12 +94,25 @@ fn faults(prompt: &str) -> Vec<String> {
             }
         }
     }
-    let texts: Vec<String> = s.parts.iter().map(|(_, t, _)| t.clone()).collect();
-    let dropped = dropped_asks(&s.query, &texts);
-    if !dropped.is_empty() {
-        out.push(format!("asks dropped: {dropped:?}"));
-    }
     out
+}
+
+/// The labelled parts (what labellers listed as asked) that share no word with the checklist.
+fn dropped(checklist: &[String], labelled: &BTreeSet<String>) -> Vec<String> {
+    let held: BTreeSet<String> = checklist.iter().flat_map(|p| content_words(p)).collect();
+    let same = |a: &str, b: &str| {
+        let n = a.chars().count().min(b.chars().count()).min(5);
+        n >= 3 && a.chars().take(n).eq(b.chars().take(n))
+    };
+    labelled
+        .iter()
+        .filter(|part| {
+            !content_words(part)
+                .iter()
+                .any(|w| held.iter().any(|h| same(h, w)))
+        })
+        .cloned()
+        .collect()
 }
 
 fn prompt_of(recording: &Value) -> String {
@@ -153,11 +160,6 @@ fn each_fault_is_found_in_a_made_up_prompt() {
             "(none yet)\n",
             "framing",
         ),
-        (
-            "1. the weather in Paris — open\n",
-            "(none yet)\n",
-            "asks dropped",
-        ),
     ];
     for (parts, facts, fault) in cases {
         let found = faults(&prompt(parts, facts));
@@ -166,53 +168,118 @@ fn each_fault_is_found_in_a_made_up_prompt() {
             "{fault}: {found:?}"
         );
     }
+    let labelled: BTreeSet<String> = ["weather in Paris", "Rome hotel list"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let whole = [
+        "the weather in Paris".to_string(),
+        "the hotels in Rome".to_string(),
+    ];
+    assert!(dropped(&whole, &labelled).is_empty());
+    assert_eq!(
+        dropped(&whole[..1], &labelled),
+        vec!["Rome hotel list".to_string()]
+    );
 }
 
-/// Unpacks the run's recordings from the equal-budget archive.
-fn recordings(into: &Path) -> Vec<Value> {
+/// The run's work folder: `SUM2ACT_ROUNDS_WORK` (a run being tuned: `rec/` and `runs/` of the
+/// `sum2act@rounds` run), else the run unpacked from the equal-budget archive into `into`.
+fn work(into: &Path) -> std::path::PathBuf {
+    if let Some(dir) = std::env::var_os("SUM2ACT_ROUNDS_WORK") {
+        return dir.into();
+    }
     let archive = crate::toolbench::source_root().join("eval/reference/strong/equal.tar.xz");
     let status = std::process::Command::new("tar")
         .args(["-xJf"])
         .arg(&archive)
         .arg("-C")
         .arg(into)
-        .arg(format!("./{RUN}"))
+        .arg(format!("./rec/{RUN}"))
+        .arg(format!("./runs/{RUN}"))
         .status()
         .expect("tar runs");
     assert!(status.success(), "{} holds no {RUN}", archive.display());
-    read_dir(&into.join(RUN))
+    into.to_path_buf()
 }
 
-fn read_dir(dir: &Path) -> Vec<Value> {
+/// Every JSON file under `dir`, recursively.
+fn json_files(dir: &Path) -> Vec<(std::path::PathBuf, Value)> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("the run's recordings") {
-        let text = std::fs::read_to_string(entry.expect("an entry").path()).unwrap_or_default();
-        out.extend(serde_json::from_str::<Value>(&text).ok());
+    for entry in std::fs::read_dir(dir)
+        .expect("the run's folder")
+        .filter_map(Result::ok)
+    {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                out.push((path, v));
+            }
+        }
     }
     out
 }
 
-/// The shipped run's prompts, or those of the recordings folder in `SUM2ACT_ROUNDS_REC` (a run being
-/// tuned).
-#[test]
-fn the_reference_runs_round_prompts_hold_no_fault() {
-    let recorded = match std::env::var_os("SUM2ACT_ROUNDS_REC") {
-        Some(dir) => read_dir(Path::new(&dir)),
-        None => {
-            let dir = std::env::temp_dir().join(format!("sum2act-faults-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).expect("a temp dir");
-            let recorded = recordings(&dir);
-            let _ = std::fs::remove_dir_all(&dir);
-            recorded
+/// The parts labellers listed as asked, by `SUBSET/ID`, over every shipped label file.
+fn labelled_parts() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = crate::toolbench::source_root().join("eval/labels");
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, file) in json_files(&dir) {
+        for l in file["labels"].as_array().into_iter().flatten() {
+            let key = format!("{}/{}", l["subset"].as_str().unwrap_or(""), l["query_id"]);
+            let parts = l["parts_asked"].as_array().into_iter().flatten();
+            out.entry(key)
+                .or_default()
+                .extend(parts.filter_map(|p| p.as_str().map(String::from)));
         }
-    };
-    let prompts: Vec<String> = recorded.iter().map(prompt_of).collect();
+    }
+    out
+}
+
+#[test]
+fn the_reference_runs_round_prompts_and_checklists_hold_no_fault() {
+    let tmp = std::env::temp_dir().join(format!("sum2act-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("a temp dir");
+    let work = work(&tmp);
+    let recorded = json_files(&work.join("rec").join(RUN));
+    let prompts: Vec<String> = recorded.iter().map(|(_, r)| prompt_of(r)).collect();
     let rounds = prompts.iter().filter(|p| read(p).is_some()).count();
     assert!(rounds >= 40, "only {rounds} round prompts recorded");
-    let found: Vec<String> = prompts.iter().flat_map(|p| faults(p)).collect();
+    let mut found: Vec<String> = prompts.iter().flat_map(|p| faults(p)).collect();
+    let labels = labelled_parts();
+    let mut checked = 0;
+    for (path, answer) in json_files(&work.join("runs").join(RUN)) {
+        let details = &answer["sum2act"]["details"];
+        let (Some(parts), Some(subset)) = (details["subtasks"].as_array(), path.parent()) else {
+            continue;
+        };
+        let subset = subset.file_name().unwrap_or_default().to_string_lossy();
+        let id = path.file_name().unwrap_or_default().to_string_lossy();
+        let key = format!("{subset}/{}", id.trim_end_matches("_sum2act.json"));
+        // What the request model kept of the request: its parts and how the answer is to be given.
+        let form = details["form"].as_array().into_iter().flatten();
+        let checklist: Vec<String> = parts
+            .iter()
+            .chain(form)
+            .filter_map(|p| p.as_str().map(String::from))
+            .collect();
+        if let Some(labelled) = labels.get(&key) {
+            checked += 1;
+            for lost in dropped(&checklist, labelled) {
+                found.push(format!(
+                    "{key}: the labelled part {lost:?} is in no part of {checklist:?}"
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(checked >= 40, "only {checked} checklists had labels");
     assert!(
         found.is_empty(),
-        "{rounds} round prompts:\n{}",
+        "{rounds} round prompts, {checked} checklists:\n{}",
         found.join("\n")
     );
 }

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use self::reply::{Call, MAX_CALLS_PER_ROUND, Opening, Round};
+use super::state::{Fact as SessionFact, State};
 use crate::agent::common::{listed_description, tool_listing};
 use crate::agent::epilogue::{self, Ending, Layout, finish_kind};
 use crate::agent::episode::{Episode, FinishKind, Step};
@@ -48,6 +49,8 @@ struct Failure {
 struct Rounds<'a> {
     task: &'a Task,
     ctx: &'a SolveContext,
+    /// What the session's earlier requests found, as the prompts show it.
+    earlier: String,
     request: Request,
     steps: Vec<Step>,
     failures: Vec<Failure>,
@@ -63,11 +66,18 @@ struct Reply<T> {
     tokens: u64,
 }
 
-/// Runs one episode in rounds.
-pub(super) async fn solve(task: &Task, ctx: &SolveContext) -> Result<Episode, AgentError> {
+/// Runs one episode in rounds; `session` holds the facts of the session's earlier requests (shown to
+/// every call) and gets this episode's.
+pub(super) async fn solve(
+    task: &Task,
+    ctx: &SolveContext,
+    session: &mut State,
+) -> Result<Episode, AgentError> {
+    let earlier = earlier_facts(ctx, session)?;
     let mut run = Rounds {
         task,
         ctx,
+        earlier,
         request: Request::default(),
         steps: Vec::new(),
         failures: Vec::new(),
@@ -79,7 +89,34 @@ pub(super) async fn solve(task: &Task, ctx: &SolveContext) -> Result<Episode, Ag
         Err(AgentError::Llm(e)) => (FinishKind::Error, Some(e.to_string())),
         Err(e) => return Err(e),
     };
+    session
+        .facts
+        .extend(run.request.facts.iter().map(|f| SessionFact {
+            step: f.call,
+            text: f.text.clone(),
+            by_code: false,
+        }));
+    let keep = session.facts.len().saturating_sub(MAX_SESSION_FACTS);
+    session.facts.drain(..keep);
     Ok(run.conclude(ending.0, ending.1))
+}
+
+/// Facts a session carries to its next request at most (the newest).
+const MAX_SESSION_FACTS: usize = 40;
+
+/// The session's facts as the calls read them (`prompts/sum2act_earlier.md`); empty in a batch.
+fn earlier_facts(ctx: &SolveContext, session: &State) -> Result<String, AgentError> {
+    if session.facts.is_empty() {
+        return Ok(String::new());
+    }
+    let facts: String = session
+        .facts
+        .iter()
+        .map(|f| format!("- {}\n", f.text))
+        .collect();
+    Ok(ctx
+        .prompts
+        .render(PromptName::Sum2actEarlier, &[("facts", facts.trim_end())])?)
 }
 
 impl Rounds<'_> {
@@ -119,6 +156,7 @@ impl Rounds<'_> {
             PromptName::Sum2actOpen,
             &[
                 ("tools", &tools),
+                ("earlier", &self.earlier),
                 ("query", &self.task.query),
                 (
                     "assume_missing",
@@ -126,8 +164,13 @@ impl Rounds<'_> {
                 ),
             ],
         )?;
-        let opening: Reply<Opening> = ask(self.ctx, prompt, reply::opening_schema()).await?;
-        self.request = Request::new(&self.task.query, &opening.value.parts);
+        let opening: Reply<Opening> = ask(
+            self.ctx,
+            prompt,
+            reply::opening_schema(self.ctx.tools.functions()),
+        )
+        .await?;
+        self.request = Request::new(&self.task.query, &opening.value.parts, &opening.value.form);
         let parts: Vec<&str> = self.request.parts.iter().map(|p| p.text.as_str()).collect();
         self.ctx
             .observer
@@ -204,11 +247,21 @@ impl Rounds<'_> {
         } else {
             String::new()
         };
+        let form = if self.request.form.is_empty() {
+            String::new()
+        } else {
+            self.ctx.prompts.render(
+                PromptName::Sum2actForm,
+                &[("form", &self.request.form.join("; "))],
+            )?
+        };
         let prompt = self.ctx.prompts.render(
             PromptName::Sum2actRound,
             &[
+                ("earlier", &self.earlier),
                 ("query", &self.task.query),
                 ("parts", &self.request.render_parts()),
+                ("form", &form),
                 ("facts", &self.request.render_facts()),
                 ("failures", &self.render_failures()),
                 ("results", results),
@@ -220,7 +273,7 @@ impl Rounds<'_> {
                 ("last", &last_words),
             ],
         )?;
-        ask(self.ctx, prompt, reply::round_schema()).await
+        ask(self.ctx, prompt, reply::round_schema(functions)).await
     }
 
     fn render_failures(&self) -> String {
@@ -307,14 +360,17 @@ impl Rounds<'_> {
         let details = json!({
             "loop": "rounds",
             "subtasks": subtasks,
+            "form": self.request.form,
             "request": self.request,
             "rounds": self.log,
         });
+        // The opening's template as the answer file records it: as a batch renders it, no session.
         let system = self
             .ctx
             .prompts
             .template(PromptName::Sum2actOpen)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .replace("{earlier}", "");
         let ending = Ending {
             finish,
             steps: self.steps,

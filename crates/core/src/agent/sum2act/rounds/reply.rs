@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::parse::first_json_object;
+use crate::agent::plan::schema::{NAMED_TOOLS_LIMIT, args_schema};
 use crate::request::{MAX_FACT_CHARS, MAX_PARTS};
+use crate::toolbench::Function;
 
 /// Calls one round may propose: a request of six parts rarely needs more at once.
 pub(super) const MAX_CALLS_PER_ROUND: usize = 8;
@@ -29,6 +31,9 @@ pub(super) struct Call {
 pub(super) struct Opening {
     #[serde(default)]
     pub parts: Vec<String>,
+    /// How the user wants the answer given.
+    #[serde(default)]
+    pub form: Vec<String>,
     #[serde(default)]
     pub calls: Vec<Call>,
 }
@@ -82,36 +87,52 @@ pub(super) fn read<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String
     serde_json::from_value(value).map_err(|e| format!("the JSON does not fit the schema: {e}"))
 }
 
-fn call_schema() -> Value {
+fn call_schema(tool: Value, args: Value) -> Value {
     json!({
         "type": "object",
         "properties": {
             "part": {"type": "integer", "minimum": 1, "maximum": MAX_PARTS},
-            "tool": {"type": "string", "maxLength": 120},
-            "args": {"type": "object"},
+            "tool": tool,
+            "args": args,
         },
         "required": ["part", "tool", "args"],
     })
 }
 
-fn calls_schema() -> Value {
-    json!({"type": "array", "items": call_schema(), "maxItems": MAX_CALLS_PER_ROUND})
+/// A round's calls: with few offered functions, one branch per function (its name a constant and
+/// its arguments its own, as the plan method's schema has them), so a grammar-bound model cannot
+/// misspell a tool or an argument; with many, the tool is free text, matched to a function after.
+fn calls_schema(functions: &[Function]) -> Value {
+    let item = if functions.is_empty() || functions.len() > NAMED_TOOLS_LIMIT {
+        call_schema(
+            json!({"type": "string", "maxLength": 120}),
+            json!({"type": "object"}),
+        )
+    } else {
+        let branches: Vec<Value> = functions
+            .iter()
+            .map(|f| call_schema(json!({"const": f.name}), args_schema(f)))
+            .collect();
+        json!({"oneOf": branches})
+    };
+    json!({"type": "array", "items": item, "maxItems": MAX_CALLS_PER_ROUND})
 }
 
-/// `{"parts": [...], "calls": [...]}`.
-pub(super) fn opening_schema() -> Value {
+/// `{"parts": [...], "form": [...], "calls": [...]}`.
+pub(super) fn opening_schema(functions: &[Function]) -> Value {
     json!({
         "type": "object",
         "properties": {
             "parts": {"type": "array", "items": {"type": "string", "maxLength": 300}, "minItems": 1, "maxItems": MAX_PARTS},
-            "calls": calls_schema(),
+            "form": {"type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": 3},
+            "calls": calls_schema(functions),
         },
         "required": ["parts", "calls"],
     })
 }
 
 /// `{"facts", "failed", "not_found", "calls" | "answer"}`.
-pub(super) fn round_schema() -> Value {
+pub(super) fn round_schema(functions: &[Function]) -> Value {
     let because = |key: &str| {
         json!({
             "type": "array",
@@ -140,7 +161,7 @@ pub(super) fn round_schema() -> Value {
             },
             "failed": because("call"),
             "not_found": because("part"),
-            "calls": calls_schema(),
+            "calls": calls_schema(functions),
             "answer": {"type": "string"},
         },
         "required": ["facts"],
