@@ -434,3 +434,76 @@ fn next_says_nothing_or_stop_and_release_hands_a_claim_back() {
         .failure(4)
         .stdout_has("STOP");
 }
+
+/// The slip a measurement suffered: a reader reused its one reply file, so request B would have been
+/// sent request A's reply. The file, older than B's claim, is refused (B stays claimed); the same long
+/// reply written again is refused as a copy of A's; `--repeat` sends it on purpose.
+#[test]
+fn a_reply_file_left_from_an_earlier_request_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("q");
+    let server = serve(&dir, &[]);
+    let askers: Vec<_> = (0..2)
+        .map(|i| {
+            let url = server.url.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Runtime::new().unwrap();
+                rt.block_on(async {
+                    let c = OpenAiClient::new(&url, None, None, Duration::from_secs(120)).unwrap();
+                    let q = format!("Describe API number {i}.");
+                    let req = CompletionRequest::new("router", vec![Message::user(q)]);
+                    c.complete(&req).await.map(|c| c.content)
+                })
+            })
+        })
+        .collect();
+    let claim = || {
+        let text = by_hand("next", &dir)
+            .args(["--role", "agent", "--wait", "30"])
+            .run()
+            .success()
+            .stdout();
+        request_id(&text, "agent")
+    };
+    let file = tmp.path().join("my-reply.json");
+    let long = "The first API returns the hotel's rooms, their prices and the cancellation rules. ";
+    let reply = json!({"content": long.repeat(3)}).to_string();
+    let reply_with = |id: u64, extra: &[&str]| {
+        by_hand("reply", &dir)
+            .arg(id.to_string())
+            .arg(&file)
+            .args(extra)
+            .run()
+    };
+
+    let a = claim();
+    std::fs::write(&file, &reply).unwrap();
+    reply_with(a, &[]).success();
+    // Dated back an hour, so the test does not depend on the filesystem clock's resolution.
+    let f = std::fs::File::options().write(true).open(&file).unwrap();
+    f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let b = claim();
+    reply_with(b, &[])
+        .failure(2)
+        .stderr_has(&file.display().to_string())
+        .stderr_has(&format!("before request {b} was claimed"))
+        .stderr_has(&format!("Write the reply for request {b}"))
+        .stderr_has("stays claimed by you");
+    let status = by_hand("status", &dir).run().success().stdout();
+    let agent = status.lines().find(|l| l.starts_with("agent")).unwrap();
+    assert_eq!(
+        agent.split_whitespace().take(4).collect::<Vec<_>>(),
+        ["agent", "0", "1", "1"],
+        "{status}"
+    );
+    std::fs::write(&file, &reply).unwrap();
+    reply_with(b, &[])
+        .failure(2)
+        .stderr_has(&format!("word for word the one accepted for request {a}"))
+        .stderr_has("--repeat");
+    reply_with(b, &["--repeat"]).success();
+    for asker in askers {
+        assert_eq!(asker.join().unwrap().unwrap(), long.repeat(3));
+    }
+}

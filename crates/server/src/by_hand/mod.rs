@@ -5,8 +5,10 @@
 //!
 //! Requests are split by reader role (`purpose::ReaderRole`), so different readers answer the agent,
 //! the tool simulator and the judge. The folder's layout and its atomic state changes are in [`queue`];
-//! the reader's commands (`by-hand next|reply|status|release`) in [`reader`].
+//! the reader's commands (`by-hand next|reply|status|release`) in [`reader`]; the guards against a
+//! reply meant for another request in [`guard`].
 
+pub mod guard;
 pub mod queue;
 pub mod reader;
 pub mod render;
@@ -14,7 +16,7 @@ pub mod reply;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
 
@@ -55,6 +57,27 @@ pub enum ByHandError {
         "reply to request {id} refused (the request stays claimed by you; fix and send again):\n{problems}"
     )]
     InvalidReply { id: u64, problems: String },
+    /// A reply file older than its request's claim: it was written for an earlier request.
+    #[error(
+        "{file}: last written {}, before request {id} was claimed ({}, {:.1} s later), so it cannot hold this request's reply (an earlier request's reply left in the file?). Write the reply for request {id} and send it again (the request stays claimed by you)",
+        guard::stamp(.written), guard::stamp(.claimed), guard::gap(.written, .claimed)
+    )]
+    StaleReply {
+        id: u64,
+        file: String,
+        written: SystemTime,
+        claimed: SystemTime,
+    },
+    /// A long reply identical to one accepted for another request of the role: copied from it.
+    #[error(
+        "{from}: this reply ({bytes} bytes) is word for word the one accepted for request {earlier}, copied from it? Write the reply for request {id} and send it again (the request stays claimed by you); if request {id} truly needs the very same reply, send it with --repeat"
+    )]
+    CopiedReply {
+        id: u64,
+        earlier: u64,
+        from: String,
+        bytes: usize,
+    },
     #[error("{path}: the stored request cannot be read: {message}")]
     BadRequestFile { path: PathBuf, message: String },
 }

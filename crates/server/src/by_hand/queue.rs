@@ -5,7 +5,8 @@
 //! ```text
 //! DIR/<role>/000012.request.json   the request as an OpenAI chat-completions body (written first)
 //! DIR/<role>/000012.pending.md     rendered for the reader (written last: the request is now open)
-//!          → 000012.claimed.md     `by-hand next` claimed it
+//!          → 000012.claimed.md     `by-hand next` claimed it ...
+//!   and      000012.claim          ... marked right after; its mtime is the moment of the claim
 //!          → 000012.answered.md    `by-hand reply` accepted a reply ...
 //!   and      000012.reply.json     ... which the server hands to the waiting client
 //!          → 000012.withdrawn.md   the client went away before a reply (or the server restarted)
@@ -116,6 +117,21 @@ impl Queue {
         self.path(role, id, "reply.json")
     }
 
+    /// The claim's mark: the rename keeps the rendered file's time (when the request was opened), so
+    /// the moment of the claim needs a file of its own.
+    pub fn claim_path(&self, role: ReaderRole, id: u64) -> PathBuf {
+        self.path(role, id, "claim")
+    }
+
+    /// When the request was last claimed, as the filesystem stamped its mark (`None` for a folder
+    /// written before claims were marked). The filesystem's clock, not ours, so that it compares
+    /// with the reply file's own modification time.
+    pub fn claimed_at(&self, role: ReaderRole, id: u64) -> Option<SystemTime> {
+        std::fs::metadata(self.claim_path(role, id))
+            .and_then(|m| m.modified())
+            .ok()
+    }
+
     /// Opens a request: the raw body first, the rendered file last (its appearance is the signal).
     pub fn post(
         &self,
@@ -180,11 +196,19 @@ impl Queue {
         Err(ByHandError::NoSuchRequest(id))
     }
 
-    /// Claims the oldest pending request of `role`: its id, or `None` when none is pending. A request
-    /// another reader claimed a moment earlier is skipped for the next one.
+    /// Claims the oldest pending request of `role` and marks the claim's moment: its id, or `None`
+    /// when none is pending. A request another reader claimed a moment earlier is skipped for the
+    /// next one. The mark is written after the rename (before it, a lost race would overwrite the
+    /// winner's); a claim that cannot be marked is handed back rather than left unmarked.
     pub fn claim_oldest(&self, role: ReaderRole) -> Result<Option<u64>, ByHandError> {
         for e in self.entries(role)? {
             if e.state == State::Pending && self.moved(role, e.id, State::Pending, State::Claimed) {
+                let mark = self.claim_path(role, e.id);
+                let text = format!("claimed by process {}\n", std::process::id());
+                if let Err(err) = std::fs::write(&mark, text) {
+                    self.moved(role, e.id, State::Claimed, State::Pending);
+                    return Err(ByHandError::io(&mark, err));
+                }
                 return Ok(Some(e.id));
             }
         }
@@ -260,6 +284,9 @@ mod tests {
         }
         q.post(ReaderRole::Judge, 4, b"{}", "# r").unwrap();
         assert_eq!(q.claim_oldest(ReaderRole::Agent).unwrap(), Some(1));
+        let marked = q.claimed_at(ReaderRole::Agent, 1).unwrap();
+        assert!(marked >= q.find(1).unwrap().opened.unwrap());
+        assert_eq!(q.claimed_at(ReaderRole::Agent, 3), None);
         assert_eq!(q.claim_oldest(ReaderRole::Agent).unwrap(), Some(2));
         assert!(!q.moved(ReaderRole::Agent, 1, State::Pending, State::Claimed));
         assert_eq!(q.claim_oldest(ReaderRole::Agent).unwrap(), Some(3));

@@ -1,11 +1,12 @@
 //! What a reader does with the folder: claim the oldest pending request of its role (`next`), answer
-//! it (`reply`: checked against the request first), see the queue (`status`), and hand back a request
+//! it (`reply`: checked against the request, and guarded against a reply meant for another), see the queue (`status`), and hand back a request
 //! whose reader died (`release`). The server never hands a claimed request to a second reader by
 //! itself: it cannot tell a slow reader from a dead one, so releasing is an explicit act.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::guard::{self, ReplyFile};
 use super::queue::{Entry, Queue, State, age};
 use super::reply::{self, Reply};
 use super::{ByHandError, POLL};
@@ -52,6 +53,16 @@ pub enum ReplyForm {
     Text,
 }
 
+/// Where a reply came from, for the guards against a reply meant for another request ([`guard`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The file read (standard input too, when it is redirected from a file); `None` for a pipe or a
+    /// terminal, whose text is written as it is sent.
+    pub file: Option<ReplyFile>,
+    /// The reader means to repeat an earlier reply word for word (`--repeat`): not refused as a copy.
+    pub repeat: bool,
+}
+
 /// A reply accepted, with its length against the request's `max_tokens` (a model would have been cut
 /// there; the reader is told, not refused).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,15 +72,21 @@ pub struct Accepted {
     pub max_tokens: u32,
 }
 
-/// Accepts a reply to the claimed request `id` once it fits the request; returns the reply as stored.
-/// The claim is the gate: of two replies to one request, only the first is accepted.
+/// Accepts a reply to the claimed request `id` once it fits the request and passes the guards (a file
+/// older than the claim, a long reply copied from another request); returns the reply as stored. The
+/// claim is the gate: of two replies to one request, only the first is accepted; a refused one leaves
+/// the request claimed.
 pub fn answer(
     queue: &Queue,
     id: u64,
     text: &str,
     form: ReplyForm,
+    source: &Source,
 ) -> Result<Accepted, ByHandError> {
     let entry = claimed(queue, id)?;
+    if let Some(file) = &source.file {
+        guard::written_after_claim(queue, entry.role, id, file)?;
+    }
     let request = stored_request(queue, &entry)?;
     let parsed = match form {
         ReplyForm::Json => reply::parse_json(text, &request),
@@ -77,6 +94,13 @@ pub fn answer(
     };
     let reply = parsed.map_err(|problems| ByHandError::InvalidReply { id, problems })?;
     let bytes = serde_json::to_vec_pretty(&reply).map_err(|e| ByHandError::Io(e.to_string()))?;
+    if !source.repeat {
+        let from = source
+            .file
+            .as_ref()
+            .map_or("standard input", |f| f.name.as_str());
+        guard::not_copied(queue, entry.role, id, &reply, &bytes, from)?;
+    }
     let target = queue.reply_path(entry.role, id);
     let tmp = target.with_file_name(format!(".{id:06}.reply.{}.tmp", std::process::id()));
     write_synced(&tmp, &bytes)?;
@@ -104,6 +128,8 @@ pub fn release(queue: &Queue, id: u64) -> Result<ReaderRole, ByHandError> {
     if !queue.moved(entry.role, id, State::Claimed, State::Pending) {
         return Err(lost_race(queue, id));
     }
+    // The next claim marks its own moment; a mark of no claim would only mislead.
+    let _ = std::fs::remove_file(queue.claim_path(entry.role, id));
     Ok(entry.role)
 }
 
@@ -228,15 +254,35 @@ mod tests {
                 .unwrap(),
             Next::Nothing
         );
-        let bad = answer(&q, 1, r#"{"content": "no call"}"#, ReplyForm::Json).unwrap_err();
+        let bad = answer(
+            &q,
+            1,
+            r#"{"content": "no call"}"#,
+            ReplyForm::Json,
+            &Source::default(),
+        )
+        .unwrap_err();
         assert!(bad.to_string().contains("stays claimed"), "{bad}");
         assert_eq!(q.find(1).unwrap().state, State::Claimed);
-        answer(&q, 1, r#"{"tool_calls": [{"name": "f"}]}"#, ReplyForm::Json).unwrap();
-        let twice =
-            answer(&q, 1, r#"{"tool_calls": [{"name": "f"}]}"#, ReplyForm::Json).unwrap_err();
+        answer(
+            &q,
+            1,
+            r#"{"tool_calls": [{"name": "f"}]}"#,
+            ReplyForm::Json,
+            &Source::default(),
+        )
+        .unwrap();
+        let twice = answer(
+            &q,
+            1,
+            r#"{"tool_calls": [{"name": "f"}]}"#,
+            ReplyForm::Json,
+            &Source::default(),
+        )
+        .unwrap_err();
         assert!(twice.to_string().contains("already answered"), "{twice}");
         assert!(q.read_reply(ReaderRole::Agent, 1).unwrap().is_some());
-        let unclaimed = answer(&q, 2, "{}", ReplyForm::Json).unwrap_err();
+        let unclaimed = answer(&q, 2, "{}", ReplyForm::Json, &Source::default()).unwrap_err();
         assert!(
             unclaimed.to_string().contains("claim it first"),
             "{unclaimed}"
@@ -249,7 +295,9 @@ mod tests {
             next(&q, ReaderRole::Judge, Duration::ZERO).await.unwrap(),
             Next::Claimed { id: 2, .. }
         ));
+        assert!(q.claimed_at(ReaderRole::Judge, 2).is_some());
         assert_eq!(release(&q, 2).unwrap(), ReaderRole::Judge);
+        assert_eq!(q.claimed_at(ReaderRole::Judge, 2), None);
         assert_eq!(q.find(2).unwrap().state, State::Pending);
         std::fs::write(dir.path().join("STOP"), "").unwrap();
         assert!(matches!(

@@ -190,7 +190,7 @@ fn how_to_reply(
     }
     let _ = writeln!(
         s,
-        "The reply is checked against this request; if it is refused, the message says what to fix and the request stays yours. To reply and take the next request in one command, append ` && {next}`."
+        "The reply is checked against this request; if it is refused, the message says what to fix and the request stays yours. Write each reply for this request: a reply file last written before you claimed it, or a long reply identical to one accepted for another request, is refused. To reply and take the next request in one command, append ` && {next}`."
     );
 }
 
@@ -269,6 +269,7 @@ mod tests {
             "max_tokens: 300",
             "sum2act by-hand reply '/tmp/by hand' 12 - <<'EOF'",
             "&& sum2act by-hand next '/tmp/by hand' --role agent --wait 120",
+            "a reply file last written before you claimed it",
         ] {
             assert!(md.contains(needle), "lacks {needle:?}:\n{md}");
         }
