@@ -9,7 +9,7 @@
 //! [`MAX_WAIT`]. The operating system lets go of a dead process's locks.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -25,10 +25,18 @@ use super::entities::{identifier_argument, named_values, tool_of, weak_identifie
 pub const MAX_WAIT: Duration = Duration::from_secs(300);
 
 /// The simulations in flight and the entities they name.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Busy {
     entries: Mutex<Vec<Entry>>,
     next: std::sync::atomic::AtomicU64,
+    /// [`MAX_WAIT`], shorter in tests so a wrong wait shows in seconds.
+    max_wait: Duration,
+}
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy::with_max_wait(MAX_WAIT)
+    }
 }
 
 #[derive(Debug)]
@@ -57,6 +65,15 @@ impl Drop for Claim<'_> {
 }
 
 impl Busy {
+    /// A `Busy` whose calls wait at most `max_wait` for each earlier simulation.
+    pub fn with_max_wait(max_wait: Duration) -> Self {
+        Busy {
+            entries: Mutex::default(),
+            next: Default::default(),
+            max_wait,
+        }
+    }
+
     /// Claims the entities a call of `api` names, then waits for the simulations in flight that named
     /// one of them before (each at most [`MAX_WAIT`]).
     pub async fn claim(
@@ -92,38 +109,47 @@ impl Busy {
             _held: held,
         };
         for first in earlier {
-            let _ = tokio::time::timeout(MAX_WAIT, first.lock()).await;
+            let _ = tokio::time::timeout(self.max_wait, first.lock()).await;
         }
         if let Some(root) = root
             && !keys.is_empty()
         {
-            claim._across = claim_across(root, &keys).await;
+            claim._across = claim_across(root, &keys, self.max_wait).await;
         }
         claim
     }
 }
 
 /// Locks every one of `keys` in `{root}/.busy/`, or, while another process holds one, none: it lets go
-/// of those it took and tries again shortly, for at most [`MAX_WAIT`] (then it goes on with what it
+/// of those it took and tries again shortly, for at most `max_wait` (then it goes on with what it
 /// holds). A world it cannot write goes on without.
-async fn claim_across(root: &Path, keys: &[String]) -> Vec<File> {
+async fn claim_across(root: &Path, keys: &[String], max_wait: Duration) -> Vec<File> {
     let dir = root.join(".busy");
     if std::fs::create_dir_all(&dir).is_err() {
         return Vec::new();
     }
+    // Each file once: a second `flock` of a file this process holds through another open is refused,
+    // so a key named twice (query G2_category 3942's resolutions, both 300) waited for itself.
+    let mut paths: Vec<PathBuf> = keys
+        .iter()
+        .map(|key| {
+            let name = hex::encode(Sha256::digest(key.as_bytes()));
+            dir.join(format!("{}.lock", &name[..24]))
+        })
+        .collect();
+    paths.sort();
+    paths.dedup();
     let start = Instant::now();
     let mut wait = Duration::from_millis(20);
     loop {
         let mut held = Vec::new();
         let mut blocked = false;
-        for key in keys {
-            let name = hex::encode(Sha256::digest(key.as_bytes()));
-            let path = dir.join(format!("{}.lock", &name[..24]));
+        for path in &paths {
             let Ok(file) = OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
-                .open(&path)
+                .open(path)
             else {
                 continue;
             };
@@ -138,7 +164,7 @@ async fn claim_across(root: &Path, keys: &[String]) -> Vec<File> {
                 }
             }
         }
-        if !blocked || start.elapsed() >= MAX_WAIT {
+        if !blocked || start.elapsed() >= max_wait {
             return held;
         }
         drop(held);
@@ -150,8 +176,15 @@ async fn claim_across(root: &Path, keys: &[String]) -> Vec<File> {
 /// The entities a call names: its identifier arguments' values (a short number only within its tool);
 /// for a call naming no identifier, its other values within its tool (two searches for "Planet Earth"
 /// at once, by two methods, gave the show two overviews: recall finds a title's facts only once they
-/// are stored).
+/// are stored). Each key once (two arguments may hold one value).
 fn entity_keys(api: &str, args: &Map<String, Value>) -> Vec<String> {
+    let mut keys = named_keys(api, args);
+    let mut seen = std::collections::HashSet::new();
+    keys.retain(|k| seen.insert(k.clone()));
+    keys
+}
+
+fn named_keys(api: &str, args: &Map<String, Value>) -> Vec<String> {
     let values = named_values(args);
     let ids: Vec<String> = values
         .iter()
@@ -259,5 +292,59 @@ mod tests {
         drop(first);
         waiting.await.unwrap();
         assert_eq!(rx.recv().await, Some("second"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_naming_one_value_twice_does_not_wait_for_itself() {
+        // Query G2_category 3942: ModifyTiff with `horizontalResolution` and `verticalResolution` both
+        // 300 named `…|300` twice; its second flock of that `.busy` file was refused by its own first
+        // (flock locks conflict between two opens in one process), and it retried for `MAX_WAIT`.
+        let world = tempfile::tempdir().unwrap();
+        let root = world.path().to_path_buf();
+        let wait = Duration::from_secs(3);
+        let one = Busy::with_max_wait(wait);
+        let args = json!({"name": "image.tiff", "bitDepth": 24, "horizontalResolution": 300,
+            "verticalResolution": 300, "fromScratch": false});
+        let args = args.as_object().cloned().unwrap_or_default();
+        let api = "Video_Images/aspose_imaging_cloud/modifytiff";
+        let keys = entity_keys(api, &args);
+        let three_hundred = "Video_Images/aspose_imaging_cloud|300".to_string();
+        assert_eq!(
+            keys.iter().filter(|k| **k == three_hundred).count(),
+            1,
+            "{keys:?}"
+        );
+        // Two keys of one lock file (as if their hashes met) are locked once too.
+        let same = [three_hundred.clone(), three_hundred];
+        let started = Instant::now();
+        assert_eq!(claim_across(&root, &same, wait).await.len(), 1);
+        assert!(started.elapsed() < wait / 3, "{:?}", started.elapsed());
+        let started = Instant::now();
+        let claim = one.claim(Some(&root), api, &args).await;
+        assert!(
+            started.elapsed() < wait / 3,
+            "the claim waited {:?} for itself",
+            started.elapsed()
+        );
+        // It holds the entity: another process's call naming 300 in this tool waits until it is dropped.
+        let two = Busy::with_max_wait(wait);
+        let other = json!({"verticalResolution": 300})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let started = Instant::now();
+        let (_, second) = tokio::join!(
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                drop(claim);
+            },
+            two.claim(Some(&root), api, &other)
+        );
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(250) && waited < wait / 2,
+            "{waited:?}"
+        );
+        drop(second);
     }
 }
