@@ -18,8 +18,10 @@
 # consistency run of react and plan), sample (the shipped sample's G1_instruction), mixed (the shipped
 # sample's media subset, with the media tool server over MCP), de and fr (six dev requests translated, their
 # queries in the archive: Sum2Act in rounds in German and French).
-# METHODS default: sum2act react dfsdt plan graph (equal: and sum2act@lean react@toolbench dfsdt@toolbench); a
-# run is METHOD or METHOD@VARIANT (`--budget VARIANT`, or `lean`: Sum2Act's cost options). MODE: evidence or tooleval.
+# METHODS default: sum2act react dfsdt plan graph (equal: and sum2act@rounds sum2act@lean react@toolbench
+# dfsdt@toolbench); a run is METHOD or METHOD@VARIANT (`--budget VARIANT`; `rounds`: Sum2Act in rounds, the
+# default since issue 43, while a plain `sum2act` run is its step loop, `--steps`; `lean`: the step loop's cost
+# options). MODE: evidence or tooleval.
 #
 # Environment: REF_JUDGE=0 (replay the answers, not the judge: the world, sample and mixed sets were judged
 # before the judge of issue 41; the equal and dev sets' judges replay), BY_HAND_URL (e.g. http://127.0.0.1:8091/v1, the
@@ -99,7 +101,7 @@ methods_or_default() {
   if [ "$set_name" = de ] || [ "$set_name" = fr ]; then
     echo "${1:-sum2act@rounds}"
   elif [ "$set_name" = equal ]; then
-    echo "${1:-sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench}"
+    echo "${1:-sum2act@rounds sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench}"
   else
     echo "${1:-sum2act react dfsdt plan graph}"
   fi

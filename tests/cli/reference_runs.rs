@@ -75,15 +75,16 @@ fn the_world_consistency_run_replays() {
 #[test]
 fn the_equal_budget_reference_runs_replay() {
     // Issue 40's set: queries 9-16 of every dev subset, the five methods under the one budget and ReAct
-    // and DFSDT under ToolBench's settings, in one world; Sum2Act with issue 43's cost options (`sum2act@lean`) beside the default
-    // (issue 43), and the judge of issue 41 in both modes.
+    // and DFSDT under ToolBench's settings, in one world; Sum2Act in rounds (the default since issue 43),
+    // its step loop (`sum2act`) and that loop's cost options (`sum2act@lean`); the judge of issue 41 in
+    // both modes.
     if shared_toolbench().is_none() {
         eprintln!("skipped: no ../shared/toolbench");
         return;
     }
     replays(
         "equal",
-        "sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench",
+        "sum2act@rounds sum2act sum2act@lean react dfsdt plan graph react@toolbench dfsdt@toolbench",
         true,
     );
 }

@@ -129,7 +129,7 @@ impl Manifest {
     }
 
     /// The model asked for.
-    fn asked(&self) -> &str {
+    pub(crate) fn asked(&self) -> &str {
         self.requested_model.as_deref().unwrap_or(&self.model)
     }
 

@@ -85,7 +85,9 @@ pub fn check(runs: &[&Manifest]) -> SettingsCheck {
 fn flatten(m: &Manifest) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     out.insert("method".into(), m.method.clone());
-    out.insert("model".into(), m.model.clone());
+    // The model asked for: a run recorded before served names were kept has no other, and an endpoint
+    // may serve the one model under its own name (a by-hand endpoint answers as `by-hand`).
+    out.insert("model".into(), m.asked().to_string());
     out.insert("data".into(), m.data.clone());
     if let Some(seed) = m.seed {
         out.insert("seed".into(), seed.to_string());
