@@ -77,8 +77,25 @@ fn values(parts: &[String]) -> BTreeSet<String> {
         .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || w.starts_with("http"))
         .map(String::from)
         .collect();
-    out.extend(text.split('\'').skip(1).step_by(2).map(String::from));
+    out.extend(quoted(&text));
     out
+}
+
+/// The terms between single quotes; an apostrophe inside a word (`l'URL`, `d'actualité`) is no quote.
+fn quoted(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let word = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    let marks: Vec<usize> = (0..chars.len())
+        .filter(|&i| chars[i] == '\'' && !(word(i.checked_sub(1)) && word(Some(i + 1))))
+        .collect();
+    marks
+        .chunks(2)
+        .filter(|pair| pair.len() == 2)
+        .map(|pair| chars[pair[0] + 1..pair[1]].iter().collect())
+        .collect()
 }
 
 #[test]
