@@ -409,7 +409,12 @@ fn load_run_dir(path: &Path, subset_dirs: &[PathBuf], repeat: u32) -> Result<Ans
     let mut set = AnswerSet {
         source: path.to_path_buf(),
         method: manifest["method"].as_str().unwrap_or("").to_string(),
-        model: manifest["model"].as_str().unwrap_or("").to_string(),
+        // The model asked for (labels name it; an endpoint may serve it under its own name).
+        model: manifest["requested_model"]
+            .as_str()
+            .or(manifest["model"].as_str())
+            .unwrap_or("")
+            .to_string(),
         ..AnswerSet::default()
     };
     for dir in subset_dirs {
