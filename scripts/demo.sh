@@ -22,7 +22,7 @@ echo "answers, evaluation and report: $out"
 if [ -z "${SUM2ACT_DEMO_SKIP_REPLAY:-}" ]; then
   echo
   if [ -d "${SUM2ACT_SHARED:-../shared/toolbench}/queries" ]; then
-    echo "== Five methods under one budget with a strong model, 48 dev queries (recorded; replayed offline through this build) =="
+    echo "== Sum2Act (in rounds, and its step loop) and four other methods under one budget with a strong model, 48 dev queries (recorded; replayed offline through this build) =="
     SUM2ACT_BIN="$bin" scripts/reference-runs.sh table equal
   else
     echo "== The same queries with a strong model (recorded; replayed offline through this build) =="
