@@ -13,23 +13,30 @@ pub(crate) const NAMED_TOOLS_LIMIT: usize = 16;
 
 /// The schema of `{"tasks": [...]}` over `functions`.
 pub(crate) fn plan_schema(functions: &[Function]) -> Value {
-    let item = if functions.is_empty() || functions.len() > NAMED_TOOLS_LIMIT {
-        task_schema(
-            json!({"type": "string", "maxLength": 120}),
-            json!({"type": "object"}),
-        )
-    } else {
-        let branches: Vec<Value> = functions
-            .iter()
-            .map(|f| task_schema(json!({"const": f.name}), args_schema(f)))
-            .collect();
-        json!({"oneOf": branches})
-    };
+    let item = per_function(functions, task_schema);
     json!({
         "type": "object",
         "properties": {"tasks": {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_TASKS}},
         "required": ["tasks"],
     })
+}
+
+/// The schema of one call of a list over `functions`, `item(tool, args)` making an item from the
+/// schemas of its tool and its arguments: with few functions, one branch per function (its name a
+/// constant and its arguments its own), so a grammar-bound model cannot misspell a tool or an
+/// argument; with many, the tool is free text, mapped to a function after.
+pub(crate) fn per_function(functions: &[Function], item: impl Fn(Value, Value) -> Value) -> Value {
+    if functions.is_empty() || functions.len() > NAMED_TOOLS_LIMIT {
+        return item(
+            json!({"type": "string", "maxLength": 120}),
+            json!({"type": "object"}),
+        );
+    }
+    let branches: Vec<Value> = functions
+        .iter()
+        .map(|f| item(json!({"const": f.name}), args_schema(f)))
+        .collect();
+    json!({"oneOf": branches})
 }
 
 fn task_schema(tool: Value, args: Value) -> Value {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::parse::first_json_object;
-use crate::agent::plan::schema::{NAMED_TOOLS_LIMIT, args_schema};
+use crate::agent::plan::schema::per_function;
 use crate::request::{MAX_FACT_CHARS, MAX_PARTS};
 use crate::toolbench::Function;
 
@@ -99,22 +99,9 @@ fn call_schema(tool: Value, args: Value) -> Value {
     })
 }
 
-/// A round's calls: with few offered functions, one branch per function (its name a constant and
-/// its arguments its own, as the plan method's schema has them), so a grammar-bound model cannot
-/// misspell a tool or an argument; with many, the tool is free text, matched to a function after.
+/// A round's calls, each of an offered function (as the plan method's schema has them).
 fn calls_schema(functions: &[Function]) -> Value {
-    let item = if functions.is_empty() || functions.len() > NAMED_TOOLS_LIMIT {
-        call_schema(
-            json!({"type": "string", "maxLength": 120}),
-            json!({"type": "object"}),
-        )
-    } else {
-        let branches: Vec<Value> = functions
-            .iter()
-            .map(|f| call_schema(json!({"const": f.name}), args_schema(f)))
-            .collect();
-        json!({"oneOf": branches})
-    };
+    let item = per_function(functions, call_schema);
     json!({"type": "array", "items": item, "maxItems": MAX_CALLS_PER_ROUND})
 }
 
