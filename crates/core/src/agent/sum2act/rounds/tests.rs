@@ -94,6 +94,11 @@ fn opening(calls: Vec<Value>) -> Value {
     json!({"parts": ["the temperature in Paris", "the temperature in Rome"], "calls": calls})
 }
 
+/// Asserts that `prompt` holds `text`, showing the prompt when it does not.
+fn shows(prompt: &str, text: &str) {
+    assert!(prompt.contains(text), "{text:?} not in:\n{prompt}");
+}
+
 fn calls(h: &Harness) -> Vec<String> {
     h.source.calls.lock().map(|c| c.clone()).unwrap_or_default()
 }
@@ -114,12 +119,8 @@ fn two_parts_take_two_model_calls_and_the_round_reads_only_its_results() {
     assert_eq!(calls(&h), vec!["get_weather:Paris", "get_weather:Rome"]);
     assert_eq!(ep.counters.llm_calls, 2);
     let prompts = prompts_for(&h.llm, "router");
-    assert!(
-        prompts[1].contains("[call 1] get_weather_for_weather"),
-        "{}",
-        prompts[1]
-    );
-    assert!(prompts[1].contains(r#""temp_c": 26"#), "{}", prompts[1]);
+    shows(&prompts[1], "[call 1] get_weather_for_weather");
+    shows(&prompts[1], r#""temp_c": 26"#);
     assert!(prompts[1].contains("1. the temperature in Paris — open"));
     // The facts are kept with the call that returned them, and answer their parts.
     let request = &ep.steps.last().and_then(|s| s.state.clone()).unwrap();
@@ -148,22 +149,10 @@ fn a_failed_call_is_listed_a_repeat_is_not_run_and_facts_of_no_call_are_dropped(
         vec!["get_weather:Paris", "broken_api:Rome", "get_weather:Rome"]
     );
     let prompts = prompts_for(&h.llm, "router");
-    assert!(
-        prompts[2].contains("- call 2: broken_api_for_weather"),
-        "{}",
-        prompts[2]
-    );
-    assert!(
-        prompts[2].contains("[not run] get_weather_for_weather"),
-        "{}",
-        prompts[2]
-    );
+    shows(&prompts[2], "- call 2: broken_api_for_weather");
+    shows(&prompts[2], "[not run] get_weather_for_weather");
     // "Rome is 30 C" named a call that was never made: not kept, so part 2 stayed open.
-    assert!(
-        prompts[2].contains("2. the temperature in Rome — open"),
-        "{}",
-        prompts[2]
-    );
+    shows(&prompts[2], "2. the temperature in Rome — open");
     assert!(!prompts[2].contains("30 C"));
 }
 
@@ -190,11 +179,7 @@ fn with_the_steps_spent_the_last_call_answers_and_is_never_refused() {
     );
     assert_eq!(ep.finish, FinishKind::GiveAnswer);
     let prompts = prompts_for(&h.llm, "router");
-    assert!(
-        prompts[1].contains("No more calls can be made"),
-        "{}",
-        prompts[1]
-    );
+    shows(&prompts[1], "No more calls can be made");
 }
 
 #[test]
@@ -211,7 +196,7 @@ fn an_unreadable_reply_is_asked_again_once_then_the_episode_gives_up() {
     let ep = solve(&h);
     assert_eq!(ep.finish, FinishKind::GiveUp);
     let prompts = prompts_for(&h.llm, "router");
-    assert!(prompts[1].contains("could not be read"), "{}", prompts[1]);
+    shows(&prompts[1], "could not be read");
     // No calls proposed and no answer: the next call had to answer, and wrote none.
     assert!(calls(&h).is_empty());
     assert!(prompts[prompts.len() - 1].contains("No more calls can be made"));
