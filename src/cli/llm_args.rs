@@ -35,6 +35,10 @@ pub struct LlmArgs {
     /// Record every LLM request/response into DIR.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// With --record: requests DIR already holds are answered from it; only the others reach the model
+    /// (and are recorded), so a change that alters a few requests of a run is recorded again for those.
+    #[arg(long, requires = "record")]
+    pub reuse_recorded: bool,
     /// Answer from recordings in DIR; fail loudly on an unseen request.
     #[arg(long, value_name = "DIR", conflicts_with = "record")]
     pub replay: Option<PathBuf>,
@@ -99,6 +103,7 @@ impl LlmArgs {
                 .map(PathBuf::from)
                 .or_else(|| file.model_path.clone()),
             record: self.record.clone(),
+            reuse_recorded: self.reuse_recorded,
             replay: self.replay.clone(),
             requests_per_minute: self.llm_rpm.or(file.requests_per_minute),
             tokens_per_minute: self.llm_tpm.or(file.tokens_per_minute),

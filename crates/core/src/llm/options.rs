@@ -29,6 +29,9 @@ pub struct LlmOptions {
     pub model_path: Option<PathBuf>,
     /// Record every LLM request/response into this directory.
     pub record: Option<PathBuf>,
+    /// With `record`: answer the requests that directory already holds from it, asking the model only
+    /// the others.
+    pub reuse_recorded: bool,
     /// Answer from recordings in this directory; fail loudly on an unseen request.
     pub replay: Option<PathBuf>,
     /// Client-side limit on LLM requests per minute.
@@ -56,6 +59,7 @@ impl Default for LlmOptions {
             endpoints: Vec::new(),
             model_path: file.model_path,
             record: None,
+            reuse_recorded: false,
             replay: None,
             requests_per_minute: file.requests_per_minute,
             tokens_per_minute: file.tokens_per_minute,
@@ -172,7 +176,15 @@ pub async fn build_with(
         )
     };
     let core = match &options.record {
-        Some(dir) => Arc::new(Recorder::new(core, dir)?) as Arc<dyn LlmClient>,
+        Some(dir) => {
+            let recorder = Recorder::new(core, dir)?;
+            let recorder = if options.reuse_recorded {
+                recorder.reusing()
+            } else {
+                recorder
+            };
+            Arc::new(recorder) as Arc<dyn LlmClient>
+        }
         None => core,
     };
     Ok(Arc::new(Metered::new(core, meter, prices)))

@@ -1,6 +1,8 @@
 //! Record/replay: `--record DIR` stores every request with the replies it got; `--replay DIR` answers
 //! from those files and fails loudly on a request it has not seen, so a run can be reproduced exactly
-//! without a model. One file per distinct request (`<hash>.json`); repeated identical requests get the
+//! without a model. `--record DIR --reuse-recorded` answers what DIR already holds from it and asks
+//! the model only the rest, recording them: a change that alters some requests of a run is recorded
+//! again for those alone. One file per distinct request (`<hash>.json`); repeated identical requests get the
 //! recorded replies in order (the last one once they run out).
 
 use std::collections::HashMap;
@@ -57,6 +59,9 @@ pub struct Recorder<C> {
     dir: PathBuf,
     /// Serialises read-modify-write of one recording file.
     lock: Mutex<()>,
+    /// With `--reuse-recorded`: the replies of each key served so far (recorded or new), so the
+    /// n-th identical request gets the n-th recorded reply and only requests past those reach the model.
+    reuse: Option<Mutex<HashMap<String, usize>>>,
 }
 
 impl<C: LlmClient> Recorder<C> {
@@ -69,7 +74,40 @@ impl<C: LlmClient> Recorder<C> {
             inner,
             dir,
             lock: Mutex::new(()),
+            reuse: None,
         })
+    }
+
+    /// Answers the requests the folder already holds from it (`--reuse-recorded`).
+    pub fn reusing(mut self) -> Self {
+        self.reuse = Some(Mutex::new(HashMap::new()));
+        self
+    }
+
+    /// The recorded reply this request is due, if the folder holds one, counting it as served; `None`
+    /// when reuse is off or the recording has no reply left for it.
+    fn recorded(&self, request: &CompletionRequest) -> Result<Option<Completion>, LlmError> {
+        let Some(served) = &self.reuse else {
+            return Ok(None);
+        };
+        let key = request_key(request);
+        let path = path_for(&self.dir, &key);
+        let responses = match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                serde_json::from_str::<Recording>(&text)
+                    .map_err(|e| LlmError::Replay(format!("{}: {e}", path.display())))?
+                    .responses
+            }
+            Err(_) => Vec::new(),
+        };
+        let mut served = served
+            .lock()
+            .map_err(|_| LlmError::Replay("recorder lock poisoned".into()))?;
+        let n = served.entry(key).or_insert(0);
+        let due = responses.get(*n).cloned();
+        // A new reply is appended at index n: counted here either way.
+        *n += 1;
+        Ok(due)
     }
 
     fn append(&self, request: &CompletionRequest, completion: &Completion) -> Result<(), LlmError> {
@@ -95,6 +133,9 @@ impl<C: LlmClient> Recorder<C> {
 #[async_trait]
 impl<C: LlmClient> LlmClient for Recorder<C> {
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        if let Some(recorded) = self.recorded(request)? {
+            return Ok(recorded);
+        }
         let completion = self.inner.complete(request).await?;
         self.append(request, &completion)?;
         Ok(completion)
@@ -219,6 +260,43 @@ mod tests {
     use super::*;
     use crate::llm::Message;
     use crate::llm::scripted::ScriptedLlm;
+
+    #[tokio::test]
+    async fn a_reusing_recorder_asks_the_model_only_what_the_folder_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let ask = |text: &str| CompletionRequest::new("t", vec![Message::user(text)]);
+        let first = Recorder::new(
+            ScriptedLlm::from_replies(vec!["a1".into(), "a2".into()]),
+            dir.path(),
+        )
+        .unwrap();
+        first.complete(&ask("A")).await.unwrap();
+        first.complete(&ask("A")).await.unwrap();
+        // The second run: its model would answer "new" to anything.
+        let again = Recorder::new(ScriptedLlm::from_replies(vec!["new".into(); 3]), dir.path())
+            .unwrap()
+            .reusing();
+        let replies: Vec<String> = [ask("A"), ask("B"), ask("A"), ask("A")]
+            .iter()
+            .map(|r| {
+                futures::executor::block_on(again.complete(r))
+                    .unwrap()
+                    .content
+            })
+            .collect();
+        assert_eq!(replies, vec!["a1", "new", "a2", "new"]);
+        // What was asked is recorded beside what was reused, and replays.
+        let replay = Replayer::new(dir.path()).unwrap();
+        assert_eq!(replay.complete(&ask("B")).await.unwrap().content, "new");
+        let recorded: Vec<String> = (0..3)
+            .map(|_| {
+                futures::executor::block_on(replay.complete(&ask("A")))
+                    .unwrap()
+                    .content
+            })
+            .collect();
+        assert_eq!(recorded, vec!["a1", "a2", "new"]);
+    }
 
     #[tokio::test]
     async fn replays_what_was_recorded_and_rejects_the_unseen() {
