@@ -11,7 +11,6 @@ use super::evidence::{EvidenceReport, tool_docs};
 use super::input::Answer;
 use super::judge::{Judge, PartQuestion};
 use super::observations::{observations, render};
-use super::requirements::split_fallback;
 use super::{EvalError, Label};
 use sum2act_core::toolbench::claims::content_words;
 
@@ -21,7 +20,7 @@ use sum2act_core::toolbench::claims::content_words;
 pub enum SplitBy {
     #[default]
     Judge,
-    /// The judge's split was unusable: the deterministic splitter.
+    /// The judge's split was unusable: the whole request is the one part.
     Fallback,
 }
 
@@ -161,7 +160,10 @@ pub async fn judge_answer(
     let query = &answer.converted.query;
     let (split_by, parts) = match judge.split_request(query, &ctx).await? {
         Some(p) => (SplitBy::Judge, p),
-        None => (SplitBy::Fallback, split_fallback(query)),
+        None => (
+            SplitBy::Fallback,
+            sum2act_core::request::whole_request(query),
+        ),
     };
     let text = answer.final_text();
     let mut results: Vec<PartResult> = parts

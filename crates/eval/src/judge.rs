@@ -259,8 +259,9 @@ impl Judge {
     }
 
     /// The parts of a request, as the judge splits it (vote 0 only: one split per query and judge model,
-    /// kept in the log). One attempt: an unusable split has a deterministic fallback, so retrying would
-    /// only cost time. `None` when the reply was unusable.
+    /// kept in the log), checked by the request model (`sum2act_core::request`). One attempt: an
+    /// unusable split falls back to the whole request, so retrying would only cost time. `None` when
+    /// the reply was unusable.
     pub async fn split_request(
         &self,
         query: &str,
@@ -282,7 +283,9 @@ impl Judge {
                 .iter()
                 .filter_map(|p| p.as_str().map(str::to_string))
                 .collect();
-            let ok = super::requirements::validate_split(query, &parts)?;
+            // The request model Sum2Act reads requests with checks the judge's split too, the same
+            // way in every language.
+            let ok = sum2act_core::request::checked_parts(query, &parts)?;
             serde_json::to_string(&ok).ok()
         };
         let reply = self

@@ -27,6 +27,11 @@ pub fn words(text: &str) -> Vec<String> {
 /// another (a part inside a longer one is the longer one's), at most [`MAX_PARTS`]. With none left,
 /// the whole request is the one part.
 pub fn check_parts(query: &str, proposed: &[String]) -> Vec<String> {
+    checked_parts(query, proposed).unwrap_or_else(|| whole_request(query))
+}
+
+/// The parts of `proposed` that hold, as [`check_parts`] keeps them; `None` when none does.
+pub fn checked_parts(query: &str, proposed: &[String]) -> Option<Vec<String>> {
     let request: BTreeSet<String> = words(query).into_iter().collect();
     let mut kept: Vec<String> = Vec::new();
     for part in proposed.iter().map(|p| clean(p)) {
@@ -47,10 +52,12 @@ pub fn check_parts(query: &str, proposed: &[String]) -> Vec<String> {
         let rest = kept.split_off(MAX_PARTS - 1);
         kept.push(rest.join("; "));
     }
-    if kept.is_empty() {
-        kept.push(query.trim().chars().take(MAX_PART_CHARS * 2).collect());
-    }
-    kept
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// The request as its one part: what is left when no proposed part holds.
+pub fn whole_request(query: &str) -> Vec<String> {
+    vec![query.trim().chars().take(MAX_PART_CHARS * 2).collect()]
 }
 
 /// Form instructions kept of `proposed`: each made of the request's words, not one of `parts`, at

@@ -9,7 +9,7 @@
 
 mod check;
 
-pub use check::{MAX_PARTS, check_form, check_parts, words};
+pub use check::{MAX_PARTS, check_form, check_parts, checked_parts, whole_request, words};
 
 use std::fmt::Write;
 
