@@ -118,7 +118,7 @@ fn held(w: &str, among: &BTreeSet<String>) -> bool {
     })
 }
 
-fn unpack(set: &str) -> tempfile::TempDir {
+pub(super) fn unpack(set: &str) -> tempfile::TempDir {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let archive = root.join(format!("eval/reference/strong/{set}.tar.xz"));
     let dir = tempfile::tempdir().unwrap();

@@ -7,31 +7,12 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 use super::common::shared_toolbench;
+use super::reference_checklists::unpack;
 use super::reference_runs::replays;
-
-/// Unpacks `./runs/RUN` of the archive of `set` into `dir`.
-fn unpack(set: &str, run: &str, dir: &Path) {
-    let archive =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("eval/reference/strong/{set}.tar.xz"));
-    let status = Command::new("tar")
-        .arg("-xJf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg(format!("./runs/{run}"))
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "{} holds no runs/{run}",
-        archive.display()
-    );
-}
 
 /// `(subset/id, checklist)` of every Sum2Act answer file under `dir`.
 fn checklists(dir: &Path) -> Vec<(String, Vec<String>)> {
@@ -106,16 +87,10 @@ fn translated_requests_get_the_checklists_of_their_english_originals() {
     }
     replays("de", "sum2act@rounds", true);
     replays("fr", "sum2act@rounds", true);
-    let dir = tempfile::tempdir().unwrap();
-    let english = dir.path().join("en");
-    std::fs::create_dir_all(&english).unwrap();
-    unpack("dev", "sum2act@rounds", &english);
-    let english = checklists(&english.join("runs/sum2act@rounds"));
+    let english = checklists(&unpack("dev").path().join("runs/sum2act@rounds"));
     for language in ["de", "fr"] {
-        let to = dir.path().join(language);
-        std::fs::create_dir_all(&to).unwrap();
-        unpack(language, "sum2act@rounds", &to);
-        let translated = checklists(&to.join("runs/sum2act@rounds"));
+        let to = unpack(language);
+        let translated = checklists(&to.path().join("runs/sum2act@rounds"));
         assert_eq!(translated.len(), 6, "{language}: {translated:?}");
         for (key, parts) in translated {
             let (_, original) = english
